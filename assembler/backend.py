@@ -1,0 +1,54 @@
+"""The narrow interface between the pipeline and an exact backend.
+
+Input: a ``Problem`` (and a time limit and a worker count).
+Output: an ``Outcome``: a status, the selected form indices and, when the search
+stopped early, an upper bound on the value.
+
+A backend implements the whole lexicographic order of ``assembler.objective``;
+the pipeline never looks inside it. The CP-SAT backend and the brute-force
+oracle are the two implementations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from .closure import Problem
+
+__all__ = ["Backend", "Outcome", "SolveStatus", "selection_cost", "selection_value"]
+
+
+class SolveStatus(str, Enum):
+    OPTIMAL = "optimal"  # the selection is the unique best under the full order
+    FEASIBLE = "feasible"  # legal, but the time limit stopped the proof
+    INFEASIBLE = "infeasible"  # proven: nothing legal fits the budget
+    UNKNOWN = "unknown"  # the time limit stopped the search before anything was found
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: SolveStatus
+    selection: tuple[int, ...] = ()
+    # proven upper bound on the value (None when no bound is known)
+    bound: int | None = None
+
+
+class Backend(Protocol):
+    name: str
+
+    def solve(
+        self, problem: Problem, *, time_limit: float, workers: int, tiebreak: bool = True
+    ) -> Outcome:
+        """The best selection; with ``tiebreak=False`` any selection optimal in value
+        and cost will do (enough to price a closure) and OPTIMAL means just that."""
+        ...
+
+
+def selection_cost(problem: Problem, selection: tuple[int, ...]) -> int:
+    return sum(problem.cost[form] for form in selection)
+
+
+def selection_value(problem: Problem, selection: tuple[int, ...]) -> int:
+    return sum(problem.value[form] for form in selection)

@@ -1,0 +1,92 @@
+"""Closure and groups: the solver-neutral problem.
+
+Input: a validated ``Request`` and its ``GateReport``.
+Output: a ``Problem``: eligible forms in canonical order with integer cost,
+value and tie-break weight; the identity of each form; the identities each form
+needs (dependency closure); the coupled groups as sets of identities; the
+required identities; the budget.
+
+Nothing here knows about any solver (the CP-SAT encoding and the brute-force
+oracle both read a ``Problem``). Gates have already removed every form whose
+dependencies or group partners cannot be admitted, so without the budget a
+problem always has a legal selection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .gates import GateReport, groups_of
+from .objective import form_value, tiebreak_weight
+from .types import Request
+
+__all__ = ["Problem", "build_problem"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Indices: forms 0..n-1 in canonical order; identities 0..m-1 sorted by name."""
+
+    form_ids: tuple[str, ...]
+    identity_of: tuple[int, ...]
+    identities: tuple[str, ...]
+    cost: tuple[int, ...]
+    value: tuple[int, ...]
+    weight: tuple[int, ...]
+    # identity indices each form needs admitted (its own identity left out)
+    needs: tuple[tuple[int, ...], ...]
+    # each coupled group as identity indices (only groups of two or more identities)
+    groups: tuple[tuple[int, ...], ...]
+    required: tuple[int, ...]
+    # None: no budget (used to price the mandatory closure)
+    budget: int | None
+
+    @property
+    def size(self) -> int:
+        return len(self.form_ids)
+
+    def forms_of(self) -> tuple[tuple[int, ...], ...]:
+        """Form indices of each identity, in canonical order."""
+        out: list[list[int]] = [[] for _ in self.identities]
+        for form, identity in enumerate(self.identity_of):
+            out[identity].append(form)
+        return tuple(tuple(forms) for forms in out)
+
+    def mandatory(self, required: tuple[int, ...] | None = None) -> Problem:
+        """The same problem with no budget and no value: its optimum is the cheapest
+        selection that admits ``required`` (default: all required identities)."""
+        return replace(
+            self,
+            value=(0,) * len(self.value),
+            budget=None,
+            required=self.required if required is None else tuple(sorted(required)),
+        )
+
+
+def build_problem(request: Request, gates: GateReport) -> Problem:
+    eligible = [c for c in request.candidates if gates.is_eligible(c.id)]
+    identities = tuple(sorted({c.identity for c in eligible}))
+    index = {name: i for i, name in enumerate(identities)}
+    threshold = request.task.min_relevance
+    groups: list[tuple[int, ...]] = []
+    for _, members in sorted(groups_of(request).items()):
+        # Gates rejected every form of a group with an unavailable member, so what is
+        # left of a group is either all available or has no eligible form at all.
+        present = tuple(sorted(index[m] for m in members if m in index))
+        if len(present) >= 2:
+            groups.append(present)
+    return Problem(
+        form_ids=tuple(c.id for c in eligible),
+        identity_of=tuple(index[c.identity] for c in eligible),
+        identities=identities,
+        cost=tuple(c.cost for c in eligible),
+        value=tuple(form_value(c.relevance, threshold) for c in eligible),
+        weight=tuple(tiebreak_weight(c.id) for c in eligible),
+        needs=tuple(
+            tuple(sorted({index[d] for d in c.depends_on if d != c.identity})) for c in eligible
+        ),
+        groups=tuple(sorted(set(groups))),
+        required=tuple(sorted(index[r] for r in request.required_identities if r in index)),
+        budget=request.task.budget,
+    )
+

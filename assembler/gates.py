@@ -1,0 +1,227 @@
+"""Hard gates: which forms may be admitted at all.
+
+Input: a validated ``Request``.
+Output: a ``GateReport``: for every candidate either eligible (with a note, for
+example that it was transferred from another project) or rejected with the first
+gate it fails and a sentence saying why.
+
+Gates run before, and independently of, any scoring: a high relevance never buys
+legality. The per-form gates are checked in the order of ``models/README.md``;
+the derived gates (a dependency or a coupled identity with no eligible form) are
+computed as a fixpoint, because rejecting one form can strand another.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .types import Candidate, Operation, Reason, Request, Role
+
+__all__ = ["DEFAULT_INSTRUCTION_CHANNELS", "GateReport", "apply_gates", "form_gate", "groups_of"]
+
+DEFAULT_INSTRUCTION_CHANNELS = frozenset({"system", "developer", "user"})
+
+
+@dataclass(frozen=True, slots=True)
+class GateReport:
+    """Eligibility of every candidate of one request."""
+
+    # candidate id -> (gate, detail) for rejected forms
+    rejected: dict[str, tuple[Reason, str]]
+    # eligible candidate id -> note for the decision detail ("" when nothing to say)
+    notes: dict[str, str]
+
+    @property
+    def eligible(self) -> frozenset[str]:
+        return frozenset(self.notes)
+
+    def is_eligible(self, candidate_id: str) -> bool:
+        return candidate_id in self.notes
+
+
+def standing(request: Request, channel: str | None) -> str:
+    """The authority standing of a channel: the request's table over the defaults."""
+    table = dict(request.authority)
+    if channel is not None and channel in table:
+        return table[channel]
+    return "instruction" if channel in DEFAULT_INSTRUCTION_CHANNELS else "data"
+
+
+def form_gate(request: Request, candidate: Candidate) -> tuple[Reason, str] | None:
+    """The first per-form gate the candidate fails, or None when it passes all four."""
+    task = request.task
+    seal = set(task.seal)
+    if seal:
+        if candidate.id in seal:
+            return Reason.SEALED, f"its id {candidate.id!r} is sealed"
+        if candidate.identity in seal:
+            return Reason.SEALED, f"its identity {candidate.identity!r} is sealed"
+        for ancestor in candidate.lineage:
+            if ancestor in seal:
+                return Reason.SEALED, f"it derives from sealed {ancestor!r}"
+    if task.scope is not None and candidate.scope not in (task.scope, "shared"):
+        if candidate.scope == "unknown":
+            return Reason.SCOPE_UNKNOWN, "its scope is unknown (deferred, never assumed global)"
+        if candidate.transfer_from is None:
+            return (
+                Reason.SCOPE,
+                f"it belongs to {candidate.scope!r}, not {task.scope!r}, with no transfer record",
+            )
+    if task.operation is Operation.CURRENT and candidate.source is not None:
+        sources = dict(request.sources)
+        current = sources.get(candidate.source)
+        if current is None:
+            return (
+                Reason.FRESHNESS_UNKNOWN,
+                f"the request gives no current version of source {candidate.source!r}",
+            )
+        if candidate.version != current:
+            return (
+                Reason.STALE,
+                f"version {candidate.version!r} of {candidate.source!r} is not current"
+                f" ({current!r})",
+            )
+    if candidate.role is Role.INSTRUCTION:
+        channel_standing = standing(request, candidate.channel)
+        if channel_standing != "instruction":
+            channel = "no channel" if candidate.channel is None else f"channel {candidate.channel!r}"
+            return (
+                Reason.AUTHORITY,
+                f"an instruction from {channel}, which has {channel_standing} standing",
+            )
+    return None
+
+
+def groups_of(request: Request) -> dict[str, frozenset[str]]:
+    """Group id -> identities in it. Membership belongs to the identity: any form names it."""
+    members: dict[str, set[str]] = defaultdict(set)
+    for candidate in request.candidates:
+        if candidate.group is not None:
+            members[candidate.group].add(candidate.identity)
+    return {group: frozenset(identities) for group, identities in members.items()}
+
+
+def apply_gates(request: Request) -> GateReport:
+    """Run every gate over every candidate of ``request``."""
+    rejected: dict[str, tuple[Reason, str]] = {}
+    notes: dict[str, str] = {}
+    for candidate in request.candidates:
+        failure = form_gate(request, candidate)
+        if failure is not None:
+            rejected[candidate.id] = failure
+            continue
+        notes[candidate.id] = _note(request, candidate)
+
+    groups = groups_of(request)
+    identity_groups: dict[str, list[str]] = defaultdict(list)
+    for group, identities in sorted(groups.items()):
+        for identity in identities:
+            identity_groups[identity].append(group)
+    offered = {candidate.identity for candidate in request.candidates}
+    survivors = _surviving_forms(request, notes, groups, identity_groups)
+    available = {c.identity for c in request.candidates if c.id in survivors}
+
+    # Reasons come from the final fixpoint, so they do not depend on visiting order.
+    for candidate in request.candidates:
+        if candidate.id in notes and candidate.id not in survivors:
+            del notes[candidate.id]
+            rejected[candidate.id] = _derived_gate(
+                candidate, available, offered, groups, identity_groups
+            )
+    return GateReport(rejected=rejected, notes=notes)
+
+
+def _surviving_forms(
+    request: Request,
+    notes: dict[str, str],
+    groups: dict[str, frozenset[str]],
+    identity_groups: dict[str, list[str]],
+) -> set[str]:
+    """Ids of the forms still eligible once dependencies and groups are taken into account.
+
+    A worklist over identities that lose their last eligible form: linear in the size
+    of the request, where re-scanning every form after each loss would be quadratic.
+    """
+    forms_left: dict[str, int] = defaultdict(int)
+    dependents: dict[str, list[Candidate]] = defaultdict(list)
+    forms_of: dict[str, list[Candidate]] = defaultdict(list)
+    alive: set[str] = set()
+    for candidate in request.candidates:
+        if candidate.id not in notes:
+            continue
+        alive.add(candidate.id)
+        forms_left[candidate.identity] += 1
+        forms_of[candidate.identity].append(candidate)
+        for dependency in candidate.depends_on:
+            if dependency != candidate.identity:
+                dependents[dependency].append(candidate)
+    lost = [
+        identity
+        for identity in {c.identity for c in request.candidates} | set(dependents)
+        if forms_left[identity] == 0
+    ]
+    gone: set[str] = set(lost)
+
+    def drop(candidate: Candidate) -> None:
+        if candidate.id not in alive:
+            return
+        alive.discard(candidate.id)
+        forms_left[candidate.identity] -= 1
+        if forms_left[candidate.identity] == 0 and candidate.identity not in gone:
+            gone.add(candidate.identity)
+            lost.append(candidate.identity)
+
+    while lost:
+        identity = lost.pop()
+        for dependent in dependents.get(identity, ()):
+            drop(dependent)
+        for group in identity_groups.get(identity, ()):
+            for member in groups[group]:
+                for form in forms_of.get(member, ()):
+                    drop(form)
+    return alive
+
+
+def _derived_gate(
+    candidate: Candidate,
+    available: set[str],
+    offered: set[str],
+    groups: dict[str, frozenset[str]],
+    identity_groups: dict[str, list[str]],
+) -> tuple[Reason, str]:
+    for dependency in candidate.depends_on:
+        if dependency == candidate.identity or dependency in available:
+            continue
+        if dependency not in offered:
+            return (
+                Reason.DEPENDENCY_UNAVAILABLE,
+                f"it depends on {dependency!r}, which no candidate offers",
+            )
+        return (
+            Reason.DEPENDENCY_UNAVAILABLE,
+            f"it depends on {dependency!r}, which has no eligible form",
+        )
+    for group in identity_groups.get(candidate.identity, ()):
+        # Name the member that stranded it, not the form's own identity.
+        for member in sorted(groups[group], key=lambda m: (m == candidate.identity, m)):
+            if member not in available:
+                return (
+                    Reason.GROUP_INELIGIBLE,
+                    f"its group {group!r} includes {member!r}, which has no eligible form",
+                )
+    # Unreachable when the identity is unavailable; kept as the honest fallback.
+    return Reason.GROUP_INELIGIBLE, "its identity lost every eligible form"
+
+
+def _note(request: Request, candidate: Candidate) -> str:
+    task = request.task
+    if (
+        task.scope is not None
+        and candidate.scope not in (task.scope, "shared", "unknown")
+        and candidate.transfer_from is not None
+    ):
+        return f"transferred from {candidate.transfer_from!r} (scope {candidate.scope!r})"
+    if task.scope is not None and candidate.scope == "shared":
+        return "shared scope"
+    return ""

@@ -1,0 +1,610 @@
+"""Random request generator shared by the hunts, the property tests and the benchmarks.
+
+Input: a ``random.Random`` (any object with its methods, e.g. Hypothesis' random) and
+a ``Shape`` of knobs. Output: a request dict in the JSON format of the stated model
+(``task`` / ``sources`` / ``policy`` / ``candidates``), always valid input: ids are
+unique, costs are integers >= 0, relevance is a float in [0, 1] rounded to three
+decimals, budgets are integers >= 0.
+
+The same ``random.Random(seed)`` and ``Shape`` always give the same dict. The module
+imports only the standard library so that it is cheap to import from tests, hunts
+and worker processes.
+
+What a request looks like. Each *content identity* has 1-4 forms following the
+realistic pattern: ``full`` (expensive, high value), ``compact`` (cheaper, lower
+value), ``excerpt`` (only when four non-reference forms are drawn), ``anchor``
+(cheap, low value), ``reference`` (very cheap, useless without its resolver: it
+``depends_on`` a *resolver identity*, and several references share one resolver).
+On top of that, a ``Shape`` turns up dependency chains and cycles between content
+identities, dependencies on identities that have no candidate, coupled groups
+(sometimes named by only some forms of an identity), required identities (through
+``task.required`` or ``required: true``, and sometimes one with no candidate at
+all), and every gate trap: sealed (by id, identity or lineage), wrong scope, shared
+scope, transfer, unknown scope, stale version, unknown source, and instruction from
+a data channel.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
+
+__all__ = ["Relevance", "Shape", "generate"]
+
+TASK_SCOPE = "proj-a"
+OTHER_SCOPES = ("proj-b", "proj-c")
+# channels with instruction standing under the default policy, and data channels
+INSTRUCTION_CHANNELS = ("system", "user", "developer")
+DATA_CHANNELS = ("retrieved", "tool", "memory")
+SOURCES = ("src-0", "src-1", "src-2")
+UNTRACKED_SOURCE = "src-untracked"
+
+# cost and relevance of each form relative to the identity's full form
+_COST_RATIO = {
+    "full": (1.0, 1.0),
+    "compact": (0.25, 0.5),
+    "excerpt": (0.15, 0.3),
+    "anchor": (0.04, 0.12),
+}
+_VALUE_RATIO = {
+    "full": (1.0, 1.0),
+    "compact": (0.6, 0.9),
+    "excerpt": (0.4, 0.7),
+    "anchor": (0.15, 0.45),
+    "reference": (0.5, 1.0),
+}
+# non-reference kinds by how many of them an identity has
+_PLAIN_KINDS = {
+    0: (),
+    1: ("full",),
+    2: ("full", "compact"),
+    3: ("full", "compact", "anchor"),
+    4: ("full", "compact", "excerpt", "anchor"),
+}
+
+
+class Relevance(str, Enum):
+    """How identity relevance is drawn."""
+
+    UNIFORM = "uniform"  # uniform on [0, 1]
+    SKEWED = "skewed"  # most items weakly relevant, a few strongly (realistic retrieval)
+    GRID = "grid"  # tenths only, so values tie and land exactly on thresholds
+    MIXED = "mixed"  # one of the three above, drawn per request
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Knobs of the generator. Probabilities are per form unless said otherwise.
+
+    ``candidates`` is the inclusive range of the number of candidates (forms,
+    resolvers included); ``forms_per_identity`` the inclusive range of forms of one
+    content identity.
+    """
+
+    candidates: tuple[int, int] = (2, 10)
+    forms_per_identity: tuple[int, int] = (1, 4)
+    # fraction of forms that are references needing a shared resolver
+    p_reference: float = 0.25
+    # mean number of references sharing one resolver identity
+    refs_per_resolver: float = 2.5
+    resolver_forms: tuple[int, int] = (1, 2)
+    # per content identity: its forms depend on another content identity (a chain)
+    p_chain: float = 0.15
+    # per content identity: it and another identity depend on each other (a cycle)
+    p_cycle: float = 0.08
+    # per content identity: a form depends on an identity with no candidate at all
+    p_dangling: float = 0.04
+    # fraction of identities in a coupled group
+    p_group: float = 0.25
+    group_size: tuple[int, int] = (2, 3)
+    # per grouped identity: only some of its forms name the group
+    p_partial_group: float = 0.3
+    # per identity: it is required
+    p_required: float = 0.3
+    # per required identity: required through a form's flag rather than task.required
+    p_required_flag: float = 0.3
+    # per request: task.required names an identity with no candidate
+    p_required_missing: float = 0.03
+    # gate traps
+    p_sealed: float = 0.05
+    p_wrong_scope: float = 0.05
+    p_shared: float = 0.08
+    p_transfer: float = 0.05
+    p_unknown_scope: float = 0.04
+    p_stale: float = 0.05
+    p_freshness_unknown: float = 0.03
+    p_data_instruction: float = 0.04
+    # eligible look-alikes of the traps: current source binding, instruction from an
+    # instruction channel, lineage that is not sealed
+    p_current_source: float = 0.15
+    p_instruction: float = 0.05
+    p_lineage: float = 0.1
+    # per request: no task.scope (scope gate off), historical operation, policy table
+    p_scope_off: float = 0.2
+    p_historical: float = 0.15
+    p_policy_table: float = 0.5
+    relevance: Relevance = Relevance.MIXED
+    # min_relevance is drawn from these (repeat a value to weight it)
+    min_relevance: tuple[float, ...] = (0.0, 0.0, 0.3, 0.5)
+    # budget = total cost of all candidates x a fraction drawn uniformly from this range
+    budget_fraction: tuple[float, float] = (0.05, 0.8)
+    # full-form cost range (log-uniform) and rounding grid; a coarse grid makes ties
+    full_cost: tuple[int, int] = (50, 1000)
+    resolver_cost: tuple[int, int] = (200, 900)
+    reference_cost: tuple[int, int] = (5, 40)
+    cost_grid: int = 10
+    p_zero_cost: float = 0.02
+    p_content: float = 0.1
+    # shuffle candidates (arrival order must not matter to an exact strategy)
+    shuffle: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("candidates", "forms_per_identity", "resolver_forms", "group_size"):
+            low, high = getattr(self, name)
+            if not 1 <= low <= high:
+                raise ValueError(f"Shape.{name} must be a range 1 <= low <= high, got {low, high}")
+        if self.forms_per_identity[1] > 4:
+            raise ValueError("Shape.forms_per_identity allows at most 4 forms per identity")
+        if self.group_size[0] < 2:
+            raise ValueError("Shape.group_size must start at 2 or more")
+        for name in self.__slots__:
+            if name.startswith("p_"):
+                p = getattr(self, name)
+                if not 0.0 <= p <= 1.0:
+                    raise ValueError(f"Shape.{name} must be a probability, got {p}")
+        low_f, high_f = self.budget_fraction
+        if not 0.0 <= low_f <= high_f:
+            raise ValueError("Shape.budget_fraction must be a range 0 <= low <= high")
+        if not self.min_relevance or not all(0.0 <= m <= 1.0 for m in self.min_relevance):
+            raise ValueError("Shape.min_relevance must be a non-empty tuple of values in [0, 1]")
+        if self.refs_per_resolver < 1.0:
+            raise ValueError("Shape.refs_per_resolver must be at least 1")
+        if self.cost_grid < 1:
+            raise ValueError("Shape.cost_grid must be at least 1")
+        for name in ("full_cost", "resolver_cost", "reference_cost"):
+            low, high = getattr(self, name)
+            if not 1 <= low <= high:
+                raise ValueError(f"Shape.{name} must be a range 1 <= low <= high")
+
+    @classmethod
+    def small(cls, max_candidates: int = 10) -> Shape:
+        """Hunts and property tests: at most ``max_candidates`` forms, every trap turned up."""
+        if max_candidates < 1:
+            raise ValueError("max_candidates must be at least 1")
+        return cls(candidates=(min(2, max_candidates), max_candidates))
+
+    @classmethod
+    def scale(cls, n_forms: int) -> Shape:
+        """Benchmarks (issue 5): exactly ``n_forms`` forms shaped like real requests.
+
+        1-4 forms per identity, ~10% of forms are references to a shared resolver,
+        ~5% of identities in coupled pairs, ~5% required, budget 30% of total cost,
+        and gate traps rare (mostly eligible items).
+        """
+        if n_forms < 1:
+            raise ValueError("n_forms must be at least 1")
+        return cls(
+            candidates=(n_forms, n_forms),
+            forms_per_identity=(1, 4),
+            p_reference=0.10,
+            refs_per_resolver=8.0,
+            resolver_forms=(1, 2),
+            p_chain=0.02,
+            p_cycle=0.005,
+            p_dangling=0.002,
+            p_group=0.05,
+            group_size=(2, 2),
+            p_partial_group=0.0,
+            p_required=0.05,
+            p_required_flag=0.3,
+            p_required_missing=0.0,
+            p_sealed=0.005,
+            p_wrong_scope=0.01,
+            p_shared=0.05,
+            p_transfer=0.005,
+            p_unknown_scope=0.005,
+            p_stale=0.01,
+            p_freshness_unknown=0.002,
+            p_data_instruction=0.005,
+            p_current_source=0.2,
+            p_instruction=0.01,
+            p_lineage=0.05,
+            p_scope_off=0.0,
+            p_historical=0.0,
+            p_policy_table=1.0,
+            relevance=Relevance.SKEWED,
+            min_relevance=(0.0,),
+            budget_fraction=(0.3, 0.3),
+            full_cost=(200, 4000),
+            resolver_cost=(300, 1500),
+            reference_cost=(10, 40),
+            cost_grid=1,
+            p_zero_cost=0.0,
+            p_content=0.0,
+        )
+
+    def with_max_candidates(self, max_candidates: int) -> Shape:
+        """The same shape with the candidate count capped at ``max_candidates``."""
+        low, high = self.candidates
+        high = min(high, max_candidates)
+        return replace(self, candidates=(min(low, high), high))
+
+
+def _chance(rng: random.Random, p: float) -> bool:
+    # written as 1 - r so that Hypothesis, which shrinks r towards 0, shrinks every
+    # optional feature towards "absent"
+    return 1.0 - rng.random() < p
+
+
+def _round_relevance(x: float) -> float:
+    return round(min(1.0, max(0.0, x)), 3)
+
+
+@dataclass(slots=True)
+class _Form:
+    """A candidate under construction (mutable: traps and links are added in passes)."""
+
+    id: str
+    identity: str
+    form: str
+    cost: int
+    relevance: float
+    depends_on: list[str]
+    emit_identity: bool = True
+    required: bool = False
+    scope: str | None = None
+    transfer_from: str | None = None
+    source: str | None = None
+    version: str | None = None
+    channel: str | None = None
+    role: str | None = None
+    group: str | None = None
+    lineage: list[str] | None = None
+    content: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        if self.emit_identity:
+            out["identity"] = self.identity
+        out["form"] = self.form
+        out["cost"] = self.cost
+        out["relevance"] = self.relevance
+        if self.required:
+            out["required"] = True
+        if self.scope is not None:
+            out["scope"] = self.scope
+        if self.transfer_from is not None:
+            out["transfer"] = {"from": self.transfer_from}
+        if self.source is not None:
+            out["source"] = self.source
+            out["version"] = self.version
+        if self.channel is not None:
+            out["channel"] = self.channel
+        if self.role is not None:
+            out["role"] = self.role
+        if self.depends_on:
+            out["depends_on"] = list(self.depends_on)
+        if self.group is not None:
+            out["group"] = self.group
+        if self.lineage:
+            out["lineage"] = list(self.lineage)
+        if self.content is not None:
+            out["content"] = self.content
+        return out
+
+
+class _Builder:
+    """One generation run. Every random draw goes through ``self.rng`` in a fixed order."""
+
+    def __init__(self, rng: random.Random, shape: Shape) -> None:
+        self.rng = rng
+        self.shape = shape
+        self.forms: list[_Form] = []
+        self.identities: list[str] = []  # content and resolver identities, creation order
+        self.forms_of: dict[str, list[_Form]] = {}
+        self.seal: list[str] = []
+        self.required: list[str] = []
+        self.n_lineage = 0
+        self.n_items = 0
+
+    # -- numbers -------------------------------------------------------------
+
+    def _cost(self, low: float, high: float) -> int:
+        if _chance(self.rng, self.shape.p_zero_cost):
+            return 0
+        # log-uniform: token counts span orders of magnitude
+        raw = math.exp(self.rng.uniform(math.log(max(low, 1.0)), math.log(max(high, 1.0))))
+        grid = self.shape.cost_grid
+        return max(grid, round(raw / grid) * grid)
+
+    def _base_relevance(self, dist: Relevance) -> float:
+        if dist is Relevance.GRID:
+            return self.rng.randint(0, 10) / 10
+        if dist is Relevance.SKEWED:
+            return self.rng.random() ** 2.5
+        return self.rng.random()
+
+    def _ratio(self, dist: Relevance, low: float, high: float) -> float:
+        if dist is Relevance.GRID:
+            # multiples of 0.1 keep products on a coarse lattice (ties)
+            return self.rng.randint(round(low * 10), round(high * 10)) / 10
+        return self.rng.uniform(low, high)
+
+    # -- structure -----------------------------------------------------------
+
+    def _add(self, form: _Form) -> None:
+        self.forms.append(form)
+        self.forms_of.setdefault(form.identity, []).append(form)
+
+    def build(self) -> dict[str, Any]:
+        rng, shape = self.rng, self.shape
+        n_target = rng.randint(*shape.candidates)
+        dist = shape.relevance
+        if dist is Relevance.MIXED:
+            dist = rng.choice((Relevance.UNIFORM, Relevance.SKEWED, Relevance.GRID))
+
+        # 1. content identities and their forms; references are linked to resolvers later.
+        # The count is exact (benchmarks ask for n forms): content identities are drawn
+        # while there is room left for them and the resolvers their references need.
+        low_k, high_k = shape.forms_per_identity
+        mean_k = (low_k + high_k) / 2
+        # per identity, so that about p_reference of all forms are references
+        p_has_ref = min(1.0, shape.p_reference * mean_k)
+        content: list[str] = []
+        content_forms: list[_Form] = []
+
+        n_refs = 0  # kept as a running count: recounting made 100k forms quadratic
+
+        def n_resolvers() -> int:
+            return 0 if n_refs == 0 else max(1, round(n_refs / shape.refs_per_resolver))
+
+        while len(content_forms) + n_resolvers() < n_target:
+            room = n_target - len(content_forms) - n_resolvers()
+            k = min(rng.randint(low_k, high_k), room)
+            has_ref = _chance(rng, p_has_ref)
+            kinds = [*_PLAIN_KINDS[k - 1 if has_ref else k], *(["reference"] if has_ref else [])]
+            ident = self._new_item()
+            content.append(ident)
+            base_cost = self._cost(*shape.full_cost)
+            base_rel = self._base_relevance(dist)
+            single = len(kinds) == 1
+            for kind in kinds:
+                if kind == "reference":
+                    cost = self._cost(*shape.reference_cost)
+                    form_id = f"{ident}.ref"
+                else:
+                    lo, hi = _COST_RATIO[kind]
+                    cost = base_cost if kind == "full" else self._scaled(base_cost, lo, hi)
+                    form_id = f"{ident}.{kind}"
+                rel = base_rel * self._ratio(dist, *_VALUE_RATIO[kind])
+                form = _Form(form_id, ident, kind, cost, _round_relevance(rel), [])
+                if single and _chance(rng, 0.5):
+                    # the identity defaults to the id: exercise that default
+                    form.id, form.emit_identity = ident, False
+                content_forms.append(form)
+                n_refs += kind == "reference"
+        # a reference added last may have asked for one resolver too many: drop trailing
+        # forms (plain ones first) until the resolvers fit, then pad with plain items
+        while content_forms and len(content_forms) + n_resolvers() > n_target:
+            plain = [i for i, f in enumerate(content_forms[-8:]) if f.form != "reference"]
+            dropped = content_forms.pop(plain[-1] - min(8, len(content_forms)) if plain else -1)
+            n_refs -= dropped.form == "reference"
+        while len(content_forms) + n_resolvers() < n_target:
+            ident = self._new_item()
+            content.append(ident)
+            rel = _round_relevance(self._base_relevance(dist))
+            content_forms.append(
+                _Form(f"{ident}.full", ident, "full", self._cost(*shape.full_cost), rel, [])
+            )
+        for form in content_forms:
+            self._add(form)
+        content = [ident for ident in content if ident in self.forms_of]
+        self.identities.extend(content)
+
+        # 2. resolvers shared among the references; spare room goes to their compact forms
+        references = [f for f in content_forms if f.form == "reference"]
+        resolvers = [f"resolver-{j}" for j in range(n_resolvers())]
+        spare = n_target - len(content_forms) - len(resolvers)
+        for ident in resolvers:
+            self.identities.append(ident)
+            base_cost = self._cost(*shape.resolver_cost)
+            base_rel = self._base_relevance(dist) * 0.5
+            n_forms = min(rng.randint(*shape.resolver_forms), 2)
+            if n_forms == 2 and spare > 0:
+                spare -= 1
+            else:
+                n_forms = 1
+            for kind in ("full", "compact")[:n_forms]:
+                cost = base_cost if kind == "full" else self._scaled(base_cost, 0.3, 0.6)
+                rel = base_rel * self._ratio(dist, *_VALUE_RATIO[kind])
+                self._add(_Form(f"{ident}.{kind}", ident, kind, cost, _round_relevance(rel), []))
+        # every resolver gets at least one reference, the rest pick at random
+        for i, ref in enumerate(references):
+            ref.depends_on.append(resolvers[i] if i < len(resolvers) else rng.choice(resolvers))
+        # room left over (resolvers drew fewer compact forms): more plain items
+        while len(self.forms) < n_target:
+            ident = self._new_item()
+            content.append(ident)
+            self.identities.append(ident)
+            rel = _round_relevance(self._base_relevance(dist))
+            self._add(_Form(f"{ident}.full", ident, "full", self._cost(*shape.full_cost), rel, []))
+
+        # 3. dependency chains, cycles and dangling dependencies between content identities
+        for i, ident in enumerate(content):
+            forms = self.forms_of[ident]
+            if len(content) > 1 and _chance(rng, shape.p_chain):
+                # depend on a later identity: chains, never cycles by themselves
+                if i + 1 < len(content):
+                    self._link(forms, content[rng.randint(i + 1, len(content) - 1)])
+            if len(content) > 1 and _chance(rng, shape.p_cycle):
+                j = rng.randint(0, len(content) - 2)
+                other = content[j + 1 if j >= i else j]
+                self._link(forms, other)
+                self._link(self.forms_of[other], ident)
+            if _chance(rng, shape.p_dangling):
+                self._link(forms, f"ghost-{i}")
+        if resolvers and content and _chance(rng, shape.p_chain):
+            # a resolver that needs another document: references become two-step chains
+            self._link(self.forms_of[resolvers[0]], rng.choice(content))
+
+        # 4. coupled groups; membership belongs to the identity, even if only one form names it
+        order = list(self.identities)
+        rng.shuffle(order)
+        mean_size = sum(shape.group_size) / 2
+        p_start = shape.p_group / mean_size
+        n_groups = 0
+        pos = 0
+        while pos < len(order):
+            size = rng.randint(*shape.group_size)
+            if pos + size <= len(order) and _chance(rng, p_start):
+                name = f"group-{n_groups}"
+                n_groups += 1
+                for ident in order[pos : pos + size]:
+                    forms = self.forms_of[ident]
+                    partial = len(forms) > 1 and _chance(rng, shape.p_partial_group)
+                    named = [rng.choice(forms)] if partial else forms
+                    for form in named:
+                        form.group = name
+                pos += size
+            else:
+                pos += 1
+
+        # 5. required identities
+        for ident in self.identities:
+            if _chance(rng, shape.p_required):
+                if _chance(rng, shape.p_required_flag):
+                    rng.choice(self.forms_of[ident]).required = True
+                else:
+                    self.required.append(ident)
+        if _chance(rng, shape.p_required_missing):
+            self.required.append("absent-0")
+
+        # 6. gate traps and their eligible look-alikes, per form
+        for form in self.forms:
+            self._traps(form)
+
+        # 7. the task
+        sources = {src: f"v{rng.randint(2, 4)}" for src in SOURCES}
+        task: dict[str, Any] = {"id": f"generated-{rng.getrandbits(32):08x}"}
+        total = sum(f.cost for f in self.forms)
+        task["budget"] = int(total * rng.uniform(*shape.budget_fraction))
+        if not _chance(rng, shape.p_scope_off):
+            task["scope"] = TASK_SCOPE
+        if _chance(rng, shape.p_historical):
+            task["operation"] = "historical"
+        min_rel = rng.choice(shape.min_relevance)
+        if min_rel:
+            task["min_relevance"] = min_rel
+        if self.required:
+            task["required"] = sorted(set(self.required))
+        if self.seal:
+            task["seal"] = sorted(set(self.seal))
+
+        # stale/current versions are only known now: fill them in
+        for form in self.forms:
+            if form.source in sources:
+                if form.version == "stale":
+                    current = int(sources[form.source][1:])
+                    form.version = f"v{rng.randint(1, current - 1)}"
+                else:
+                    form.version = sources[form.source]
+
+        request: dict[str, Any] = {"task": task, "sources": sources}
+        if _chance(rng, shape.p_policy_table):
+            table = {"system": "instruction", "user": "instruction", "tool": "data",
+                     "retrieved": "data"}
+            # an override both ways: standing is the table's, not the channel name's
+            if _chance(rng, 0.3):
+                table["tool"] = "instruction"
+            if _chance(rng, 0.2):
+                table["user"] = "data"
+            request["policy"] = {"authority": table}
+        order_forms = list(self.forms)
+        if shape.shuffle:
+            rng.shuffle(order_forms)
+        request["candidates"] = [f.to_dict() for f in order_forms]
+        return request
+
+    def _scaled(self, base: int, low: float, high: float) -> int:
+        if base == 0:
+            return 0
+        grid = self.shape.cost_grid
+        raw = base * self.rng.uniform(low, high)
+        return round(raw / grid) * grid if raw >= grid else max(1, round(raw))
+
+    def _link(self, forms: list[_Form], target: str) -> None:
+        # some forms of the identity carry the dependency, not necessarily all
+        chosen = [f for f in forms if _chance(self.rng, 0.6)] or [self.rng.choice(forms)]
+        for form in chosen:
+            if target not in form.depends_on and target != form.identity:
+                form.depends_on.append(target)
+
+    def _traps(self, form: _Form) -> None:
+        rng, shape = self.rng, self.shape
+        # seal by id, identity or lineage
+        if _chance(rng, shape.p_sealed):
+            how = rng.randint(0, 2)
+            if how == 0:
+                self.seal.append(form.id)
+            elif how == 1:
+                self.seal.append(form.identity)
+            else:
+                call = self._lineage_id()
+                form.lineage = [*(form.lineage or []), call]
+                self.seal.append(call)
+        if _chance(rng, shape.p_lineage):
+            form.lineage = [*(form.lineage or []), self._lineage_id()]
+        # scope: exactly one of the options
+        r = rng.random()
+        edges = (shape.p_wrong_scope, shape.p_shared, shape.p_transfer, shape.p_unknown_scope)
+        if r < edges[0]:
+            form.scope = rng.choice(OTHER_SCOPES)
+        elif r < sum(edges[:2]):
+            form.scope = "shared"
+        elif r < sum(edges[:3]):
+            form.scope = rng.choice(OTHER_SCOPES)
+            form.transfer_from = form.scope
+        elif r < sum(edges):
+            # unknown: sometimes spelled out, sometimes the default
+            form.scope = "unknown" if _chance(rng, 0.5) else None
+        else:
+            form.scope = TASK_SCOPE
+        # freshness binding: stale, unknown source, current, or none
+        r = rng.random()
+        edges = (shape.p_stale, shape.p_freshness_unknown, shape.p_current_source)
+        if r < edges[0]:
+            form.source, form.version = rng.choice(SOURCES), "stale"
+        elif r < sum(edges[:2]):
+            form.source, form.version = UNTRACKED_SOURCE, "v1"
+        elif r < sum(edges):
+            form.source, form.version = rng.choice(SOURCES), "current"
+        # authority: instruction from a data channel, or from an instruction channel
+        r = rng.random()
+        if r < shape.p_data_instruction:
+            form.channel, form.role = rng.choice(DATA_CHANNELS), "instruction"
+        elif r < shape.p_data_instruction + shape.p_instruction:
+            form.channel, form.role = rng.choice(INSTRUCTION_CHANNELS), "instruction"
+        elif _chance(rng, 0.5):
+            form.channel = rng.choice(DATA_CHANNELS + INSTRUCTION_CHANNELS)
+        if _chance(rng, shape.p_content):
+            form.content = f"{form.form} text of {form.identity} ({rng.getrandbits(16):04x})"
+
+    def _new_item(self) -> str:
+        self.n_items += 1
+        return f"item-{self.n_items - 1}"
+
+    def _lineage_id(self) -> str:
+        self.n_lineage += 1
+        return f"call-{self.n_lineage}"
+
+
+def generate(rng: random.Random, shape: Shape | None = None) -> dict[str, Any]:
+    """Draw one request dict (stated-model JSON) from ``rng`` following ``shape``.
+
+    Deterministic: the same ``random.Random(seed)`` state and shape give the same dict.
+    ``shape`` defaults to ``Shape.small()``.
+    """
+    return _Builder(rng, shape or Shape.small()).build()

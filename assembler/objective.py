@@ -1,0 +1,49 @@
+"""The objective's arithmetic: form values and the canonical tie-break.
+
+Input: a candidate's relevance and id, the task's threshold.
+Output: exact integers. Every strategy, the oracle and the verifier use these
+definitions, so "value" means the same thing everywhere.
+
+The lexicographic order of bundles (``models/README.md``): higher total value V,
+then lower total cost C, then lower tie-break weight H, then, walking forms in
+canonical order (sorted by id), the bundle without the first differing form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from decimal import ROUND_HALF_UP, Decimal
+
+__all__ = ["bundle_key", "form_value", "tiebreak_weight"]
+
+_THOUSAND = Decimal(1000)
+
+
+def form_value(relevance: float, min_relevance: float) -> int:
+    """round_half_up(relevance x 1000), or 0 below the task's threshold.
+
+    Computed in decimal from the shortest representation of the float, so that
+    0.0005 is worth 1 and 0.1235 is worth 124, as a reader of the JSON expects
+    (binary floating point would give 0.12349999... and round down).
+    """
+    if relevance < min_relevance:
+        return 0
+    exact = Decimal(repr(relevance)) * _THOUSAND
+    return int(exact.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def tiebreak_weight(form_id: str) -> int:
+    """1 + the first four bytes of sha256(id): positive, so filler is never preferred."""
+    digest = hashlib.sha256(form_id.encode("utf-8")).digest()
+    return 1 + int.from_bytes(digest[:4], "big")
+
+
+def bundle_key(
+    value: int, cost: int, weight: int, members: tuple[bool, ...]
+) -> tuple[int, int, int, tuple[bool, ...]]:
+    """Sort key: the smallest key is the preferred bundle.
+
+    ``members`` flags each eligible form, in canonical order, as in the bundle or
+    not; False sorts first, so the bundle without the first differing form wins.
+    """
+    return (-value, cost, weight, members)

@@ -1,0 +1,301 @@
+"""Parse and validate a request.
+
+Input: a mapping (parsed JSON) or an already typed ``Request``.
+Output: a ``Request`` whose candidates are in canonical order (sorted by id),
+or ``InvalidRequest`` naming the field (a JSON path) and the candidate.
+
+Every rule here is documented in ``models/README.md``: unknown keys are errors
+(a misspelt ``depends_on`` must not be silently ignored), integers are exact and
+bounded so that every sum the solver forms fits in 64 bits, and numbers that are
+not finite are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import InvalidRequest
+from .types import Candidate, Operation, Request, Role, Task
+
+__all__ = ["MAX_INTEGER", "parse_request", "request_from_json"]
+
+# Costs and budgets are JSON integers shared with JavaScript callers, so they are
+# kept to what a double represents exactly; the sum of all costs obeys the same
+# bound, which leaves CP-SAT (int64) a factor of 1000 of headroom.
+MAX_INTEGER = 2**53 - 1
+
+_TOP_KEYS = frozenset({"task", "candidates", "sources", "policy"})
+_TASK_KEYS = frozenset(
+    {"id", "budget", "scope", "operation", "min_relevance", "required", "seal"}
+)
+_CANDIDATE_KEYS = frozenset(
+    {
+        "id", "identity", "form", "cost", "relevance", "required", "scope", "transfer",
+        "source", "version", "channel", "role", "depends_on", "group", "lineage",
+        "content", "labels",
+    }
+)
+_STANDINGS = ("instruction", "data")
+
+
+def request_from_json(text: str | bytes) -> Request:
+    """Parse JSON text into a validated request."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except InvalidRequest:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest("$", f"malformed JSON: {exc}") from None
+    return parse_request(data)
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidRequest("$", f"{name} is not valid JSON and not a valid number here")
+
+
+def parse_request(data: Mapping[str, Any] | Request) -> Request:
+    """Validate ``data`` and return the typed request (identity on a ``Request``)."""
+    if isinstance(data, Request):
+        return data
+    if not isinstance(data, Mapping):
+        raise InvalidRequest("$", f"a request must be a JSON object, not {_kind(data)}")
+    _no_unknown_keys(data, _TOP_KEYS, "$")
+    if "task" not in data:
+        raise InvalidRequest("task", "is required")
+    if "candidates" not in data:
+        raise InvalidRequest("candidates", "is required (it may be an empty list)")
+    task = _parse_task(data["task"])
+    sources = _parse_string_map(data.get("sources", {}), "sources")
+    authority, has_table = _parse_policy(data.get("policy", {}))
+    raw_candidates = data["candidates"]
+    if not isinstance(raw_candidates, list):
+        raise InvalidRequest("candidates", f"must be a list, not {_kind(raw_candidates)}")
+    candidates = [_parse_candidate(raw, index) for index, raw in enumerate(raw_candidates)]
+    seen: dict[str, int] = {}
+    total = 0
+    for index, candidate in enumerate(candidates):
+        if candidate.id in seen:
+            raise InvalidRequest(
+                f"candidates[{index}].id",
+                f"duplicate id (also candidates[{seen[candidate.id]}])",
+                candidate=candidate.id,
+            )
+        seen[candidate.id] = index
+        total += candidate.cost
+    if total > MAX_INTEGER:
+        raise InvalidRequest(
+            "candidates[*].cost",
+            f"the costs add up to {total}, above {MAX_INTEGER}: too large for exact arithmetic",
+        )
+    candidates.sort(key=lambda c: c.id)
+    return Request(
+        task=task,
+        candidates=tuple(candidates),
+        sources=tuple(sorted(sources.items())),
+        authority=tuple(sorted(authority.items())),
+        has_authority_table=has_table,
+    )
+
+
+def _parse_task(raw: Any) -> Task:
+    if not isinstance(raw, Mapping):
+        raise InvalidRequest("task", f"must be an object, not {_kind(raw)}")
+    _no_unknown_keys(raw, _TASK_KEYS, "task")
+    if "id" not in raw:
+        raise InvalidRequest("task.id", "is required")
+    if "budget" not in raw:
+        raise InvalidRequest("task.budget", "is required")
+    scope = raw.get("scope")
+    operation = raw.get("operation", Operation.CURRENT.value)
+    if operation not in {op.value for op in Operation}:
+        raise InvalidRequest(
+            "task.operation", f"must be 'current' or 'historical', not {operation!r}"
+        )
+    return Task(
+        id=_string(raw["id"], "task.id"),
+        budget=_integer(raw["budget"], "task.budget"),
+        scope=None if scope is None else _string(scope, "task.scope"),
+        operation=Operation(operation),
+        min_relevance=_unit_number(raw.get("min_relevance", 0), "task.min_relevance"),
+        required=tuple(sorted(set(_strings(raw.get("required", []), "task.required")))),
+        seal=tuple(sorted(set(_strings(raw.get("seal", []), "task.seal")))),
+    )
+
+
+def _parse_policy(raw: Any) -> tuple[dict[str, str], bool]:
+    if not isinstance(raw, Mapping):
+        raise InvalidRequest("policy", f"must be an object, not {_kind(raw)}")
+    _no_unknown_keys(raw, frozenset({"authority"}), "policy")
+    if "authority" not in raw:
+        return {}, False
+    table = _parse_string_map(raw["authority"], "policy.authority")
+    for channel, standing in table.items():
+        if standing not in _STANDINGS:
+            raise InvalidRequest(
+                f"policy.authority.{channel}",
+                f"standing must be 'instruction' or 'data', not {standing!r}",
+            )
+    return table, True
+
+
+def _parse_candidate(raw: Any, index: int) -> Candidate:
+    where = f"candidates[{index}]"
+    if not isinstance(raw, Mapping):
+        raise InvalidRequest(where, f"must be an object, not {_kind(raw)}")
+    cid: str | None = raw.get("id") if isinstance(raw.get("id"), str) else None
+    unknown = sorted(set(raw) - _CANDIDATE_KEYS)
+    if unknown:
+        raise InvalidRequest(
+            f"{where}.{unknown[0]}", "unknown field (see models/README.md)", candidate=cid
+        )
+    if "id" not in raw:
+        raise InvalidRequest(f"{where}.id", "is required")
+    candidate_id = _string(raw["id"], f"{where}.id")
+
+    def field(name: str) -> str:
+        return f"{where}.{name}"
+
+    def fail(name: str, message: str) -> InvalidRequest:
+        return InvalidRequest(field(name), message, candidate=candidate_id)
+
+    if "cost" not in raw:
+        raise fail("cost", "is required")
+    transfer_from: str | None = None
+    if "transfer" in raw:
+        transfer = raw["transfer"]
+        if not isinstance(transfer, Mapping) or set(transfer) != {"from"}:
+            raise fail("transfer", 'must be an object with exactly one key, "from"')
+        transfer_from = _string(transfer["from"], field("transfer.from"), candidate_id)
+    role = raw.get("role", Role.EVIDENCE.value)
+    if role not in {r.value for r in Role}:
+        raise fail("role", f"must be 'evidence' or 'instruction', not {role!r}")
+    required = raw.get("required", False)
+    if not isinstance(required, bool):
+        raise fail("required", f"must be true or false, not {_kind(required)}")
+    content = raw.get("content")
+    if content is not None and not isinstance(content, str):
+        raise fail("content", f"must be a string, not {_kind(content)}")
+
+    def optional_string(name: str) -> str | None:
+        value = raw.get(name)
+        return None if value is None else _string(value, field(name), candidate_id)
+
+    return Candidate(
+        id=candidate_id,
+        identity=_string(raw.get("identity", candidate_id), field("identity"), candidate_id),
+        cost=_integer(raw["cost"], field("cost"), candidate_id),
+        form=_string(raw.get("form", "full"), field("form"), candidate_id),
+        relevance=_unit_number(raw.get("relevance", 0), field("relevance"), candidate_id),
+        required=required,
+        scope=_string(raw.get("scope", "unknown"), field("scope"), candidate_id),
+        transfer_from=transfer_from,
+        source=optional_string("source"),
+        version=optional_string("version"),
+        channel=optional_string("channel"),
+        role=Role(role),
+        depends_on=tuple(
+            sorted(set(_strings(raw.get("depends_on", []), field("depends_on"), candidate_id)))
+        ),
+        group=optional_string("group"),
+        lineage=tuple(_strings(raw.get("lineage", []), field("lineage"), candidate_id)),
+        content=content,
+        labels=tuple(_strings(raw.get("labels", []), field("labels"), candidate_id, empty=True)),
+    )
+
+
+# ---------------------------------------------------------------------------
+# scalar checks
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, Sequence):
+        return "a list"
+    return type(value).__name__
+
+
+def _no_unknown_keys(raw: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(str(key) for key in set(raw) - allowed)
+    if unknown:
+        prefix = "" if where == "$" else f"{where}."
+        raise InvalidRequest(f"{prefix}{unknown[0]}", "unknown field (see models/README.md)")
+
+
+def _string(value: Any, where: str, candidate: str | None = None) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequest(where, f"must be a string, not {_kind(value)}", candidate=candidate)
+    if not value:
+        raise InvalidRequest(where, "must not be empty", candidate=candidate)
+    return value
+
+
+def _strings(
+    value: Any, where: str, candidate: str | None = None, *, empty: bool = False
+) -> list[str]:
+    if not isinstance(value, list):
+        raise InvalidRequest(
+            where, f"must be a list of strings, not {_kind(value)}", candidate=candidate
+        )
+    out = []
+    for index, item in enumerate(value):
+        if empty and isinstance(item, str):
+            out.append(item)
+        else:
+            out.append(_string(item, f"{where}[{index}]", candidate))
+    return out
+
+
+def _parse_string_map(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise InvalidRequest(where, f"must be an object, not {_kind(value)}")
+    return {str(key): _string(item, f"{where}.{key}") for key, item in value.items()}
+
+
+def _integer(value: Any, where: str, candidate: str | None = None) -> int:
+    # JSON has one number type; 120.0 is accepted as 120 but 120.5 is not.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidRequest(
+            where, f"must be an integer, not {_kind(value)}", candidate=candidate
+        )
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            raise InvalidRequest(
+                where, f"must be a whole number, not {value!r}", candidate=candidate
+            )
+        value = int(value)
+    if value < 0:
+        raise InvalidRequest(where, f"must be >= 0, not {value}", candidate=candidate)
+    if value > MAX_INTEGER:
+        raise InvalidRequest(
+            where,
+            f"{value} is above {MAX_INTEGER}: too large for exact arithmetic",
+            candidate=candidate,
+        )
+    return value
+
+
+def _unit_number(value: Any, where: str, candidate: str | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidRequest(where, f"must be a number, not {_kind(value)}", candidate=candidate)
+    number = float(value)
+    if not math.isfinite(number):
+        raise InvalidRequest(where, f"must be finite, not {value!r}", candidate=candidate)
+    if not 0.0 <= number <= 1.0:
+        raise InvalidRequest(
+            where, f"must be between 0 and 1, not {value!r}", candidate=candidate
+        )
+    return number

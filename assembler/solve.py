@@ -1,0 +1,149 @@
+"""The pipeline: request in, result out, for every strategy.
+
+Input: a request (a mapping of parsed JSON, or a typed ``Request``), a strategy
+name, a time limit and a worker count.
+Output: a ``Result``.
+
+The exact pipeline is a visible chain of pure stages:
+parse -> gates -> required refusals -> closure/groups -> backend solve ->
+(refusal with mandatory cost and conflict | bundle | undecided) -> trace.
+Baselines share the parse and gate stages and the result type; each strategy is a
+function ``(request, gates, time_limit, workers) -> Result`` registered by name
+and imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .backend import Backend, SolveStatus, selection_value
+from .closure import build_problem
+from .errors import InvalidRequest, UnknownStrategy
+from .gates import GateReport, apply_gates
+from .parse import parse_request
+from .refusal import over_budget_refusal, required_refusal
+from .trace import bundle_result, refused_result, undecided_result
+from .types import Request, Result
+
+__all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "assemble", "solve_exact"]
+
+# Seconds. At the limit a caller gets the best legal bundle found with its bound and
+# gap (optimal=false), or "undecided": never a false refusal, never an illegal bundle.
+DEFAULT_TIME_LIMIT = 10.0
+
+Strategy = Callable[[Request, GateReport, float, int], Result]
+
+# name -> "module:function"; imported lazily so that a baseline never loads OR-Tools.
+STRATEGIES: dict[str, str] = {
+    "cpsat": "assembler.solve:cpsat_strategy",
+    "enumerate": "assembler.solve:enumerate_strategy",
+    "greedy": "assembler.greedy:greedy_strategy",
+    "top-k": "assembler.baselines:top_k_strategy",
+    "weighted": "assembler.baselines:weighted_strategy",
+    "dump": "assembler.baselines:dump_strategy",
+}
+
+
+def assemble(
+    request: Mapping[str, Any] | Request,
+    *,
+    strategy: str = "cpsat",
+    time_limit: float | None = None,
+    workers: int | None = None,
+) -> Result:
+    """Assemble the bundle for one request with the named strategy."""
+    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit):
+        raise InvalidRequest("time_limit", f"must be a finite number of seconds, not {limit!r}")
+    if limit <= 0:
+        raise InvalidRequest("time_limit", f"must be positive, not {limit!r}")
+    count = 1 if workers is None else workers
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InvalidRequest("workers", f"must be a positive integer, not {count!r}")
+    run = _strategy(strategy)
+    started = time.perf_counter()
+    parsed = parse_request(request)
+    parsed_at = time.perf_counter()
+    gates = apply_gates(parsed)
+    gated_at = time.perf_counter()
+    result = run(parsed, gates, float(limit), count)
+    timings = (
+        ("parse", parsed_at - started),
+        ("gates", gated_at - parsed_at),
+        *result.timings,
+        ("total", time.perf_counter() - started),
+    )
+    return _with_timings(result, timings)
+
+
+def _with_timings(result: Result, timings: tuple[tuple[str, float], ...]) -> Result:
+    from dataclasses import replace
+
+    return replace(result, timings=timings)
+
+
+def _strategy(name: str) -> Strategy:
+    target = STRATEGIES.get(name)
+    if target is None:
+        raise UnknownStrategy(name, tuple(STRATEGIES))
+    module_name, function = target.split(":")
+    module = importlib.import_module(module_name)
+    found: Strategy = getattr(module, function)
+    return found
+
+
+def solve_exact(
+    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
+) -> Result:
+    """The exact pipeline after the gates, for any backend."""
+    deadline = time.monotonic() + time_limit
+    name = backend.name
+    started = time.perf_counter()
+    refusal = required_refusal(request, gates)
+    if refusal is not None:
+        return refused_result(request, gates, name, refusal)
+    problem = build_problem(request, gates)
+    built_at = time.perf_counter()
+    outcome = backend.solve(problem, time_limit=time_limit, workers=workers)
+    solved_at = time.perf_counter()
+    timings: tuple[tuple[str, float], ...] = (
+        ("closure", built_at - started),
+        ("solve", solved_at - built_at),
+    )
+    if outcome.status is SolveStatus.INFEASIBLE:
+        remaining = max(0.001, deadline - time.monotonic())
+        refusal = over_budget_refusal(problem, backend, time_limit=remaining, workers=workers)
+        timings += (("refusal", time.perf_counter() - solved_at),)
+        return refused_result(request, gates, name, refusal, timings)
+    if outcome.status is SolveStatus.UNKNOWN:
+        return undecided_result(request, gates, name, outcome.bound, timings)
+    optimal = outcome.status is SolveStatus.OPTIMAL
+    result = bundle_result(
+        request,
+        gates,
+        name,
+        (problem.form_ids[f] for f in outcome.selection),
+        optimal=optimal,
+        bound=selection_value(problem, outcome.selection) if optimal else outcome.bound,
+    )
+    return _with_timings(result, (*timings, ("trace", time.perf_counter() - solved_at)))
+
+
+def cpsat_strategy(
+    request: Request, gates: GateReport, time_limit: float, workers: int
+) -> Result:
+    from .cpsat import CpSat
+
+    return solve_exact(request, gates, CpSat(), time_limit, workers)
+
+
+def enumerate_strategy(
+    request: Request, gates: GateReport, time_limit: float, workers: int
+) -> Result:
+    from .bruteforce import BruteForce
+
+    return solve_exact(request, gates, BruteForce(), time_limit, workers)

@@ -1,0 +1,302 @@
+"""Trace and render: from a chosen selection to the full, explainable result.
+
+Input: the request, its gate report, a strategy's selection (or refusal).
+Output: a ``Result`` with a decision for every candidate (sorted by id), the
+canonical render order, and the stable identities:
+
+* ``package_id`` = sha256 of the canonical JSON of the task (defaults filled in,
+  lists sorted), the policy as given, and for each selected form in render order
+  its id, declared cost and the sha256 of its content (null without content).
+  Rewriting a payload under the same id therefore changes the package.
+* ``trace_id`` = sha256 of the canonical JSON of the package_id, the status, the
+  refusal code and every decision's id, verdict and reason (not the free-text
+  detail, so rewording a message does not change an identity).
+
+Also ``render_text``: the human table printed by ``assembler compile --format text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .gates import GateReport, groups_of
+from .objective import form_value
+from .types import (
+    Candidate,
+    Decision,
+    Reason,
+    Refusal,
+    Request,
+    Result,
+    Role,
+    Status,
+    Verdict,
+)
+
+__all__ = [
+    "bundle_result",
+    "canonical_json",
+    "package_id",
+    "refused_result",
+    "render_order",
+    "render_text",
+    "trace_id",
+    "undecided_result",
+]
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Instructions first, then everything else; by id within each."""
+    return sorted(candidates, key=lambda c: (c.role is not Role.INSTRUCTION, c.id))
+
+
+def _task_dict(request: Request) -> dict[str, Any]:
+    task = request.task
+    return {
+        "id": task.id,
+        "budget": task.budget,
+        "scope": task.scope,
+        "operation": task.operation.value,
+        "min_relevance": task.min_relevance,
+        "required": sorted(request.required_identities),
+        "seal": list(task.seal),
+    }
+
+
+def package_id(request: Request, selected: list[Candidate]) -> str:
+    forms = [
+        {
+            "id": c.id,
+            "cost": c.cost,
+            "content_sha256": None if c.content is None else _sha256(c.content),
+        }
+        for c in render_order(selected)
+    ]
+    policy = {"authority": dict(request.authority)} if request.has_authority_table else {}
+    return _sha256(canonical_json({"task": _task_dict(request), "policy": policy, "forms": forms}))
+
+
+def trace_id(
+    package: str | None, status: Status, refusal: Refusal | None, decisions: Iterable[Decision]
+) -> str:
+    body = {
+        "package_id": package,
+        "status": status.value,
+        "refusal": None if refusal is None else refusal.code.value,
+        "decisions": [[d.id, d.verdict.value, d.reason.value] for d in decisions],
+    }
+    return _sha256(canonical_json(body))
+
+
+def _gate_decision(candidate: Candidate, gates: GateReport) -> Decision | None:
+    if candidate.id in gates.rejected:
+        gate, detail = gates.rejected[candidate.id]
+        return Decision(candidate.id, candidate.identity, Verdict.REJECTED, gate, detail)
+    return None
+
+
+def _with_note(detail: str, note: str) -> str:
+    return f"{detail}; {note}" if note else detail
+
+
+def bundle_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    selected_ids: Iterable[str],
+    *,
+    optimal: bool,
+    bound: int | None,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
+    they are recorded as admitted (the verifier, not this function, judges legality)."""
+    chosen = set(selected_ids)
+    by_id = {c.id: c for c in request.candidates}
+    unknown = chosen - set(by_id)
+    if unknown:
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    selected = [by_id[i] for i in sorted(chosen)]
+    admitted_identity = {c.identity: c.id for c in selected}
+    needed: dict[str, str] = {}
+    for c in selected:
+        for dependency in c.depends_on:
+            if dependency != c.identity:
+                needed.setdefault(dependency, c.id)
+    identity_groups: dict[str, list[str]] = {}
+    for group, members in sorted(groups_of(request).items()):
+        for member in members:
+            identity_groups.setdefault(member, []).append(group)
+    required = set(request.required_identities)
+    threshold = request.task.min_relevance
+
+    decisions = []
+    for c in request.candidates:
+        note = gates.notes.get(c.id, "")
+        value = form_value(c.relevance, threshold)
+        if c.id in chosen:
+            if c.identity in required:
+                reason, detail = Reason.REQUIRED, "its identity is required"
+            elif c.identity in needed:
+                reason, detail = Reason.DEPENDENCY, f"{needed[c.identity]!r} depends on it"
+            elif c.identity in identity_groups:
+                groups = ", ".join(repr(g) for g in identity_groups[c.identity])
+                reason, detail = Reason.GROUP, f"coupled in group {groups}"
+            else:
+                reason, detail = Reason.VALUE, "admitted for its value"
+            detail = f"{detail} (value {value}, cost {c.cost})"
+            if c.id in gates.rejected:
+                gate, why = gates.rejected[c.id]
+                detail = f"{detail}; admitted despite failing gate {gate.value}: {why}"
+            decisions.append(
+                Decision(c.id, c.identity, Verdict.ADMITTED, reason, _with_note(detail, note))
+            )
+            continue
+        gate_decision = _gate_decision(c, gates)
+        if gate_decision is not None:
+            decisions.append(gate_decision)
+        elif c.identity in admitted_identity:
+            decisions.append(
+                Decision(
+                    c.id,
+                    c.identity,
+                    Verdict.REJECTED,
+                    Reason.ALTERNATIVE,
+                    f"its identity is admitted as {admitted_identity[c.identity]!r}",
+                )
+            )
+        else:
+            if value == 0 and c.relevance < threshold:
+                why = f"relevance {c.relevance} is below min_relevance {threshold} (value 0)"
+            else:
+                why = f"the bundle leaves it out (value {value}, cost {c.cost})"
+            decisions.append(
+                Decision(c.id, c.identity, Verdict.REJECTED, Reason.NOT_CHOSEN, why)
+            )
+
+    cost = sum(c.cost for c in selected)
+    value_total = sum(form_value(c.relevance, threshold) for c in selected)
+    package = package_id(request, selected)
+    return Result(
+        status=Status.BUNDLE,
+        strategy=strategy,
+        selected=tuple(c.id for c in render_order(selected)),
+        cost=cost,
+        value=value_total,
+        budget=request.task.budget,
+        optimal=optimal,
+        decisions=tuple(decisions),
+        trace_id=trace_id(package, Status.BUNDLE, None, decisions),
+        package_id=package,
+        bound=value_total if optimal else bound,
+        timings=timings,
+    )
+
+
+def _no_bundle_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    status: Status,
+    refusal: Refusal | None,
+    bound: int | None,
+    timings: tuple[tuple[str, float], ...],
+) -> Result:
+    reason = Reason.REFUSED if status is Status.REFUSED else Reason.UNDECIDED
+    detail = (
+        f"no bundle: the request was refused ({refusal.code.value})"
+        if refusal is not None
+        else "no bundle: the time limit was reached before a legal bundle was found"
+    )
+    decisions = []
+    for c in request.candidates:
+        gate_decision = _gate_decision(c, gates)
+        if gate_decision is not None:
+            decisions.append(gate_decision)
+        else:
+            note = gates.notes.get(c.id, "")
+            decisions.append(
+                Decision(c.id, c.identity, Verdict.REJECTED, reason, _with_note(detail, note))
+            )
+    return Result(
+        status=status,
+        strategy=strategy,
+        selected=(),
+        cost=0,
+        value=0,
+        budget=request.task.budget,
+        optimal=False,
+        decisions=tuple(decisions),
+        trace_id=trace_id(None, status, refusal, decisions),
+        package_id=None,
+        bound=bound,
+        refusal=refusal,
+        timings=timings,
+    )
+
+
+def refused_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    refusal: Refusal,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    return _no_bundle_result(
+        request, gates, strategy, Status.REFUSED, refusal, None, timings
+    )
+
+
+def undecided_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    bound: int | None = None,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    return _no_bundle_result(request, gates, strategy, Status.UNDECIDED, None, bound, timings)
+
+
+def render_text(result: Result) -> str:
+    """A readable table: admitted forms, then rejected ones, then the budget line."""
+    lines = [f"{result.status.value.upper()} ({result.strategy})"]
+    if result.refusal is not None:
+        refusal = result.refusal
+        lines.append(f"refusal: {refusal.code.value}: {refusal.message}")
+    width = max([len(d.id) for d in result.decisions] + [4])
+    for verdict in (Verdict.ADMITTED, Verdict.REJECTED):
+        rows = [d for d in result.decisions if d.verdict is verdict]
+        if verdict is Verdict.ADMITTED:
+            order = {form: i for i, form in enumerate(result.selected)}
+            rows.sort(key=lambda d: order.get(d.id, len(order)))
+        lines.append(f"\n{verdict.value} ({len(rows)}):")
+        for d in rows:
+            lines.append(f"  {d.id:<{width}}  {d.reason.value:<22}  {d.detail}")
+    if result.status is Status.BUNDLE:
+        proof = "proven optimal" if result.optimal else _unproven(result)
+        lines.append(
+            f"\nbudget {result.budget}: cost {result.cost}, slack {result.slack},"
+            f" value {result.value} ({proof})"
+        )
+        lines.append(f"package {result.package_id}")
+    else:
+        lines.append(f"\nbudget {result.budget}")
+    lines.append(f"trace   {result.trace_id}")
+    return "\n".join(lines) + "\n"
+
+
+def _unproven(result: Result) -> str:
+    if result.bound is None:
+        return "not proven optimal, no bound"
+    return f"not proven optimal: bound {result.bound}, gap {result.gap:.2%}"

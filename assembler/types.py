@@ -1,0 +1,297 @@
+"""Value types shared by every stage.
+
+Input: nothing. Output: frozen, slotted dataclasses for the request (``Task``,
+``Candidate``, ``Request``), the per-candidate ``Decision``, the ``Refusal`` and
+the ``Result`` every strategy returns, plus the enums for statuses and reason codes.
+
+These types know nothing about any solver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = [
+    "Candidate",
+    "Decision",
+    "Operation",
+    "Reason",
+    "Refusal",
+    "RefusalCode",
+    "Request",
+    "RequiredIdentity",
+    "Result",
+    "Role",
+    "Status",
+    "Task",
+    "Verdict",
+    "Violation",
+]
+
+
+class Status(str, Enum):
+    BUNDLE = "bundle"
+    REFUSED = "refused"
+    UNDECIDED = "undecided"
+
+
+class Verdict(str, Enum):
+    ADMITTED = "admitted"
+    REJECTED = "rejected"
+
+
+class Operation(str, Enum):
+    CURRENT = "current"
+    HISTORICAL = "historical"
+
+
+class Role(str, Enum):
+    EVIDENCE = "evidence"
+    INSTRUCTION = "instruction"
+
+
+class Reason(str, Enum):
+    """Why a candidate was admitted or rejected.
+
+    Gate codes come first (in the order gates are checked); then the derived gates;
+    then the reasons an eligible form can still be left out; then the reasons a form
+    is admitted.
+    """
+
+    # hard gates, checked in this order; the first that fails is the reason
+    SEALED = "sealed"
+    SCOPE = "scope"
+    SCOPE_UNKNOWN = "scope-unknown"
+    STALE = "stale"
+    FRESHNESS_UNKNOWN = "freshness-unknown"
+    AUTHORITY = "authority"
+    # derived gates (fixpoint over dependencies and groups)
+    DEPENDENCY_UNAVAILABLE = "dependency-unavailable"
+    GROUP_INELIGIBLE = "group-ineligible"
+    # eligible but not admitted
+    ALTERNATIVE = "alternative"  # another form of the same identity is admitted
+    NOT_CHOSEN = "not-chosen"  # the chosen bundle leaves it out (budget, value, cost)
+    REFUSED = "refused"  # no bundle was produced: the request was refused
+    UNDECIDED = "undecided"  # no bundle was produced: the time limit was hit
+    # admitted
+    REQUIRED = "required"  # its identity is required
+    DEPENDENCY = "dependency"  # an admitted form depends on its identity
+    GROUP = "group"  # its identity is coupled with an admitted identity
+    VALUE = "value"  # admitted for its own value
+
+    @property
+    def is_gate(self) -> bool:
+        return self in _GATE_REASONS
+
+
+_GATE_REASONS = frozenset(
+    {
+        Reason.SEALED,
+        Reason.SCOPE,
+        Reason.SCOPE_UNKNOWN,
+        Reason.STALE,
+        Reason.FRESHNESS_UNKNOWN,
+        Reason.AUTHORITY,
+        Reason.DEPENDENCY_UNAVAILABLE,
+        Reason.GROUP_INELIGIBLE,
+    }
+)
+
+
+class RefusalCode(str, Enum):
+    REQUIRED_MISSING = "REQUIRED_MISSING"
+    REQUIRED_INELIGIBLE = "REQUIRED_INELIGIBLE"
+    MANDATORY_OVER_BUDGET = "MANDATORY_OVER_BUDGET"
+
+
+# ---------------------------------------------------------------------------
+# Request
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: str
+    budget: int
+    scope: str | None = None
+    operation: Operation = Operation.CURRENT
+    min_relevance: float = 0.0
+    required: tuple[str, ...] = ()
+    seal: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    id: str
+    identity: str
+    cost: int
+    form: str = "full"
+    relevance: float = 0.0
+    required: bool = False
+    scope: str = "unknown"
+    transfer_from: str | None = None
+    source: str | None = None
+    version: str | None = None
+    channel: str | None = None
+    role: Role = Role.EVIDENCE
+    depends_on: tuple[str, ...] = ()
+    group: str | None = None
+    lineage: tuple[str, ...] = ()
+    content: str | None = None
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A validated request. Candidates are kept in canonical order (sorted by id)."""
+
+    task: Task
+    candidates: tuple[Candidate, ...]
+    sources: tuple[tuple[str, str], ...] = ()
+    authority: tuple[tuple[str, str], ...] = ()
+    # True when the request gave a policy.authority table (it overrides the defaults)
+    has_authority_table: bool = False
+
+    def candidate(self, candidate_id: str) -> Candidate:
+        for candidate in self.candidates:
+            if candidate.id == candidate_id:
+                return candidate
+        raise KeyError(candidate_id)
+
+    @property
+    def required_identities(self) -> tuple[str, ...]:
+        """Required identities, sorted: task.required plus any form marked required."""
+        names = set(self.task.required)
+        names.update(c.identity for c in self.candidates if c.required)
+        return tuple(sorted(names))
+
+
+# ---------------------------------------------------------------------------
+# Result
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    id: str
+    identity: str
+    verdict: Verdict
+    reason: Reason
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "identity": self.identity,
+            "verdict": self.verdict.value,
+            "reason": self.reason.value,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredIdentity:
+    """A required identity that cannot be admitted, with each of its forms' gates."""
+
+    identity: str
+    forms: tuple[tuple[str, Reason], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "forms": [{"id": form_id, "gate": gate.value} for form_id, gate in self.forms],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    code: RefusalCode
+    budget: int
+    mandatory_cost: int | None = None
+    excess: int | None = None
+    forms: tuple[str, ...] = ()
+    conflict: tuple[str, ...] = ()
+    identities: tuple[RequiredIdentity, ...] = ()
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code.value,
+            "budget": self.budget,
+            "mandatory_cost": self.mandatory_cost,
+            "excess": self.excess,
+            "forms": list(self.forms),
+            "conflict": list(self.conflict),
+            "identities": [identity.to_dict() for identity in self.identities],
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What every strategy returns. ``to_dict`` is the JSON contract."""
+
+    status: Status
+    strategy: str
+    selected: tuple[str, ...]
+    cost: int
+    value: int
+    budget: int
+    optimal: bool
+    decisions: tuple[Decision, ...]
+    trace_id: str
+    package_id: str | None = None
+    bound: int | None = None
+    refusal: Refusal | None = None
+    # wall-clock seconds per stage; diagnostic only, never part of any identity
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+
+    @property
+    def slack(self) -> int | None:
+        return self.budget - self.cost if self.status is Status.BUNDLE else None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative distance between value and its proven upper bound (None when unknown)."""
+        if self.optimal:
+            return 0.0
+        if self.bound is None:
+            return None
+        return (self.bound - self.value) / max(self.bound, 1)
+
+    def decision(self, candidate_id: str) -> Decision:
+        for decision in self.decisions:
+            if decision.id == candidate_id:
+                return decision
+        raise KeyError(candidate_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "strategy": self.strategy,
+            "selected": list(self.selected),
+            "cost": self.cost,
+            "value": self.value,
+            "budget": self.budget,
+            "slack": self.slack,
+            "optimal": self.optimal,
+            "bound": self.value if self.optimal and self.status is Status.BUNDLE else self.bound,
+            "gap": self.gap if self.status is Status.BUNDLE else None,
+            "package_id": self.package_id,
+            "trace_id": self.trace_id,
+            "decisions": [decision.to_dict() for decision in self.decisions],
+            "refusal": None if self.refusal is None else self.refusal.to_dict(),
+            "timings": {stage: round(seconds, 6) for stage, seconds in self.timings},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One way a result breaks its request, found by the independent verifier."""
+
+    kind: str
+    detail: str
+    forms: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "detail": self.detail, "forms": list(self.forms)}

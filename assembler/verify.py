@@ -1,0 +1,330 @@
+"""The independent verifier: does a result keep every rule of its request?
+
+Input: a request (mapping or ``Request``) and a result (``Result`` or its JSON dict).
+Output: a list of ``Violation`` (empty when the result is legal and its record is
+honest).
+
+It deliberately imports nothing from the gates, the closure, the objective's
+solvers or the trace: it re-derives every gate from ``models/README.md`` in its
+own words, so that a bug in a stage is not shared by its judge. It checks
+legality and the record, not optimality (that takes a search; the tests compare
+against the brute-force oracle for that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from .parse import parse_request
+from .types import Candidate, Request, Result, Violation
+
+__all__ = ["ViolationKind", "verify"]
+
+
+class ViolationKind:
+    """The kinds of violation (strings, so they read well in JSON and tables)."""
+
+    GATE = "gate"
+    DEPENDENCY = "dependency"
+    GROUP = "group"
+    DUPLICATE_IDENTITY = "duplicate-identity"
+    BUDGET = "budget"
+    REQUIRED = "required"
+    RECORD = "record"
+    REFUSAL = "refusal"
+
+    ILLEGAL = (GATE, DEPENDENCY, GROUP, DUPLICATE_IDENTITY, BUDGET, REQUIRED)
+
+
+_PER_FORM_GATES = ("sealed", "scope", "scope-unknown", "stale", "freshness-unknown", "authority")
+_DERIVED_GATES = ("dependency-unavailable", "group-ineligible")
+
+
+def verify(request: Mapping[str, Any] | Request, result: Result | Mapping[str, Any]) -> list[Violation]:
+    """Every way ``result`` breaks ``request``; an empty list means it is legal."""
+    req = parse_request(request)
+    data = result.to_dict() if isinstance(result, Result) else dict(result)
+    return _Judge(req, data).run()
+
+
+class _Judge:
+    def __init__(self, request: Request, result: dict[str, Any]) -> None:
+        self.request = request
+        self.result = result
+        self.found: list[Violation] = []
+        self.by_id = {c.id: c for c in request.candidates}
+        self.first_gate = {c.id: self._first_gate(c) for c in request.candidates}
+        self.eligible = self._derive_eligible()
+
+    def flag(self, kind: str, detail: str, *forms: str) -> None:
+        self.found.append(Violation(kind, detail, tuple(forms)))
+
+    # -- gates, re-derived ---------------------------------------------------------
+
+    def _first_gate(self, c: Candidate) -> str | None:
+        task = self.request.task
+        sealed = set(task.seal)
+        if c.id in sealed or c.identity in sealed or sealed.intersection(c.lineage):
+            return "sealed"
+        if task.scope is not None:
+            home = c.scope in (task.scope, "shared")
+            if not home:
+                if c.scope == "unknown":
+                    return "scope-unknown"
+                if c.transfer_from is None:
+                    return "scope"
+        if task.operation.value == "current" and c.source is not None:
+            versions = dict(self.request.sources)
+            if c.source not in versions:
+                return "freshness-unknown"
+            if versions[c.source] != c.version:
+                return "stale"
+        if c.role.value == "instruction":
+            table = {"system": "instruction", "developer": "instruction", "user": "instruction"}
+            table.update(dict(self.request.authority))
+            if c.channel is None or table.get(c.channel, "data") != "instruction":
+                return "authority"
+        return None
+
+    def _groups(self) -> dict[str, set[str]]:
+        groups: dict[str, set[str]] = {}
+        for c in self.request.candidates:
+            if c.group is not None:
+                groups.setdefault(c.group, set()).add(c.identity)
+        return groups
+
+    def _derive_eligible(self) -> set[str]:
+        alive = {c.id for c in self.request.candidates if self.first_gate[c.id] is None}
+        groups = self._groups()
+        changed = True
+        while changed:
+            changed = False
+            present = {self.by_id[i].identity for i in alive}
+            for form_id in sorted(alive):
+                c = self.by_id[form_id]
+                deps_ok = all(d == c.identity or d in present for d in c.depends_on)
+                groups_ok = all(
+                    members <= present for members in groups.values() if c.identity in members
+                )
+                if not (deps_ok and groups_ok):
+                    alive.discard(form_id)
+                    changed = True
+        return alive
+
+    # -- checks --------------------------------------------------------------------
+
+    def run(self) -> list[Violation]:
+        self._check_record()
+        status = self.result.get("status")
+        if status == "bundle":
+            self._check_bundle()
+        elif status == "refused":
+            self._check_refusal()
+        elif status == "undecided":
+            if self.result.get("selected"):
+                self.flag(ViolationKind.RECORD, "an undecided result lists selected forms")
+        else:
+            self.flag(ViolationKind.RECORD, f"unknown status {status!r}")
+        return self.found
+
+    def _check_record(self) -> None:
+        decisions = self.result.get("decisions", [])
+        ids = [d.get("id") for d in decisions]
+        expected = sorted(self.by_id)
+        if ids != expected:
+            missing = sorted(set(expected) - set(ids))
+            extra = sorted({str(i) for i in ids} - set(expected))
+            self.flag(
+                ViolationKind.RECORD,
+                f"decisions must cover every candidate once, sorted by id"
+                f" (missing {missing}, unknown {extra})",
+            )
+        selected = list(self.result.get("selected", []))
+        if len(set(selected)) != len(selected):
+            self.flag(ViolationKind.RECORD, "a form is selected twice", *selected)
+        unknown = [s for s in selected if s not in self.by_id]
+        if unknown:
+            self.flag(ViolationKind.RECORD, "selected forms the request does not offer", *unknown)
+        chosen = set(selected)
+        for d in decisions:
+            form_id = d.get("id")
+            c = self.by_id.get(form_id) if isinstance(form_id, str) else None
+            if c is None:
+                continue
+            if d.get("identity") != c.identity:
+                self.flag(ViolationKind.RECORD, f"decision names the wrong identity", c.id)
+            admitted = d.get("verdict") == "admitted"
+            if admitted != (c.id in chosen):
+                self.flag(ViolationKind.RECORD, "verdict disagrees with the selection", c.id)
+            reason = d.get("reason")
+            gate = self.first_gate[c.id]
+            if reason in _PER_FORM_GATES and reason != gate:
+                self.flag(
+                    ViolationKind.RECORD,
+                    f"rejected as {reason!r} but its first failing gate is {gate!r}",
+                    c.id,
+                )
+            if reason in _DERIVED_GATES and (gate is not None or c.id in self.eligible):
+                self.flag(ViolationKind.RECORD, f"rejected as {reason!r} wrongly", c.id)
+            if not admitted and reason not in _PER_FORM_GATES + _DERIVED_GATES:
+                if c.id not in self.eligible:
+                    self.flag(
+                        ViolationKind.RECORD,
+                        f"rejected as {reason!r}, hiding that it fails a gate",
+                        c.id,
+                    )
+
+    def _value(self, c: Candidate) -> int:
+        if c.relevance < self.request.task.min_relevance:
+            return 0
+        scaled = Decimal(repr(c.relevance)) * 1000
+        return int(scaled.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+    def _check_bundle(self) -> None:
+        req = self.request
+        chosen = [self.by_id[s] for s in self.result.get("selected", []) if s in self.by_id]
+        admitted = {c.identity for c in chosen}
+        for c in chosen:
+            if c.id not in self.eligible:
+                gate = self.first_gate[c.id] or "a dependency or group partner with no eligible form"
+                self.flag(ViolationKind.GATE, f"admitted although it fails {gate}", c.id)
+        seen: dict[str, str] = {}
+        for c in chosen:
+            if c.identity in seen:
+                self.flag(
+                    ViolationKind.DUPLICATE_IDENTITY,
+                    f"two forms of identity {c.identity!r}",
+                    seen[c.identity],
+                    c.id,
+                )
+            seen[c.identity] = c.id
+        for identity in req.required_identities:
+            if identity not in admitted:
+                self.flag(ViolationKind.REQUIRED, f"required identity {identity!r} is not admitted")
+        for c in chosen:
+            for d in c.depends_on:
+                if d != c.identity and d not in admitted:
+                    self.flag(ViolationKind.DEPENDENCY, f"needs {d!r}, which is not admitted", c.id)
+        for group, members in sorted(self._groups().items()):
+            inside = members & admitted
+            if inside and inside != members:
+                self.flag(
+                    ViolationKind.GROUP,
+                    f"group {group!r} is split: {sorted(inside)} without {sorted(members - inside)}",
+                )
+        cost = sum(c.cost for c in chosen)
+        if cost > req.task.budget:
+            self.flag(ViolationKind.BUDGET, f"cost {cost} exceeds the budget {req.task.budget}")
+        value = sum(self._value(c) for c in chosen)
+        claims = {"cost": cost, "value": value, "budget": req.task.budget,
+                  "slack": req.task.budget - cost}
+        for name, truth in claims.items():
+            if self.result.get(name) != truth:
+                self.flag(ViolationKind.RECORD, f"{name} is {self.result.get(name)!r}, not {truth}")
+        order = sorted(chosen, key=lambda c: (c.role.value != "instruction", c.id))
+        if [c.id for c in order] != list(self.result.get("selected", [])):
+            self.flag(ViolationKind.RECORD, "selected is not in canonical render order")
+        if self.result.get("package_id") != self._package_id(order):
+            self.flag(ViolationKind.RECORD, "package_id does not match the selected forms")
+
+    def _package_id(self, order: list[Candidate]) -> str:
+        task = self.request.task
+        body = {
+            "task": {
+                "id": task.id,
+                "budget": task.budget,
+                "scope": task.scope,
+                "operation": task.operation.value,
+                "min_relevance": task.min_relevance,
+                "required": sorted(self.request.required_identities),
+                "seal": sorted(task.seal),
+            },
+            "policy": (
+                {"authority": dict(self.request.authority)}
+                if self.request.has_authority_table
+                else {}
+            ),
+            "forms": [
+                {
+                    "id": c.id,
+                    "cost": c.cost,
+                    "content_sha256": None
+                    if c.content is None
+                    else hashlib.sha256(c.content.encode("utf-8")).hexdigest(),
+                }
+                for c in order
+            ],
+        }
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def _check_refusal(self) -> None:
+        refusal = self.result.get("refusal")
+        if not isinstance(refusal, Mapping):
+            self.flag(ViolationKind.REFUSAL, "a refusal must carry its structured fields")
+            return
+        if self.result.get("selected"):
+            self.flag(ViolationKind.REFUSAL, "a refusal must not select anything")
+        code = refusal.get("code")
+        required = set(self.request.required_identities)
+        offered = {c.identity for c in self.request.candidates}
+        listed = [item.get("identity") for item in refusal.get("identities", [])]
+        if code == "REQUIRED_MISSING":
+            wrong = [i for i in listed if i not in required or i in offered]
+            if wrong or not listed:
+                self.flag(ViolationKind.REFUSAL, f"REQUIRED_MISSING names {listed!r} wrongly")
+        elif code == "REQUIRED_INELIGIBLE":
+            for identity in listed:
+                forms = [c for c in self.request.candidates if c.identity == identity]
+                if identity not in required or any(c.id in self.eligible for c in forms):
+                    self.flag(
+                        ViolationKind.REFUSAL,
+                        f"REQUIRED_INELIGIBLE names {identity!r}, which is not required"
+                        " or has an eligible form",
+                    )
+            if not listed:
+                self.flag(ViolationKind.REFUSAL, "REQUIRED_INELIGIBLE names no identity")
+        elif code == "MANDATORY_OVER_BUDGET":
+            self._check_over_budget(refusal, required)
+        else:
+            self.flag(ViolationKind.REFUSAL, f"unknown refusal code {code!r}")
+
+    def _check_over_budget(self, refusal: Mapping[str, Any], required: set[str]) -> None:
+        budget = self.request.task.budget
+        forms = [self.by_id[f] for f in refusal.get("forms", []) if f in self.by_id]
+        cost = sum(c.cost for c in forms)
+        mandatory = refusal.get("mandatory_cost")
+        if mandatory != cost:
+            self.flag(ViolationKind.REFUSAL, f"mandatory_cost {mandatory!r} is not the cost {cost}"
+                      " of the forms it lists")
+        if not isinstance(mandatory, int) or mandatory <= budget:
+            self.flag(ViolationKind.REFUSAL, f"mandatory_cost {mandatory!r} does not exceed"
+                      f" the budget {budget}")
+        elif refusal.get("excess") != mandatory - budget:
+            self.flag(ViolationKind.REFUSAL, "excess is not mandatory_cost - budget")
+        if refusal.get("budget") != budget:
+            self.flag(ViolationKind.REFUSAL, "the refusal misstates the budget")
+        conflict = set(refusal.get("conflict", []))
+        if not conflict or not conflict <= required:
+            self.flag(ViolationKind.REFUSAL, f"conflict {sorted(conflict)} is not a non-empty set"
+                      " of required identities")
+        # The listed closure must itself be legal apart from the budget.
+        admitted = {c.identity for c in forms}
+        if len(admitted) != len(forms):
+            self.flag(ViolationKind.REFUSAL, "the mandatory closure has two forms of an identity")
+        if not required <= admitted:
+            self.flag(ViolationKind.REFUSAL, "the mandatory closure misses a required identity")
+        for c in forms:
+            if c.id not in self.eligible:
+                self.flag(ViolationKind.REFUSAL, "the mandatory closure has an ineligible form", c.id)
+            for d in c.depends_on:
+                if d != c.identity and d not in admitted:
+                    self.flag(ViolationKind.REFUSAL, f"the mandatory closure misses {d!r}", c.id)
+        for group, members in self._groups().items():
+            inside = members & admitted
+            if inside and inside != members:
+                self.flag(ViolationKind.REFUSAL, f"the mandatory closure splits group {group!r}")
