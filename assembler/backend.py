@@ -12,7 +12,7 @@ oracle are the two implementations.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 from .closure import Problem
@@ -20,7 +20,7 @@ from .closure import Problem
 __all__ = ["Backend", "Outcome", "SolveStatus", "selection_cost", "selection_value"]
 
 
-class SolveStatus(str, Enum):
+class SolveStatus(StrEnum):
     OPTIMAL = "optimal"  # the selection is the unique best under the full order
     FEASIBLE = "feasible"  # legal, but the time limit stopped the proof
     INFEASIBLE = "infeasible"  # proven: nothing legal fits the budget

@@ -129,11 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "corpus":
             from .conformance import main as corpus_main
 
-            return corpus_main(rest)
+            return int(corpus_main(rest))
         if command == "hunt":
             from .hunt import main as hunt_main
 
-            return hunt_main(rest)
+            return int(hunt_main(rest))
         if command == "bench":
             from benchmarks.__main__ import main as bench_main
 

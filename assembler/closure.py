@@ -89,4 +89,3 @@ def build_problem(request: Request, gates: GateReport) -> Problem:
         required=tuple(sorted(index[r] for r in request.required_identities if r in index)),
         budget=request.task.budget,
     )
-

@@ -119,7 +119,7 @@ class _Session:
 
     def _hint(self, selection: tuple[int, ...]) -> None:
         chosen = set(selection)
-        self.model.clear_hints()
+        self.model.clear_hints()  # type: ignore[no-untyped-call]
         for i, var in enumerate(self.x):
             self.model.add_hint(var, i in chosen)
 
@@ -209,8 +209,8 @@ class _Session:
     def _forbid_and_check(self, selection: tuple[int, ...]) -> bool | None:
         """True when no other selection meets the fixed objectives; None on time-out."""
         chosen = set(selection)
-        self.model.clear_objective()
-        self.model.clear_hints()
+        self.model.clear_objective()  # type: ignore[no-untyped-call]
+        self.model.clear_hints()  # type: ignore[no-untyped-call]
         # The no-good is guarded by a literal assumed only for this solve, so the model
         # stays reusable without deleting constraints.
         probe = self.model.new_bool_var("unique_probe")

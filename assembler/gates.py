@@ -85,7 +85,9 @@ def form_gate(request: Request, candidate: Candidate) -> tuple[Reason, str] | No
     if candidate.role is Role.INSTRUCTION:
         channel_standing = standing(request, candidate.channel)
         if channel_standing != "instruction":
-            channel = "no channel" if candidate.channel is None else f"channel {candidate.channel!r}"
+            channel = (
+                "no channel" if candidate.channel is None else f"channel {candidate.channel!r}"
+            )
             return (
                 Reason.AUTHORITY,
                 f"an instruction from {channel}, which has {channel_standing} standing",

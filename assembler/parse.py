@@ -28,17 +28,31 @@ __all__ = ["MAX_INTEGER", "parse_request", "request_from_json"]
 MAX_INTEGER = 2**53 - 1
 
 _TOP_KEYS = frozenset({"task", "candidates", "sources", "policy"})
-_TASK_KEYS = frozenset(
-    {"id", "budget", "scope", "operation", "min_relevance", "required", "seal"}
-)
+_TASK_KEYS = frozenset({"id", "budget", "scope", "operation", "min_relevance", "required", "seal"})
 _CANDIDATE_KEYS = frozenset(
     {
-        "id", "identity", "form", "cost", "relevance", "required", "scope", "transfer",
-        "source", "version", "channel", "role", "depends_on", "group", "lineage",
-        "content", "labels",
+        "id",
+        "identity",
+        "form",
+        "cost",
+        "relevance",
+        "required",
+        "scope",
+        "transfer",
+        "source",
+        "version",
+        "channel",
+        "role",
+        "depends_on",
+        "group",
+        "lineage",
+        "content",
+        "labels",
     }
 )
 _STANDINGS = ("instruction", "data")
+# Words with a meaning in a form's scope; a task's scope must name a project.
+_RESERVED_SCOPES = frozenset({"shared", "unknown"})
 
 
 def request_from_json(text: str | bytes) -> Request:
@@ -108,7 +122,9 @@ def _parse_task(raw: Any) -> Task:
         raise InvalidRequest("task.id", "is required")
     if "budget" not in raw:
         raise InvalidRequest("task.budget", "is required")
-    scope = raw.get("scope")
+    scope = _string(raw["scope"], "task.scope") if "scope" in raw else None
+    if scope in _RESERVED_SCOPES:
+        raise InvalidRequest("task.scope", f"{scope!r} is a form scope, not a project")
     operation = raw.get("operation", Operation.CURRENT.value)
     if operation not in {op.value for op in Operation}:
         raise InvalidRequest(
@@ -117,7 +133,7 @@ def _parse_task(raw: Any) -> Task:
     return Task(
         id=_string(raw["id"], "task.id"),
         budget=_integer(raw["budget"], "task.budget"),
-        scope=None if scope is None else _string(scope, "task.scope"),
+        scope=scope,
         operation=Operation(operation),
         min_relevance=_unit_number(raw.get("min_relevance", 0), "task.min_relevance"),
         required=tuple(sorted(set(_strings(raw.get("required", []), "task.required")))),
@@ -176,12 +192,12 @@ def _parse_candidate(raw: Any, index: int) -> Candidate:
     if not isinstance(required, bool):
         raise fail("required", f"must be true or false, not {_kind(required)}")
     content = raw.get("content")
-    if content is not None and not isinstance(content, str):
+    if "content" in raw and not isinstance(content, str):
         raise fail("content", f"must be a string, not {_kind(content)}")
 
     def optional_string(name: str) -> str | None:
-        value = raw.get(name)
-        return None if value is None else _string(value, field(name), candidate_id)
+        # An explicit null is refused like any other wrong type: absent means absent.
+        return _string(raw[name], field(name), candidate_id) if name in raw else None
 
     return Candidate(
         id=candidate_id,
@@ -203,6 +219,7 @@ def _parse_candidate(raw: Any, index: int) -> Candidate:
         lineage=tuple(_strings(raw.get("lineage", []), field("lineage"), candidate_id)),
         content=content,
         labels=tuple(_strings(raw.get("labels", []), field("labels"), candidate_id, empty=True)),
+        position=index,
     )
 
 
@@ -268,24 +285,23 @@ def _parse_string_map(value: Any, where: str) -> dict[str, str]:
 def _integer(value: Any, where: str, candidate: str | None = None) -> int:
     # JSON has one number type; 120.0 is accepted as 120 but 120.5 is not.
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidRequest(
-            where, f"must be an integer, not {_kind(value)}", candidate=candidate
-        )
+        raise InvalidRequest(where, f"must be an integer, not {_kind(value)}", candidate=candidate)
     if isinstance(value, float):
         if not math.isfinite(value) or not value.is_integer():
             raise InvalidRequest(
                 where, f"must be a whole number, not {value!r}", candidate=candidate
             )
         value = int(value)
-    if value < 0:
-        raise InvalidRequest(where, f"must be >= 0, not {value}", candidate=candidate)
-    if value > MAX_INTEGER:
+    number = int(value)
+    if number < 0:
+        raise InvalidRequest(where, f"must be >= 0, not {number}", candidate=candidate)
+    if number > MAX_INTEGER:
         raise InvalidRequest(
             where,
-            f"{value} is above {MAX_INTEGER}: too large for exact arithmetic",
+            f"{number} is above {MAX_INTEGER}: too large for exact arithmetic",
             candidate=candidate,
         )
-    return value
+    return number
 
 
 def _unit_number(value: Any, where: str, candidate: str | None = None) -> float:
@@ -295,7 +311,5 @@ def _unit_number(value: Any, where: str, candidate: str | None = None) -> float:
     if not math.isfinite(number):
         raise InvalidRequest(where, f"must be finite, not {value!r}", candidate=candidate)
     if not 0.0 <= number <= 1.0:
-        raise InvalidRequest(
-            where, f"must be between 0 and 1, not {value!r}", candidate=candidate
-        )
+        raise InvalidRequest(where, f"must be between 0 and 1, not {value!r}", candidate=candidate)
     return number

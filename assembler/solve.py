@@ -133,9 +133,7 @@ def solve_exact(
     return _with_timings(result, (*timings, ("trace", time.perf_counter() - solved_at)))
 
 
-def cpsat_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     from .cpsat import CpSat
 
     return solve_exact(request, gates, CpSat(), time_limit, workers)

@@ -136,6 +136,9 @@ def bundle_result(
                 needed.setdefault(dependency, c.id)
     identity_groups: dict[str, list[str]] = {}
     for group, members in sorted(groups_of(request).items()):
+        # A group of one identity couples nothing, so it explains nothing.
+        if len(members) < 2:
+            continue
         for member in members:
             identity_groups.setdefault(member, []).append(group)
     required = set(request.required_identities)
@@ -181,9 +184,7 @@ def bundle_result(
                 why = f"relevance {c.relevance} is below min_relevance {threshold} (value 0)"
             else:
                 why = f"the bundle leaves it out (value {value}, cost {c.cost})"
-            decisions.append(
-                Decision(c.id, c.identity, Verdict.REJECTED, Reason.NOT_CHOSEN, why)
-            )
+            decisions.append(Decision(c.id, c.identity, Verdict.REJECTED, Reason.NOT_CHOSEN, why))
 
     cost = sum(c.cost for c in selected)
     value_total = sum(form_value(c.relevance, threshold) for c in selected)
@@ -253,9 +254,7 @@ def refused_result(
     refusal: Refusal,
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
-    return _no_bundle_result(
-        request, gates, strategy, Status.REFUSED, refusal, None, timings
-    )
+    return _no_bundle_result(request, gates, strategy, Status.REFUSED, refusal, None, timings)
 
 
 def undecided_result(

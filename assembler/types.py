@@ -10,7 +10,7 @@ These types know nothing about any solver.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
@@ -31,28 +31,28 @@ __all__ = [
 ]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     BUNDLE = "bundle"
     REFUSED = "refused"
     UNDECIDED = "undecided"
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     ADMITTED = "admitted"
     REJECTED = "rejected"
 
 
-class Operation(str, Enum):
+class Operation(StrEnum):
     CURRENT = "current"
     HISTORICAL = "historical"
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     EVIDENCE = "evidence"
     INSTRUCTION = "instruction"
 
 
-class Reason(str, Enum):
+class Reason(StrEnum):
     """Why a candidate was admitted or rejected.
 
     Gate codes come first (in the order gates are checked); then the derived gates;
@@ -100,7 +100,7 @@ _GATE_REASONS = frozenset(
 )
 
 
-class RefusalCode(str, Enum):
+class RefusalCode(StrEnum):
     REQUIRED_MISSING = "REQUIRED_MISSING"
     REQUIRED_INELIGIBLE = "REQUIRED_INELIGIBLE"
     MANDATORY_OVER_BUDGET = "MANDATORY_OVER_BUDGET"
@@ -140,6 +140,8 @@ class Candidate:
     lineage: tuple[str, ...] = ()
     content: str | None = None
     labels: tuple[str, ...] = ()
+    # index in the request as sent; only the `dump` baseline reads it (arrival order)
+    position: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,9 @@ _PER_FORM_GATES = ("sealed", "scope", "scope-unknown", "stale", "freshness-unkno
 _DERIVED_GATES = ("dependency-unavailable", "group-ineligible")
 
 
-def verify(request: Mapping[str, Any] | Request, result: Result | Mapping[str, Any]) -> list[Violation]:
+def verify(
+    request: Mapping[str, Any] | Request, result: Result | Mapping[str, Any]
+) -> list[Violation]:
     """Every way ``result`` breaks ``request``; an empty list means it is legal."""
     req = parse_request(request)
     data = result.to_dict() if isinstance(result, Result) else dict(result)
@@ -156,7 +158,7 @@ class _Judge:
             if c is None:
                 continue
             if d.get("identity") != c.identity:
-                self.flag(ViolationKind.RECORD, f"decision names the wrong identity", c.id)
+                self.flag(ViolationKind.RECORD, "decision names the wrong identity", c.id)
             admitted = d.get("verdict") == "admitted"
             if admitted != (c.id in chosen):
                 self.flag(ViolationKind.RECORD, "verdict disagrees with the selection", c.id)
@@ -170,13 +172,13 @@ class _Judge:
                 )
             if reason in _DERIVED_GATES and (gate is not None or c.id in self.eligible):
                 self.flag(ViolationKind.RECORD, f"rejected as {reason!r} wrongly", c.id)
-            if not admitted and reason not in _PER_FORM_GATES + _DERIVED_GATES:
-                if c.id not in self.eligible:
-                    self.flag(
-                        ViolationKind.RECORD,
-                        f"rejected as {reason!r}, hiding that it fails a gate",
-                        c.id,
-                    )
+            gated = reason in _PER_FORM_GATES + _DERIVED_GATES
+            if not admitted and not gated and c.id not in self.eligible:
+                self.flag(
+                    ViolationKind.RECORD,
+                    f"rejected as {reason!r}, hiding that it fails a gate",
+                    c.id,
+                )
 
     def _value(self, c: Candidate) -> int:
         if c.relevance < self.request.task.min_relevance:
@@ -190,7 +192,9 @@ class _Judge:
         admitted = {c.identity for c in chosen}
         for c in chosen:
             if c.id not in self.eligible:
-                gate = self.first_gate[c.id] or "a dependency or group partner with no eligible form"
+                gate = (
+                    self.first_gate[c.id] or "a dependency or group partner with no eligible form"
+                )
                 self.flag(ViolationKind.GATE, f"admitted although it fails {gate}", c.id)
         seen: dict[str, str] = {}
         for c in chosen:
@@ -214,14 +218,19 @@ class _Judge:
             if inside and inside != members:
                 self.flag(
                     ViolationKind.GROUP,
-                    f"group {group!r} is split: {sorted(inside)} without {sorted(members - inside)}",
+                    f"group {group!r} is split:"
+                    f" {sorted(inside)} without {sorted(members - inside)}",
                 )
         cost = sum(c.cost for c in chosen)
         if cost > req.task.budget:
             self.flag(ViolationKind.BUDGET, f"cost {cost} exceeds the budget {req.task.budget}")
         value = sum(self._value(c) for c in chosen)
-        claims = {"cost": cost, "value": value, "budget": req.task.budget,
-                  "slack": req.task.budget - cost}
+        claims = {
+            "cost": cost,
+            "value": value,
+            "budget": req.task.budget,
+            "slack": req.task.budget - cost,
+        }
         for name, truth in claims.items():
             if self.result.get(name) != truth:
                 self.flag(ViolationKind.RECORD, f"{name} is {self.result.get(name)!r}, not {truth}")
@@ -299,19 +308,25 @@ class _Judge:
         cost = sum(c.cost for c in forms)
         mandatory = refusal.get("mandatory_cost")
         if mandatory != cost:
-            self.flag(ViolationKind.REFUSAL, f"mandatory_cost {mandatory!r} is not the cost {cost}"
-                      " of the forms it lists")
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost {mandatory!r} is not the cost {cost} of the forms it lists",
+            )
         if not isinstance(mandatory, int) or mandatory <= budget:
-            self.flag(ViolationKind.REFUSAL, f"mandatory_cost {mandatory!r} does not exceed"
-                      f" the budget {budget}")
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost {mandatory!r} does not exceed the budget {budget}",
+            )
         elif refusal.get("excess") != mandatory - budget:
             self.flag(ViolationKind.REFUSAL, "excess is not mandatory_cost - budget")
         if refusal.get("budget") != budget:
             self.flag(ViolationKind.REFUSAL, "the refusal misstates the budget")
         conflict = set(refusal.get("conflict", []))
         if not conflict or not conflict <= required:
-            self.flag(ViolationKind.REFUSAL, f"conflict {sorted(conflict)} is not a non-empty set"
-                      " of required identities")
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"conflict {sorted(conflict)} is not a non-empty set of required identities",
+            )
         # The listed closure must itself be legal apart from the budget.
         admitted = {c.identity for c in forms}
         if len(admitted) != len(forms):
@@ -320,7 +335,9 @@ class _Judge:
             self.flag(ViolationKind.REFUSAL, "the mandatory closure misses a required identity")
         for c in forms:
             if c.id not in self.eligible:
-                self.flag(ViolationKind.REFUSAL, "the mandatory closure has an ineligible form", c.id)
+                self.flag(
+                    ViolationKind.REFUSAL, "the mandatory closure has an ineligible form", c.id
+                )
             for d in c.depends_on:
                 if d != c.identity and d not in admitted:
                     self.flag(ViolationKind.REFUSAL, f"the mandatory closure misses {d!r}", c.id)

@@ -1,0 +1,30 @@
+"""Shared fixtures and helpers for the test suite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import assembler
+
+
+def request(budget: int = 1000, **task: Any) -> dict[str, Any]:
+    """A minimal request dict; add candidates with ``form(...)``."""
+    return {"task": {"id": "t", "budget": budget, **task}, "candidates": []}
+
+
+def form(id: str, cost: int, relevance: float = 0.5, **fields: Any) -> dict[str, Any]:
+    return {"id": id, "cost": cost, "relevance": relevance, **fields}
+
+
+def solve(req: dict[str, Any], strategy: str = "cpsat", **kw: Any) -> assembler.Result:
+    """Assemble and always pass the result through the independent verifier."""
+    result = assembler.assemble(req, strategy=strategy, **kw)
+    assert assembler.verify(req, result) == [], result.to_dict()
+    return result
+
+
+@pytest.fixture
+def make_request() -> Any:
+    return request

@@ -1,0 +1,183 @@
+"""Bad input: every case is a documented behaviour with a clear, located error."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from conftest import form, request, solve
+
+from assembler import InvalidRequest, parse_request, request_from_json
+from assembler.errors import AssemblerError
+from assembler.parse import MAX_INTEGER
+
+
+def _with(candidate: dict[str, Any], **task: Any) -> dict[str, Any]:
+    req = request(**task)
+    req["candidates"] = [form("ok", 1), candidate]
+    return req
+
+
+@pytest.mark.parametrize(
+    ("candidate", "field"),
+    [
+        ({"id": "x", "cost": -1}, "candidates[1].cost"),
+        ({"id": "x", "cost": 1.5}, "candidates[1].cost"),
+        ({"id": "x", "cost": "10"}, "candidates[1].cost"),
+        ({"id": "x", "cost": True}, "candidates[1].cost"),
+        ({"id": "x", "cost": MAX_INTEGER + 1}, "candidates[1].cost"),
+        ({"id": "x", "cost": 1, "relevance": math.nan}, "candidates[1].relevance"),
+        ({"id": "x", "cost": 1, "relevance": math.inf}, "candidates[1].relevance"),
+        ({"id": "x", "cost": 1, "relevance": 1.5}, "candidates[1].relevance"),
+        ({"id": "x", "cost": 1, "relevance": -0.1}, "candidates[1].relevance"),
+        ({"id": "x", "cost": 1, "depends_on": "y"}, "candidates[1].depends_on"),
+        ({"id": "x", "cost": 1, "depends_on": [3]}, "candidates[1].depends_on[0]"),
+        ({"id": "x", "cost": 1, "role": "boss"}, "candidates[1].role"),
+        ({"id": "x", "cost": 1, "required": "yes"}, "candidates[1].required"),
+        ({"id": "x", "cost": 1, "transfer": "p"}, "candidates[1].transfer"),
+        ({"id": "x", "cost": 1, "depend_on": ["y"]}, "candidates[1].depend_on"),
+        ({"id": "x"}, "candidates[1].cost"),
+        ({"id": "", "cost": 1}, "candidates[1].id"),
+        ({"id": "x", "cost": 1, "identity": ""}, "candidates[1].identity"),
+        ({"id": "x", "cost": 1, "content": 5}, "candidates[1].content"),
+    ],
+)
+def test_bad_candidate_names_field_and_candidate(candidate: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(_with(candidate))
+    assert caught.value.field == field
+    if candidate.get("id"):
+        assert caught.value.candidate == "x"
+        assert "'x'" in str(caught.value)
+    assert field in str(caught.value)
+
+
+def test_invalid_request_is_both_assembler_error_and_value_error() -> None:
+    with pytest.raises(ValueError):
+        parse_request({"task": {}, "candidates": []})
+    with pytest.raises(AssemblerError):
+        parse_request({"task": {}, "candidates": []})
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ([], "$"),
+        ({"candidates": []}, "task"),
+        ({"task": {"id": "t", "budget": 1}}, "candidates"),
+        ({"task": {"id": "t"}, "candidates": []}, "task.budget"),
+        ({"task": {"budget": 1}, "candidates": []}, "task.id"),
+        ({"task": {"id": "t", "budget": -1}, "candidates": []}, "task.budget"),
+        ({"task": {"id": "t", "budget": 2**64}, "candidates": []}, "task.budget"),
+        ({"task": {"id": "t", "budget": 1, "operation": "now"}, "candidates": []}, "task.operation"),
+        ({"task": {"id": "t", "budget": 1, "min_relevance": 2}, "candidates": []}, "task.min_relevance"),
+        ({"task": {"id": "t", "budget": 1, "required": "a"}, "candidates": []}, "task.required"),
+        ({"task": {"id": "t", "budget": 1, "extra": 1}, "candidates": []}, "task.extra"),
+        ({"task": {"id": "t", "budget": 1}, "candidates": {}}, "candidates"),
+        ({"task": {"id": "t", "budget": 1}, "candidates": [], "x": 1}, "x"),
+        ({"task": {"id": "t", "budget": 1}, "candidates": [], "sources": {"s": 1}}, "sources.s"),
+        (
+            {"task": {"id": "t", "budget": 1}, "candidates": [], "policy": {"authority": {"tool": "god"}}},
+            "policy.authority.tool",
+        ),
+        ({"task": {"id": "t", "budget": 1}, "candidates": [3]}, "candidates[0]"),
+    ],
+)
+def test_bad_request_shape(data: Any, field: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(data)
+    assert caught.value.field == field
+
+
+def test_duplicate_ids_are_an_error_naming_both_positions() -> None:
+    req = request()
+    req["candidates"] = [form("a", 1), form("b", 1), form("a", 2)]
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(req)
+    assert caught.value.field == "candidates[2].id"
+    assert caught.value.candidate == "a"
+    assert "candidates[0]" in str(caught.value)
+
+
+def test_costs_whose_sum_overflows_exact_arithmetic_are_refused() -> None:
+    req = request()
+    req["candidates"] = [form("a", MAX_INTEGER), form("b", 1)]
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(req)
+    assert caught.value.field == "candidates[*].cost"
+
+
+def test_malformed_json_and_nan_literal() -> None:
+    with pytest.raises(InvalidRequest, match="malformed JSON"):
+        request_from_json("{not json")
+    text = json.dumps(request()).replace('"candidates": []', '"candidates": [{"id": "a", "cost": 1, "relevance": NaN}]')
+    with pytest.raises(InvalidRequest, match="NaN"):
+        request_from_json(text)
+
+
+def test_whole_floats_are_accepted_as_integers() -> None:
+    req = request(budget=10.0)  # type: ignore[arg-type]
+    req["candidates"] = [form("a", 3.0)]  # type: ignore[arg-type]
+    parsed = parse_request(req)
+    assert parsed.task.budget == 10 and parsed.candidates[0].cost == 3
+
+
+def test_defaults_follow_the_stated_model() -> None:
+    parsed = parse_request({"task": {"id": "t", "budget": 5}, "candidates": [{"id": "a", "cost": 1}]})
+    (a,) = parsed.candidates
+    assert (a.identity, a.form, a.relevance, a.scope, a.role.value) == ("a", "full", 0.0, "unknown", "evidence")
+    assert parsed.task.operation.value == "current" and parsed.task.min_relevance == 0
+
+
+def test_empty_candidate_list_gives_an_empty_bundle() -> None:
+    result = solve(request())
+    assert result.status.value == "bundle" and result.selected == () and result.optimal
+
+
+def test_empty_candidate_list_with_a_requirement_is_required_missing() -> None:
+    result = solve(request(required=["x"]))
+    assert result.refusal is not None and result.refusal.code.value == "REQUIRED_MISSING"
+
+
+def test_budget_zero_admits_only_free_material() -> None:
+    req = request(budget=0)
+    req["candidates"] = [form("free", 0, 0.9), form("paid", 1, 1.0)]
+    result = solve(req)
+    assert result.selected == ("free",) and result.slack == 0
+
+
+def test_unknown_dependency_is_unavailable_not_an_error() -> None:
+    req = request()
+    req["candidates"] = [form("a", 1, 0.9, depends_on=["ghost"]), form("b", 1, 0.1)]
+    result = solve(req)
+    decision = result.decision("a")
+    assert decision.reason.value == "dependency-unavailable"
+    assert "no candidate offers" in decision.detail
+    assert result.selected == ("b",)
+
+
+def test_dependency_cycles_are_valid_both_or_neither() -> None:
+    req = request(budget=10)
+    req["candidates"] = [
+        form("a", 4, 0.9, depends_on=["b"]),
+        form("b", 4, 0.0, depends_on=["a"]),
+    ]
+    assert solve(req).selected == ("a", "b")
+    req["task"]["budget"] = 7
+    assert solve(req).selected == ()
+
+
+@pytest.mark.parametrize("name", ["source", "version", "channel", "group", "content", "scope"])
+def test_explicit_null_is_refused_like_the_schema_does(name: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(_with({"id": "x", "cost": 1, name: None}))
+    assert caught.value.field == f"candidates[1].{name}"
+
+
+@pytest.mark.parametrize("scope", ["shared", "unknown", None])
+def test_task_scope_must_name_a_project(scope: str | None) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(request(scope=scope))
+    assert caught.value.field == "task.scope"
