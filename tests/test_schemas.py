@@ -191,6 +191,16 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             bound=1000,
             **common,
         ),
+        "baseline bundle over budget": Result(
+            status=Status.BUNDLE,
+            selected=("a", "c"),
+            cost=140,
+            value=1300,
+            optimal=False,
+            decisions=(admitted, stale, Decision("c", "c", Verdict.ADMITTED, Reason.VALUE, "")),
+            package_id=h,
+            **{**common, "strategy": "dump"},
+        ),
         "empty bundle": Result(
             status=Status.BUNDLE,
             selected=(),
@@ -207,7 +217,7 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             selected=(),
             cost=0,
             value=0,
-            optimal=True,
+            optimal=False,
             decisions=(stale, refused),
             refusal=Refusal(
                 RefusalCode.MANDATORY_OVER_BUDGET,
@@ -225,7 +235,7 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             selected=(),
             cost=0,
             value=0,
-            optimal=True,
+            optimal=False,
             decisions=(stale, refused),
             refusal=Refusal(
                 RefusalCode.REQUIRED_MISSING,
@@ -240,7 +250,7 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             selected=(),
             cost=0,
             value=0,
-            optimal=True,
+            optimal=False,
             decisions=(stale, refused),
             refusal=Refusal(
                 RefusalCode.REQUIRED_INELIGIBLE,
@@ -285,7 +295,8 @@ def _broken_results() -> dict[str, dict[str, Any]]:
     derive("uppercase package_id", bundle, lambda d: d.update(package_id="AB" * 32))
     derive("bundle with a refusal", bundle, lambda d: d.update(refusal=refused["refusal"]))
     derive("optimal with a gap", bundle, lambda d: d.update(gap=0.1))
-    derive("negative slack", bundle, lambda d: d.update(slack=-1))
+    derive("slack not an integer", bundle, lambda d: d.update(slack=1.5))
+    derive("refused claiming optimal", refused, lambda d: d.update(optimal=True))
     derive(
         "admitted as not-chosen", bundle, lambda d: d["decisions"][0].update(reason="not-chosen")
     )
