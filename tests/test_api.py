@@ -1,0 +1,45 @@
+"""The curated public API, pinned, and the import-time promise."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import assembler
+
+PUBLIC = {
+    "DEFAULT_TIME_LIMIT", "STRATEGIES", "AssemblerError", "Candidate", "Decision",
+    "EnumerationTooLarge", "InvalidRequest", "Reason", "Refusal", "RefusalCode", "Request",
+    "Result", "SolverError", "Status", "Task", "UnknownStrategy", "Verdict", "Violation",
+    "assemble", "parse_request", "request_from_json", "verify",
+}
+
+
+def test_public_api_is_pinned() -> None:
+    assert set(assembler.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert hasattr(assembler, name)
+
+
+def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -> None:
+    for error in (assembler.InvalidRequest, assembler.UnknownStrategy, assembler.EnumerationTooLarge):
+        assert issubclass(error, assembler.AssemblerError) and issubclass(error, ValueError)
+    assert issubclass(assembler.SolverError, assembler.AssemblerError)
+
+
+def test_importing_the_package_loads_no_solver() -> None:
+    code = (
+        "import sys, assembler, assembler.greedy, assembler.verify, assembler.gates;"
+        "print(any(m.startswith('ortools') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_unknown_strategy_is_a_clear_error() -> None:
+    try:
+        assembler.assemble({"task": {"id": "t", "budget": 1}, "candidates": []}, strategy="magic")
+    except assembler.UnknownStrategy as exc:
+        assert exc.name == "magic" and "cpsat" in exc.known
+    else:
+        raise AssertionError("expected UnknownStrategy")

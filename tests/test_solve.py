@@ -1,0 +1,150 @@
+"""Exact solving: determinism, time limits, refusal order, oracle limits."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from conftest import form, request, solve
+
+import assembler
+from assembler import EnumerationTooLarge, InvalidRequest
+
+
+def knapsack(n: int, seed: int, budget_fraction: float = 0.3) -> dict[str, Any]:
+    """A request with alternatives, shared resolvers, groups and required items."""
+    rng = random.Random(seed)
+    candidates: list[dict[str, Any]] = []
+    resolvers = [f"resolver-{i}" for i in range(max(1, n // 20))]
+    for name in resolvers:
+        candidates.append(form(name, rng.randint(200, 600), 0.0))
+    identity = 0
+    while len(candidates) < n:
+        identity += 1
+        base = rng.randint(100, 900)
+        relevance = round(rng.random(), 3)
+        candidates.append(form(f"i{identity}-full", base, relevance, identity=f"i{identity}"))
+        if rng.random() < 0.5:
+            candidates.append(
+                form(f"i{identity}-compact", base // 3, round(relevance * 0.7, 3), identity=f"i{identity}")
+            )
+        if rng.random() < 0.2:
+            candidates.append(
+                form(f"i{identity}-ref", 15, round(relevance * 0.8, 3), identity=f"i{identity}",
+                     depends_on=[rng.choice(resolvers)])
+            )
+        if rng.random() < 0.05:
+            candidates[-1]["group"] = f"g{identity // 2}"
+    total = sum(c["cost"] for c in candidates)
+    req = request(budget=int(total * budget_fraction), required=["i1"])
+    req["candidates"] = candidates
+    return req
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_answer_is_identical_under_permutation_and_worker_count(seed: int) -> None:
+    req = knapsack(120, seed)
+    first = solve(req)
+    assert first.optimal
+    shuffled = dict(req, candidates=random.Random(seed).sample(req["candidates"], len(req["candidates"])))
+    for variant, workers in ((shuffled, 1), (req, 8), (shuffled, 8)):
+        other = solve(variant, workers=workers)
+        assert (other.selected, other.package_id, other.trace_id) == (
+            first.selected, first.package_id, first.trace_id,
+        )
+        assert [d.to_dict() for d in other.decisions] == [d.to_dict() for d in first.decisions]
+
+
+def test_exact_ties_are_broken_canonically_not_by_arrival() -> None:
+    # Four interchangeable items, room for two: the tie-break, not the order, decides.
+    req = request(budget=20)
+    req["candidates"] = [form(name, 10, 0.5) for name in ("d", "b", "c", "a")]
+    answers = set()
+    for seed in range(6):
+        shuffled = dict(req, candidates=random.Random(seed).sample(req["candidates"], 4))
+        answers.add(solve(shuffled).selected)
+        answers.add(solve(shuffled, "enumerate").selected)
+    assert len(answers) == 1
+
+
+def test_zero_cost_zero_value_filler_is_never_admitted() -> None:
+    req = request(budget=10)
+    req["candidates"] = [form("useful", 5, 0.5), form("filler", 0, 0.0)]
+    for strategy in ("cpsat", "enumerate"):
+        assert solve(req, strategy).selected == ("useful",)
+
+
+def test_below_threshold_items_carry_no_value_and_are_left_out() -> None:
+    req = request(budget=10, min_relevance=0.5)
+    req["candidates"] = [form("weak", 1, 0.49), form("strong", 1, 0.5)]
+    result = solve(req)
+    assert result.selected == ("strong",) and result.value == 500
+    assert "below min_relevance" in result.decision("weak").detail
+
+
+def test_a_tiny_time_limit_never_refuses_falsely_nor_returns_an_illegal_bundle() -> None:
+    req = knapsack(3000, 7)
+    result = assembler.assemble(req, time_limit=0.01)
+    assert result.status.value in {"bundle", "undecided"}
+    assert assembler.verify(req, result) == []
+    if result.status.value == "bundle" and not result.optimal:
+        assert result.bound is not None and result.bound >= result.value
+        assert result.gap is not None and result.gap >= 0
+
+
+def test_required_missing_comes_before_required_ineligible() -> None:
+    req = request(required=["ghost", "sealed"], seal=["sealed"])
+    req["candidates"] = [form("sealed", 1)]
+    refusal = solve(req).refusal
+    assert refusal is not None and refusal.code.value == "REQUIRED_MISSING"
+    assert [i.identity for i in refusal.identities] == ["ghost"]
+
+
+def test_required_ineligible_names_each_form_with_its_gate() -> None:
+    req = request(required=["doc"], scope="p")
+    req["candidates"] = [
+        form("doc-full", 1, identity="doc", scope="q"),
+        form("doc-ref", 1, identity="doc", scope="p", depends_on=["ghost"]),
+    ]
+    refusal = solve(req).refusal
+    assert refusal is not None and refusal.code.value == "REQUIRED_INELIGIBLE"
+    (item,) = refusal.identities
+    assert dict((f, g.value) for f, g in item.forms) == {
+        "doc-full": "scope", "doc-ref": "dependency-unavailable",
+    }
+
+
+def test_required_flag_on_a_form_makes_its_identity_required() -> None:
+    req = request(budget=5)
+    req["candidates"] = [form("a", 10, 0.1, required=True), form("b", 1, 0.9)]
+    refusal = solve(req).refusal
+    assert refusal is not None and refusal.conflict == ("a",)
+
+
+def test_enumerate_refuses_clearly_above_its_limit() -> None:
+    req = request()
+    req["candidates"] = [form(f"c{i}", 1) for i in range(40)]
+    with pytest.raises(EnumerationTooLarge) as caught:
+        assembler.assemble(req, strategy="enumerate")
+    assert caught.value.combinations == 2**40
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"time_limit": 0}, "time_limit"), ({"time_limit": float("nan")}, "time_limit"),
+    ({"workers": 0}, "workers"), ({"workers": 1.5}, "workers"),
+])
+def test_bad_solver_arguments(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        assembler.assemble(request(), **kwargs)
+    assert caught.value.field == field
+
+
+def test_huge_costs_within_the_limit_solve_exactly() -> None:
+    big = 2**50
+    req = request(budget=2 * big)
+    req["candidates"] = [form("a", big, 0.9), form("b", big, 0.8), form("c", big + 1, 1.0)]
+    for strategy in ("cpsat", "enumerate"):
+        result = solve(req, strategy)
+        assert set(result.selected) == {"a", "b"} or set(result.selected) == {"c"}
+        assert result.value == 1700

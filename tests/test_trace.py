@@ -1,0 +1,65 @@
+"""Stable identities, render order and the text table."""
+
+from __future__ import annotations
+
+import copy
+
+from conftest import form, request, solve
+
+from assembler.trace import render_text
+
+
+def base() -> dict:  # type: ignore[type-arg]
+    req = request(budget=100)
+    req["candidates"] = [
+        form("z-evidence", 10, 0.9, content="the facts"),
+        form("a-instruction", 10, 0.8, role="instruction", channel="system"),
+        form("m-evidence", 10, 0.7),
+    ]
+    return req
+
+
+def test_instructions_render_first_then_by_id() -> None:
+    assert solve(base()).selected == ("a-instruction", "m-evidence", "z-evidence")
+
+
+def test_rewriting_a_payload_under_the_same_id_changes_the_package() -> None:
+    original = solve(base())
+    rewritten = base()
+    rewritten["candidates"][0]["content"] = "the facts, quietly edited"
+    changed = solve(rewritten)
+    assert changed.selected == original.selected
+    assert changed.package_id != original.package_id
+    assert changed.trace_id != original.trace_id
+
+
+def test_identities_ignore_arrival_order_and_labels_and_detail() -> None:
+    original = solve(base())
+    shuffled = base()
+    shuffled["candidates"].reverse()
+    shuffled["candidates"][0]["labels"] = ["distractor"]
+    again = solve(shuffled)
+    assert (again.package_id, again.trace_id) == (original.package_id, original.trace_id)
+
+
+def test_trace_changes_when_a_decision_changes_but_package_does_not() -> None:
+    req = base()
+    req["candidates"].append(form("sealed-one", 5, 0.1))
+    before = solve(req)
+    sealed = copy.deepcopy(req)
+    sealed["task"]["seal"] = ["sealed-one"]
+    after = solve(sealed)
+    assert after.selected == tuple(s for s in before.selected if s != "sealed-one")
+    assert after.trace_id != before.trace_id
+
+
+def test_text_table_lists_both_verdicts_and_the_budget_line() -> None:
+    req = base()
+    req["candidates"].append(form("stranger", 1, 1.0, scope="elsewhere"))
+    req["task"]["scope"] = "home"
+    for c in req["candidates"][:3]:
+        c["scope"] = "home"
+    text = render_text(solve(req))
+    assert "admitted (3):" in text and "rejected (1):" in text
+    assert "stranger" in text and "scope" in text
+    assert "budget 100: cost 30, slack 70" in text and "proven optimal" in text
