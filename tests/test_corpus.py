@@ -1,0 +1,194 @@
+"""The 42-case conformance corpus: frozen exact answers and the baselines' table.
+
+Input: ``corpus/*.json``. Checks that ``cpsat`` and ``enumerate`` reproduce every
+frozen output and that every answer passes the independent verifier; that the
+corpus has its shape (14 families x 3 budget classes, at least 6 refusals); that
+the comparison table's counts for the baselines are the pinned ones (a change in
+a baseline or a case shows here); greedy's known false refusals and suboptimal
+picks by case name; and the ``assembler corpus run`` command's exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assembler import conformance
+from assembler.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
+from assembler.solve import assemble
+from assembler.verify import verify
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+CASES = load_corpus(CORPUS_DIR)
+BASELINES = ("greedy", "top-k", "weighted", "dump")
+
+
+@pytest.fixture(scope="module")
+def baseline_report() -> Report:
+    return run_corpus(CORPUS_DIR, BASELINES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_exact_strategies_match_the_frozen_output(case: Case) -> None:
+    expected = case.expected
+    answers = {}
+    for strategy in ("cpsat", "enumerate"):
+        result = assemble(case.request, strategy=strategy)
+        assert verify(case.request, result) == [], strategy
+        assert result.status.value == expected["status"], strategy
+        if expected["status"] == "bundle":
+            assert result.optimal, strategy
+            assert list(result.selected) == expected["selected"], strategy
+            assert (result.value, result.cost) == (expected["value"], expected["cost"]), strategy
+            assert result.cost <= case.request["task"]["budget"]
+        else:
+            assert result.refusal is not None
+            refusal = result.refusal.to_dict()
+            for key, value in expected["refusal"].items():
+                assert refusal[key] == value, (strategy, key)
+        answers[strategy] = result
+    # Same decisions, same package: the two exact strategies are indistinguishable.
+    assert answers["cpsat"].trace_id == answers["enumerate"].trace_id
+    assert answers["cpsat"].package_id == answers["enumerate"].package_id
+
+
+def test_corpus_shape() -> None:
+    assert len(CASES) == 42
+    families = Counter(case.family for case in CASES)
+    assert len(families) == 14
+    assert set(families.values()) == {3}
+    for family in families:
+        classes = sorted(case.budget_class for case in CASES if case.family == family)
+        assert classes == sorted(BUDGET_CLASSES), family
+    for case in CASES:
+        assert case.name == f"{case.family}-{case.budget_class}"
+        assert case.description.strip()
+    refusals = [case for case in CASES if case.expected["status"] == "refused"]
+    assert len(refusals) >= 6
+    codes = {case.expected["refusal"]["code"] for case in refusals}
+    assert codes == {"REQUIRED_MISSING", "REQUIRED_INELIGIBLE", "MANDATORY_OVER_BUDGET"}
+    seed = next(case for case in CASES if case.name == "mandatory-over-budget-tight")
+    assert seed.expected["refusal"]["mandatory_cost"] == 4600
+    assert seed.expected["refusal"]["excess"] == 600
+
+
+def test_exact_answers_admit_no_labelled_item() -> None:
+    for case in CASES:
+        labelled = {c["id"] for c in case.request["candidates"] if c.get("labels")}
+        assert not labelled.intersection(case.expected.get("selected", ())), case.name
+
+
+# The table for the baselines, pinned (time excluded). A deliberate change to a
+# baseline or to a case updates these numbers, and the README table with them.
+PINNED: dict[str, dict[str, Any]] = {
+    "greedy": {
+        "cases": 42, "status_matches": 40, "frozen_matches": 29, "exact_matches": 29,
+        "illegal": 0,
+        "illegal_by_kind": {"gate": 0, "dependency": 0, "group": 0, "duplicate-identity": 0,
+                            "budget": 0, "required": 0},
+        "false_refusals": 2, "value_lost": 2770, "value_lost_cases": 10, "dearer_cases": 1,
+        "distractors": 0, "harmful": 0, "errors": 0,
+    },
+    "top-k": {
+        "cases": 42, "status_matches": 34, "frozen_matches": 2, "exact_matches": 2,
+        "illegal": 36,
+        "illegal_by_kind": {"gate": 24, "dependency": 9, "group": 3, "duplicate-identity": 11,
+                            "budget": 0, "required": 6},
+        "false_refusals": 0, "value_lost": 6140, "value_lost_cases": 4, "dearer_cases": 0,
+        "distractors": 28, "harmful": 11, "errors": 0,
+    },
+    "weighted": {
+        "cases": 42, "status_matches": 34, "frozen_matches": 7, "exact_matches": 7,
+        "illegal": 29,
+        "illegal_by_kind": {"gate": 24, "dependency": 0, "group": 4, "duplicate-identity": 0,
+                            "budget": 0, "required": 7},
+        "false_refusals": 0, "value_lost": 1620, "value_lost_cases": 5, "dearer_cases": 1,
+        "distractors": 20, "harmful": 12, "errors": 0,
+    },
+    "dump": {
+        "cases": 42, "status_matches": 34, "frozen_matches": 2, "exact_matches": 2,
+        "illegal": 33,
+        "illegal_by_kind": {"gate": 16, "dependency": 7, "group": 1, "duplicate-identity": 13,
+                            "budget": 0, "required": 5},
+        "false_refusals": 0, "value_lost": 7570, "value_lost_cases": 7, "dearer_cases": 0,
+        "distractors": 24, "harmful": 8, "errors": 0,
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", BASELINES)
+def test_baseline_table_is_pinned(baseline_report: Report, strategy: str) -> None:
+    row = baseline_report.summary(strategy).to_dict()
+    del row["seconds"]
+    assert row == PINNED[strategy]
+
+
+def test_greedy_false_refusals(baseline_report: Report) -> None:
+    refused = {row.case for row in baseline_report.outcomes if row.false_refusal}
+    assert refused == {"greedy-false-refusal-tight", "greedy-false-refusal-medium"}
+    for name in sorted(refused):
+        row = baseline_report.outcome(name, "greedy")
+        assert (row.status, row.refusal_code) == ("refused", "MANDATORY_OVER_BUDGET")
+        case = next(case for case in CASES if case.name == name)
+        # the exact solver shares the resolver: both references plus one resolver fit
+        assert case.expected["status"] == "bundle"
+        assert {"auth-endpoint-ref", "billing-endpoint-ref", "api-doc-resolver"} <= set(
+            case.expected["selected"]
+        )
+    # with room for the full auth doc, greedy and the exact solver agree
+    assert baseline_report.outcome("greedy-false-refusal-roomy", "greedy").frozen_match
+
+
+def test_greedy_suboptimal_picks(baseline_report: Report) -> None:
+    # value: reference + resolver (670) crowds out pages the 400-token full form leaves room for
+    tight = baseline_report.outcome("greedy-suboptimal-tight", "greedy")
+    assert {"retry-semantics-ref", "webhook-doc-resolver"} <= set(tight.selected)
+    assert tight.illegal == () and tight.value_lost == 700
+    assert baseline_report.outcome("greedy-suboptimal-medium", "greedy").value_lost == 600
+    # cost: the optimal value, paid 1420 instead of 1150
+    roomy = baseline_report.outcome("greedy-suboptimal-roomy", "greedy")
+    assert roomy.value_lost == 0 and roomy.dearer
+    assert (roomy.cost, next(c for c in CASES if c.name == roomy.case).expected["cost"]) == (
+        1420,
+        1150,
+    )
+    # committing to the denser claim drags its 300-token caveat and loses the better group
+    assert baseline_report.outcome("coupled-claim-tight", "greedy").value_lost == 600
+
+
+def test_cli_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert conformance.main(["run", "--strategies", "cpsat,greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "| cpsat " in out and "| greedy " in out and "42/42" in out
+    assert conformance.main(["run", "--strategies", "enumerate", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"strategies", "cases"}
+    assert data["strategies"]["enumerate"]["frozen_matches"] == 42
+    assert len(data["cases"]) == 42
+
+
+def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS_DIR, corpus)
+    path = corpus / "shared-resolver-tight.json"
+    case = json.loads(path.read_text(encoding="utf-8"))
+    case["expected"]["selected"] = case["expected"]["selected"][:-1]
+    path.write_text(json.dumps(case), encoding="utf-8")
+    assert conformance.main(["run", "--strategies", "greedy", "--corpus", str(corpus)]) == 0
+    assert conformance.main(["run", "--strategies", "cpsat", "--corpus", str(corpus)]) == 1
+    assert "shared-resolver-tight" in capsys.readouterr().err
+    assert conformance.main(["run", "--strategies", "nope"]) == 2
+    assert conformance.main(["run", "--corpus", str(tmp_path / "missing")]) == 2
+    assert conformance.main([]) == 2
+
+
+def test_import_does_not_load_ortools() -> None:
+    code = "import sys, assembler.conformance; sys.exit('ortools' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
