@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .backend import Backend, SolveStatus, selection_value
-from .closure import build_problem
+from .backend import Backend, Outcome, SolveStatus, selection_value
+from .closure import Problem, build_problem
 from .errors import InvalidRequest, UnknownStrategy
 from .gates import GateReport, apply_gates
 from .parse import parse_request
