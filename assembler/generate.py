@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["Relevance", "Shape", "generate"]
@@ -66,7 +66,7 @@ _PLAIN_KINDS = {
 }
 
 
-class Relevance(str, Enum):
+class Relevance(StrEnum):
     """How identity relevance is drawn."""
 
     UNIFORM = "uniform"  # uniform on [0, 1]
@@ -324,7 +324,7 @@ class _Builder:
         if dist is Relevance.GRID:
             return self.rng.randint(0, 10) / 10
         if dist is Relevance.SKEWED:
-            return self.rng.random() ** 2.5
+            return float(self.rng.random() ** 2.5)
         return self.rng.random()
 
     def _ratio(self, dist: Relevance, low: float, high: float) -> float:
@@ -435,10 +435,9 @@ class _Builder:
         # 3. dependency chains, cycles and dangling dependencies between content identities
         for i, ident in enumerate(content):
             forms = self.forms_of[ident]
-            if len(content) > 1 and _chance(rng, shape.p_chain):
-                # depend on a later identity: chains, never cycles by themselves
-                if i + 1 < len(content):
-                    self._link(forms, content[rng.randint(i + 1, len(content) - 1)])
+            # depend on a later identity: chains, never cycles by themselves
+            if len(content) > 1 and _chance(rng, shape.p_chain) and i + 1 < len(content):
+                self._link(forms, content[rng.randint(i + 1, len(content) - 1)])
             if len(content) > 1 and _chance(rng, shape.p_cycle):
                 j = rng.randint(0, len(content) - 2)
                 other = content[j + 1 if j >= i else j]
@@ -557,8 +556,8 @@ class _Builder:
                 self.seal.append(call)
         if _chance(rng, shape.p_lineage):
             form.lineage = [*(form.lineage or []), self._lineage_id()]
-        # scope: exactly one of the options
-        r = rng.random()
+        # scope: exactly one of the options (1 - r: see _chance)
+        r = 1.0 - rng.random()
         edges = (shape.p_wrong_scope, shape.p_shared, shape.p_transfer, shape.p_unknown_scope)
         if r < edges[0]:
             form.scope = rng.choice(OTHER_SCOPES)
@@ -573,16 +572,16 @@ class _Builder:
         else:
             form.scope = TASK_SCOPE
         # freshness binding: stale, unknown source, current, or none
-        r = rng.random()
-        edges = (shape.p_stale, shape.p_freshness_unknown, shape.p_current_source)
-        if r < edges[0]:
+        r = 1.0 - rng.random()
+        fresh = (shape.p_stale, shape.p_freshness_unknown, shape.p_current_source)
+        if r < fresh[0]:
             form.source, form.version = rng.choice(SOURCES), "stale"
-        elif r < sum(edges[:2]):
+        elif r < sum(fresh[:2]):
             form.source, form.version = UNTRACKED_SOURCE, "v1"
-        elif r < sum(edges):
+        elif r < sum(fresh):
             form.source, form.version = rng.choice(SOURCES), "current"
         # authority: instruction from a data channel, or from an instruction channel
-        r = rng.random()
+        r = 1.0 - rng.random()
         if r < shape.p_data_instruction:
             form.channel, form.role = rng.choice(DATA_CHANNELS), "instruction"
         elif r < shape.p_data_instruction + shape.p_instruction:
