@@ -108,6 +108,10 @@ class Shape:
     p_required_flag: float = 0.3
     # per request: task.required names an identity with no candidate
     p_required_missing: float = 0.03
+    # required identities are drawn among standalone ones (no dependency, no group) and
+    # carry no gate trap, so the request is never refused as REQUIRED_INELIGIBLE; the
+    # benchmarks want bundles, the hunts want every refusal, so only scale() sets it
+    safe_required: bool = False
     # gate traps
     p_sealed: float = 0.05
     p_wrong_scope: float = 0.05
@@ -201,6 +205,7 @@ class Shape:
             p_required=0.05,
             p_required_flag=0.3,
             p_required_missing=0.0,
+            safe_required=True,
             p_sealed=0.005,
             p_wrong_scope=0.01,
             p_shared=0.05,
@@ -473,6 +478,10 @@ class _Builder:
 
         # 5. required identities
         for ident in self.identities:
+            if shape.safe_required and any(
+                f.depends_on or f.group for f in self.forms_of[ident]
+            ):
+                continue
             if _chance(rng, shape.p_required):
                 if _chance(rng, shape.p_required_flag):
                     rng.choice(self.forms_of[ident]).required = True
@@ -482,7 +491,11 @@ class _Builder:
             self.required.append("absent-0")
 
         # 6. gate traps and their eligible look-alikes, per form
+        protected = set(self.required) | {f.identity for f in self.forms if f.required}
         for form in self.forms:
+            if shape.safe_required and form.identity in protected:
+                form.scope = TASK_SCOPE
+                continue
             self._traps(form)
 
         # 7. the task

@@ -133,10 +133,60 @@ def solve_exact(
     return _with_timings(result, (*timings, ("trace", time.perf_counter() - solved_at)))
 
 
+class Reducing:
+    """A backend that first reduces the problem exactly, then searches only the core.
+
+    Cores small enough for the oracle skip the solver altogether; the rest go to
+    ``inner``. Problems without a budget (pricing the mandatory closure) go
+    straight to ``inner``: the value bound has nothing to prune there.
+    """
+
+    SMALL_CORE = 256  # combinations the oracle checks faster than a CP-SAT call
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def solve(
+        self, problem: Problem, *, time_limit: float, workers: int, tiebreak: bool = True
+    ) -> Outcome:
+        from .bruteforce import BruteForce, combinations
+        from .reduce import reduce_problem
+
+        if problem.budget is None:
+            return self.inner.solve(
+                problem, time_limit=time_limit, workers=workers, tiebreak=tiebreak
+            )
+        reduction = reduce_problem(problem)
+        if reduction is None:
+            return Outcome(SolveStatus.INFEASIBLE)
+        core = reduction.core
+        backend: Backend = BruteForce() if combinations(core) <= self.SMALL_CORE else self.inner
+        found = backend.solve(core, time_limit=time_limit, workers=workers, tiebreak=tiebreak)
+        if found.status is SolveStatus.INFEASIBLE:
+            return found
+        if found.status is SolveStatus.UNKNOWN:
+            if reduction.incumbent is None:
+                return Outcome(SolveStatus.UNKNOWN, bound=reduction.bound)
+            return Outcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
+        selection = reduction.lift(found.selection)
+        value = selection_value(problem, selection)
+        if found.status is SolveStatus.OPTIMAL:
+            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+        fixed_value = sum(problem.value[f] for f in reduction.chosen)
+        bounds = [b for b in (reduction.bound, found.bound) if b is not None]
+        if found.bound is not None:
+            bounds[-1] = fixed_value + found.bound
+        incumbent = reduction.incumbent
+        if incumbent is not None and selection_value(problem, incumbent) > value:
+            selection = incumbent
+        return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
+
+
 def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     from .cpsat import CpSat
 
-    return solve_exact(request, gates, CpSat(), time_limit, workers)
+    return solve_exact(request, gates, Reducing(CpSat()), time_limit, workers)
 
 
 def enumerate_strategy(
