@@ -39,10 +39,17 @@ class Backend(Protocol):
     name: str
 
     def solve(
-        self, problem: Problem, *, time_limit: float, workers: int, tiebreak: bool = True
+        self,
+        problem: Problem,
+        *,
+        time_limit: float,
+        workers: int,
+        tiebreak: bool = True,
+        hint: tuple[int, ...] | None = None,
     ) -> Outcome:
         """The best selection; with ``tiebreak=False`` any selection optimal in value
-        and cost will do (enough to price a closure) and OPTIMAL means just that."""
+        and cost will do (enough to price a closure) and OPTIMAL means just that.
+        ``hint`` is a selection to start from; it never changes the answer."""
         ...
 
 

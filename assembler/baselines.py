@@ -78,9 +78,7 @@ def _fill_until_full(request: Request, ordered: Iterable[Candidate]) -> list[str
     return taken
 
 
-def top_k_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+def top_k_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     """Rank by relevance (ties by id) and fill until the first misfit."""
     del time_limit, workers
     threshold = request.task.min_relevance
@@ -92,9 +90,7 @@ def top_k_strategy(
     return bundle_result(request, gates, "top-k", taken, optimal=False, bound=None)
 
 
-def dump_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+def dump_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     """Everything, in arrival order, until the first misfit."""
     del time_limit, workers
     arrival = sorted(request.candidates, key=lambda c: c.position)

@@ -45,6 +45,7 @@ class BruteForce:
         time_limit: float = 0.0,
         workers: int = 1,
         tiebreak: bool = True,
+        hint: tuple[int, ...] | None = None,
     ) -> Outcome:
         total = combinations(problem)
         if total > self.limit:

@@ -105,6 +105,25 @@ def compile_command(argv: Sequence[str]) -> int:
     return _EXIT[result.status]
 
 
+def _bench(argv: list[str]) -> int:
+    """Run ``benchmarks`` from the source checkout this package was installed from."""
+    import importlib
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "benchmarks" / "__main__.py").is_file():
+        print(
+            "error: the benchmarks live in the source checkout; run 'python -m benchmarks'"
+            " from a clone of the repository",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    if str(checkout) not in sys.path:
+        sys.path.insert(0, str(checkout))
+    runner = importlib.import_module("benchmarks.__main__")
+    return int(runner.main(argv))
+
+
 _USAGE = """usage: assembler <command> [options]
 
 commands:
@@ -135,9 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return int(hunt_main(rest))
         if command == "bench":
-            from benchmarks.__main__ import main as bench_main
-
-            return int(bench_main(rest))
+            return _bench(rest)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -45,11 +45,20 @@ class CpSat:
     name = "cpsat"
 
     def solve(
-        self, problem: Problem, *, time_limit: float, workers: int, tiebreak: bool = True
+        self,
+        problem: Problem,
+        *,
+        time_limit: float,
+        workers: int,
+        tiebreak: bool = True,
+        hint: tuple[int, ...] | None = None,
     ) -> Outcome:
         from ortools.sat.python import cp_model
 
-        return _Session(cp_model, problem, time_limit, workers).run(tiebreak=tiebreak)
+        session = _Session(cp_model, problem, time_limit, workers)
+        if hint is not None:
+            session.hint(hint)
+        return session.run(tiebreak=tiebreak)
 
 
 class _Session:
@@ -117,7 +126,7 @@ class _Session:
         values = solver.response_proto.solution
         return tuple(i for i in range(self.problem.size) if values[i])
 
-    def _hint(self, selection: tuple[int, ...]) -> None:
+    def hint(self, selection: tuple[int, ...]) -> None:
         chosen = set(selection)
         self.model.clear_hints()  # type: ignore[no-untyped-call]
         for i, var in enumerate(self.x):
@@ -162,7 +171,7 @@ class _Session:
                 return Outcome(SolveStatus.FEASIBLE, selection, bound=bound)
             best_value = round(solver.objective_value)
             self.model.add(self._sum(problem.value) == best_value)
-            self._hint(selection)
+            self.hint(selection)
             selection, done = self._minimise(list(problem.cost), selection)
             if not done:
                 return self._unproven(selection)
@@ -175,7 +184,7 @@ class _Session:
         if not tiebreak:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
         # Phase 2: the tie-break weights.
-        self._hint(selection)
+        self.hint(selection)
         selection, done = self._minimise(list(problem.weight), selection)
         if not done:
             return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
@@ -239,7 +248,7 @@ class _Session:
                 self.model.add(self.x[form] == 0)
                 continue
             self.model.add_assumptions([~self.x[form]])
-            self._hint(tuple(sorted(witness)))
+            self.hint(tuple(sorted(witness)))
             status, solver = self._run()
             self.model.clear_assumptions()
             if status in (self.cp.OPTIMAL, self.cp.FEASIBLE):

@@ -478,9 +478,7 @@ class _Builder:
 
         # 5. required identities
         for ident in self.identities:
-            if shape.safe_required and any(
-                f.depends_on or f.group for f in self.forms_of[ident]
-            ):
+            if shape.safe_required and any(f.depends_on or f.group for f in self.forms_of[ident]):
                 continue
             if _chance(rng, shape.p_required):
                 if _chance(rng, shape.p_required_flag):
@@ -526,8 +524,12 @@ class _Builder:
 
         request: dict[str, Any] = {"task": task, "sources": sources}
         if _chance(rng, shape.p_policy_table):
-            table = {"system": "instruction", "user": "instruction", "tool": "data",
-                     "retrieved": "data"}
+            table = {
+                "system": "instruction",
+                "user": "instruction",
+                "tool": "data",
+                "retrieved": "data",
+            }
             # an override both ways: standing is the table's, not the channel name's
             if _chance(rng, 0.3):
                 table["tool"] = "instruction"

@@ -187,9 +187,7 @@ def _cost(plan: dict[str, Candidate]) -> int:
     return sum(c.cost for c in plan.values())
 
 
-def greedy_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+def greedy_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     """Run greedy (see the module docstring) on one request."""
     del time_limit, workers  # greedy runs in one pass; there is nothing to limit
     refusal = required_refusal(request, gates)

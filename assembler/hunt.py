@@ -244,8 +244,7 @@ def _exact_mismatch(a: Result, b: Result) -> str | None:
             return f"value/cost {a.value}/{a.cost} vs {b.value}/{b.cost}"
         if a.selected != b.selected:
             return (
-                f"same value and cost, different selection {list(a.selected)}"
-                f" vs {list(b.selected)}"
+                f"same value and cost, different selection {list(a.selected)} vs {list(b.selected)}"
             )
     if a.refusal is not None and b.refusal is not None:
         ra, rb = a.refusal, b.refusal
@@ -274,7 +273,8 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
     broken = _violations(request, exact)
     if broken:
         return Judgement(
-            FindingKind.EXACT_DISAGREEMENT, f"cpsat's own answer fails the verifier: {broken}",
+            FindingKind.EXACT_DISAGREEMENT,
+            f"cpsat's own answer fails the verifier: {broken}",
             answers,
         )
     if exact.status is Status.UNDECIDED or (exact.status is Status.BUNDLE and not exact.optimal):
@@ -319,8 +319,7 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
             why = "" if refusal is None else f" {refusal.code.value}"
             if refusal is not None and refusal.mandatory_cost is not None:
                 why += (
-                    f" (claims mandatory cost {refusal.mandatory_cost}"
-                    f" > budget {refusal.budget})"
+                    f" (claims mandatory cost {refusal.mandatory_cost} > budget {refusal.budget})"
                 )
             return Judgement(
                 FindingKind.FALSE_REFUSAL,
@@ -440,9 +439,7 @@ def _simpler_ints(x: int) -> list[int]:
     for digits in (1, 2):
         step = 10 ** max(len(str(x)) - digits, 0)
         candidates.update((x // step * step, -(-x // step) * step))
-    return sorted(
-        (v for v in candidates if v >= 10 and _int_rank(v) < _int_rank(x)), key=_int_rank
-    )
+    return sorted((v for v in candidates if v >= 10 and _int_rank(v) < _int_rank(x)), key=_int_rank)
 
 
 def _relevance_rank(r: float) -> tuple[int, float]:
@@ -466,8 +463,16 @@ def _simpler_relevance(r: float) -> list[float]:
 
 
 _OPTIONAL_FIELDS = (
-    "content", "labels", "lineage", "transfer", "channel", "role", "group", "required",
-    "source", "scope",
+    "content",
+    "labels",
+    "lineage",
+    "transfer",
+    "channel",
+    "role",
+    "group",
+    "required",
+    "source",
+    "scope",
 )
 
 
@@ -654,8 +659,23 @@ def _delete(*path: str) -> Callable[[RequestDict], None]:
 _TOP_ORDER = ("task", "sources", "policy", "candidates")
 _TASK_ORDER = ("id", "budget", "scope", "operation", "min_relevance", "required", "seal")
 _FORM_ORDER = (
-    "id", "identity", "form", "cost", "relevance", "required", "scope", "transfer", "source",
-    "version", "channel", "role", "depends_on", "group", "lineage", "content", "labels",
+    "id",
+    "identity",
+    "form",
+    "cost",
+    "relevance",
+    "required",
+    "scope",
+    "transfer",
+    "source",
+    "version",
+    "channel",
+    "role",
+    "depends_on",
+    "group",
+    "lineage",
+    "content",
+    "labels",
 )
 
 
@@ -758,7 +778,10 @@ def _run_batch(args: tuple[int, Sequence[int], str, int]) -> list[_Outcome]:
         verdict = _judge_safely(request, strategy)
         out.append(
             _Outcome(
-                index, verdict.kind, verdict.explanation, verdict.skipped,
+                index,
+                verdict.kind,
+                verdict.explanation,
+                verdict.skipped,
                 len(request["candidates"]),
             )
         )
@@ -800,9 +823,7 @@ def _batches(config: HuntConfig) -> Iterator[tuple[int, Sequence[int], str, int]
         start = stop
 
 
-def _outcomes(
-    config: HuntConfig, pool: Any, deadline: float | None
-) -> Iterator[list[_Outcome]]:
+def _outcomes(config: HuntConfig, pool: Any, deadline: float | None) -> Iterator[list[_Outcome]]:
     """Batches of outcomes in index order, until the example count or the deadline."""
     jobs = _batches(config)
     if pool is None:
@@ -853,8 +874,9 @@ def hunt(
                 if outcome.kind is not None:
                     counts[outcome.kind] += 1
                     findings.append(
-                        Finding(outcome.example, outcome.kind, outcome.explanation,
-                                outcome.candidates)
+                        Finding(
+                            outcome.example, outcome.kind, outcome.explanation, outcome.candidates
+                        )
                     )
             if progress is not None:
                 progress(examples, counts, time.monotonic() - started)
@@ -991,22 +1013,33 @@ def _parser() -> _Parser:
         "--examples", type=int, metavar="K", help=f"try K examples (default {DEFAULT_EXAMPLES})"
     )
     parser.add_argument(
-        "--max-candidates", type=int, default=DEFAULT_MAX_CANDIDATES, metavar="M",
+        "--max-candidates",
+        type=int,
+        default=DEFAULT_MAX_CANDIDATES,
+        metavar="M",
         help=f"at most M candidates per request (default {DEFAULT_MAX_CANDIDATES})",
     )
     parser.add_argument("--workers", type=int, default=1, metavar="W", help="processes (default 1)")
     parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
         help=f"where shrunk cases are written (default {DEFAULT_OUT}/)",
     )
     parser.add_argument(
-        "--shrink", type=int, default=DEFAULT_SHRINK_PER_KIND, metavar="N",
+        "--shrink",
+        type=int,
+        default=DEFAULT_SHRINK_PER_KIND,
+        metavar="N",
         help=f"shrink and save the first N findings of each kind (default"
         f" {DEFAULT_SHRINK_PER_KIND}; 0 saves none)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
-        "--replay", type=Path, metavar="FILE",
+        "--replay",
+        type=Path,
+        metavar="FILE",
         help="re-run a saved case: exit 0 if its kind reproduces, 1 if not",
     )
     return parser
@@ -1104,13 +1137,18 @@ def _replay_main(path: Path, as_json: bool) -> int:
         raise _UsageError(f"{path}: the saved request is not valid: {error}") from None
     got = result.judgement.kind
     if as_json:
-        print(json.dumps({
-            "path": str(path),
-            "expected": result.expected.value,
-            "got": None if got is None else got.value,
-            "reproduced": result.reproduced,
-            "explanation": result.judgement.explanation,
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "path": str(path),
+                    "expected": result.expected.value,
+                    "got": None if got is None else got.value,
+                    "reproduced": result.reproduced,
+                    "explanation": result.judgement.explanation,
+                },
+                indent=2,
+            )
+        )
     elif result.reproduced:
         print(f"reproduced {result.expected.value}: {result.judgement.explanation}")
     else:

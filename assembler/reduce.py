@@ -56,8 +56,20 @@ class _Contradiction(Exception):
     """The fixings leave no legal selection (only possible when none exists)."""
 
 
-def reduce_problem(problem: Problem, *, use_lp: bool = True) -> Reduction | None:
-    """The reduction of ``problem``, or None when it is proven to have no legal selection."""
+def reduce_problem(
+    problem: Problem,
+    *,
+    use_lp: bool = True,
+    known: tuple[int, ...] | None = None,
+    by_cost: bool = False,
+) -> Reduction | None:
+    """The reduction of ``problem``, or None when it is proven to have no legal selection.
+
+    ``known`` is a legal selection (for instance a proven value optimum); the fixing
+    uses it when it is worth more than the incumbent built here. With ``by_cost``,
+    ``known`` must be optimal in value and then cost, and the fixing keeps exactly
+    the bundles that tie with it on both.
+    """
     state: list[int | None] = [None] * problem.size
     stats = {"forms": problem.size}
     fixed_out = _presolve(problem)
@@ -67,7 +79,7 @@ def reduce_problem(problem: Problem, *, use_lp: bool = True) -> Reduction | None
     bound: int | None = None
     incumbent: tuple[int, ...] | None = None
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
-        fixing = _lp_fixing(problem, state)
+        fixing = _lp_fixing(problem, state, known, by_cost=by_cost)
         if fixing is not None:
             bound, incumbent, out, into = fixing
             for f in out:
@@ -137,7 +149,7 @@ class _Lp:
     identity_row: list[bool]
 
 
-def _build_lp(problem: Problem, state: list[int | None]) -> _Lp:
+def _build_lp(problem: Problem, state: list[int | None], value_floor: int | None = None) -> _Lp:
     columns = [f for f in range(problem.size) if state[f] is None]
     column = {f: j for j, f in enumerate(columns)}
     entries: list[list[tuple[int, float]]] = [[] for _ in columns]
@@ -173,6 +185,10 @@ def _build_lp(problem: Problem, state: list[int | None]) -> _Lp:
             add_row([(k, 1.0) for k in first] + [(k, -1.0) for k in forms_of[other]], 0.0, True)
     assert problem.budget is not None
     add_row([(column[f], float(problem.cost[f])) for f in columns], float(problem.budget), False)
+    if value_floor is not None:
+        add_row(
+            [(column[f], -float(problem.value[f])) for f in columns], -float(value_floor), False
+        )
 
     start = [0]
     index: list[int] = []
@@ -189,7 +205,7 @@ def _build_lp(problem: Problem, state: list[int | None]) -> _Lp:
     return _Lp(columns, start, index, coefficient, upper, equality, identity_row)
 
 
-def _solve_lp(problem: Problem, lp: _Lp) -> tuple[Any, Any] | None:
+def _solve_lp(problem: Problem, lp: _Lp, objective: list[int]) -> tuple[Any, Any] | None:
     """Primal and row duals of the relaxation, or None when HiGHS gives no usable answer."""
     import highspy
     import numpy as np
@@ -199,7 +215,7 @@ def _solve_lp(problem: Problem, lp: _Lp) -> tuple[Any, Any] | None:
     model = highspy.HighsLp()
     model.num_col_ = n
     model.num_row_ = m
-    model.col_cost_ = np.array([float(problem.value[f]) for f in lp.columns])
+    model.col_cost_ = np.array([float(objective[f]) for f in lp.columns])
     model.col_lower_ = np.zeros(n)
     model.col_upper_ = np.ones(n)
     upper = np.array(lp.upper)
@@ -224,14 +240,30 @@ def _solve_lp(problem: Problem, lp: _Lp) -> tuple[Any, Any] | None:
 
 
 def _lp_fixing(
-    problem: Problem, state: list[int | None]
-) -> tuple[int, tuple[int, ...] | None, list[int], list[int]] | None:
+    problem: Problem,
+    state: list[int | None],
+    known: tuple[int, ...] | None = None,
+    *,
+    by_cost: bool = False,
+) -> tuple[int | None, tuple[int, ...] | None, list[int], list[int]] | None:
+    """Fixings by value, or (``by_cost``, with ``known`` a proven value-and-cost optimum)
+    by cost among the bundles worth at least as much as ``known``.
+
+    The second keeps every bundle optimal in value and then cost, so the tie-break
+    phases only see forms that take part in a tie.
+    """
     import numpy as np
 
-    lp = _build_lp(problem, state)
+    if by_cost:
+        assert known is not None
+        objective = [-c for c in problem.cost]
+        lp = _build_lp(problem, state, value_floor=sum(problem.value[f] for f in known))
+    else:
+        objective = list(problem.value)
+        lp = _build_lp(problem, state)
     if not lp.columns:
         return None
-    answer = _solve_lp(problem, lp)
+    answer = _solve_lp(problem, lp, objective)
     if answer is None:
         return None
     primal, duals = answer
@@ -250,7 +282,7 @@ def _lp_fixing(
     terms = np.array(lp.coefficient) * y[np.array(lp.index, dtype=np.int64)]
     aty = np.bincount(column_of_entry, weights=terms, minlength=n)
     magnitude = np.bincount(column_of_entry, weights=np.abs(terms), minlength=n)
-    values = np.array([float(problem.value[f]) for f in lp.columns])
+    values = np.array([float(objective[f]) for f in lp.columns])
     reduced = values - aty
     identity = np.array([problem.identity_of[f] for f in lp.columns], dtype=np.int64)
     m = len(problem.identities)
@@ -265,12 +297,20 @@ def _lp_fixing(
     # Generous rounding margin: float sums of n terms err by about n * 1e-16 relative.
     scale = float(np.abs(y * b).sum() + np.abs(values).sum() + magnitude.sum())
     margin = 1e-9 * scale + 1e-6
-    bound = math.floor(lagrangian + margin)
-
-    incumbent = _incumbent(problem, state, lp.columns, primal)
+    if by_cost:
+        assert known is not None
+        bound, incumbent = None, known
+    else:
+        bound = math.floor(lagrangian + margin)
+        incumbent = _incumbent(problem, state, lp.columns, primal)
+        if known is not None and (
+            incumbent is None
+            or sum(problem.value[f] for f in known) > sum(problem.value[f] for f in incumbent)
+        ):
+            incumbent = known
     if incumbent is None:
         return bound, None, [], []
-    floor_value = sum(problem.value[f] for f in incumbent)
+    floor_value = sum(objective[f] for f in incumbent)
     # Forcing x_j = 1 replaces its identity's best choice by d_j.
     without = lagrangian - contribution[identity] + reduced + margin < floor_value
     out = [lp.columns[j] for j in np.nonzero(without)[0]]
@@ -417,9 +457,9 @@ def _core(
                 raise _Contradiction
 
         for f in range(problem.size):
+            # an admitted identity has its one form already
             if state[f] is None and problem.identity_of[f] in admitted:
-                if any(state[g] == 1 for g in forms_of[problem.identity_of[f]]):
-                    out(f)
+                out(f)
             if state[f] != 0 and any(d not in available for d in problem.needs[f]):
                 out(f)
         for group in problem.groups:

@@ -18,6 +18,7 @@ import importlib
 import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from .backend import Backend, Outcome, SolveStatus, selection_value
@@ -25,6 +26,7 @@ from .closure import Problem, build_problem
 from .errors import InvalidRequest, UnknownStrategy
 from .gates import GateReport, apply_gates
 from .parse import parse_request
+from .reduce import Reduction
 from .refusal import over_budget_refusal, required_refusal
 from .trace import bundle_result, refused_result, undecided_result
 from .types import Request, Result
@@ -81,8 +83,6 @@ def assemble(
 
 
 def _with_timings(result: Result, timings: tuple[tuple[str, float], ...]) -> Result:
-    from dataclasses import replace
-
     return replace(result, timings=timings)
 
 
@@ -148,7 +148,13 @@ class Reducing:
         self.name = inner.name
 
     def solve(
-        self, problem: Problem, *, time_limit: float, workers: int, tiebreak: bool = True
+        self,
+        problem: Problem,
+        *,
+        time_limit: float,
+        workers: int,
+        tiebreak: bool = True,
+        hint: tuple[int, ...] | None = None,
     ) -> Outcome:
         from .bruteforce import BruteForce, combinations
         from .reduce import reduce_problem
@@ -160,9 +166,37 @@ class Reducing:
         reduction = reduce_problem(problem)
         if reduction is None:
             return Outcome(SolveStatus.INFEASIBLE)
+        deadline = time.monotonic() + time_limit
         core = reduction.core
-        backend: Backend = BruteForce() if combinations(core) <= self.SMALL_CORE else self.inner
-        found = backend.solve(core, time_limit=time_limit, workers=workers, tiebreak=tiebreak)
+        small = combinations(core) <= self.SMALL_CORE
+        if not small and tiebreak:
+            # Prove the value (and cost) optimum on the core first, then reduce again at
+            # that optimum: only forms that can appear in some value-optimal bundle are
+            # left for the tie-break phases, which are the expensive ones.
+            first = self.inner.solve(
+                core,
+                time_limit=time_limit,
+                workers=workers,
+                tiebreak=False,
+                hint=_restrict(reduction, reduction.incumbent),
+            )
+            if first.status is SolveStatus.OPTIMAL:
+                best = reduction.lift(first.selection)
+                again = reduce_problem(problem, known=best, by_cost=True)
+                if again is not None:
+                    # the value optimum is proven: it is the bound from here on
+                    proven = selection_value(problem, best)
+                    reduction = replace(again, bound=proven)
+                    core = reduction.core
+                    small = combinations(core) <= self.SMALL_CORE
+        backend: Backend = BruteForce() if small else self.inner
+        found = backend.solve(
+            core,
+            time_limit=max(0.001, deadline - time.monotonic()),
+            workers=workers,
+            tiebreak=tiebreak,
+            hint=_restrict(reduction, reduction.incumbent),
+        )
         if found.status is SolveStatus.INFEASIBLE:
             return found
         if found.status is SolveStatus.UNKNOWN:
@@ -181,6 +215,14 @@ class Reducing:
         if incumbent is not None and selection_value(problem, incumbent) > value:
             selection = incumbent
         return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
+
+
+def _restrict(reduction: Reduction, selection: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """A full-problem selection as a hint for the core (forms outside the core dropped)."""
+    if selection is None:
+        return None
+    position = {form: k for k, form in enumerate(reduction.core_forms)}
+    return tuple(position[f] for f in selection if f in position)
 
 
 def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:

@@ -8,10 +8,28 @@ import sys
 import assembler
 
 PUBLIC = {
-    "DEFAULT_TIME_LIMIT", "STRATEGIES", "AssemblerError", "Candidate", "Decision",
-    "EnumerationTooLarge", "InvalidRequest", "Reason", "Refusal", "RefusalCode", "Request",
-    "Result", "SolverError", "Status", "Task", "UnknownStrategy", "Verdict", "Violation",
-    "assemble", "parse_request", "request_from_json", "verify",
+    "DEFAULT_TIME_LIMIT",
+    "STRATEGIES",
+    "AssemblerError",
+    "Candidate",
+    "Decision",
+    "EnumerationTooLarge",
+    "InvalidRequest",
+    "Reason",
+    "Refusal",
+    "RefusalCode",
+    "Request",
+    "Result",
+    "SolverError",
+    "Status",
+    "Task",
+    "UnknownStrategy",
+    "Verdict",
+    "Violation",
+    "assemble",
+    "parse_request",
+    "request_from_json",
+    "verify",
 }
 
 
@@ -22,7 +40,11 @@ def test_public_api_is_pinned() -> None:
 
 
 def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -> None:
-    for error in (assembler.InvalidRequest, assembler.UnknownStrategy, assembler.EnumerationTooLarge):
+    for error in (
+        assembler.InvalidRequest,
+        assembler.UnknownStrategy,
+        assembler.EnumerationTooLarge,
+    ):
         assert issubclass(error, assembler.AssemblerError) and issubclass(error, ValueError)
     assert issubclass(assembler.SolverError, assembler.AssemblerError)
 

@@ -62,8 +62,10 @@ def test_undecided_exits_3(
     ("content", "needle"),
     [
         ("{broken", "malformed JSON"),
-        (json.dumps({"task": {"id": "t", "budget": 1}, "candidates": [{"id": "x", "cost": -3}]}),
-         "candidates[0].cost (candidate 'x'): must be >= 0"),
+        (
+            json.dumps({"task": {"id": "t", "budget": 1}, "candidates": [{"id": "x", "cost": -3}]}),
+            "candidates[0].cost (candidate 'x'): must be >= 0",
+        ),
         (json.dumps({"task": {"id": "t"}, "candidates": []}), "task.budget"),
     ],
 )
@@ -92,12 +94,18 @@ def test_stdin_and_console_script_in_a_subprocess() -> None:
     req["candidates"] = [form("a", 3, 0.4)]
     done = subprocess.run(
         [sys.executable, "-m", "assembler.cli", "compile", "-", "--strategy", "enumerate"],
-        input=json.dumps(req), capture_output=True, text=True, check=False,
+        input=json.dumps(req),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["selected"] == ["a"]
     bad = subprocess.run(
         [sys.executable, "-m", "assembler.cli", "compile", "-"],
-        input="[1, 2", capture_output=True, text=True, check=False,
+        input="[1, 2",
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "malformed" in bad.stderr

@@ -65,7 +65,9 @@ def test_transferred_form_keeps_its_origin_in_the_record() -> None:
     ],
 )
 def test_freshness_is_operation_relative(operation: str, version: str, gate: Reason | None) -> None:
-    req = with_candidates(form("x", 1, source="decision-record", version=version), operation=operation)
+    req = with_candidates(
+        form("x", 1, source="decision-record", version=version), operation=operation
+    )
     req["sources"] = {"decision-record": "C5"}
     assert gate_of(req, "x") is gate
 
@@ -106,7 +108,9 @@ def test_evidence_from_a_data_channel_passes_authority() -> None:
 
 def test_first_failing_gate_is_the_reason() -> None:
     req = with_candidates(
-        form("x", 1, scope="project-b", source="s", version="old", role="instruction", channel="tool"),
+        form(
+            "x", 1, scope="project-b", source="s", version="old", role="instruction", channel="tool"
+        ),
         scope="project-a",
         seal=["x"],
     )
@@ -133,7 +137,9 @@ def test_dependency_unavailable_cascades_transitively() -> None:
 def test_group_ineligible_when_a_partner_has_no_eligible_form() -> None:
     req = with_candidates(
         form("claim", 1, 0.9, group="g"),
-        form("qualification", 1, 0.1, group="g", seal_me=None) if False else form("qualification", 1, 0.1, group="g"),
+        form("qualification", 1, 0.1, group="g", seal_me=None)
+        if False
+        else form("qualification", 1, 0.1, group="g"),
         seal=["qualification"],
     )
     report = apply_gates(parse_request(req))

@@ -167,7 +167,8 @@ def test_small_shape_reaches_every_gate_and_refusal() -> None:
         structure["group"] += bool(groups)
         identities = Counter(c.get("identity", c["id"]) for c in forms)
         structure["partial group"] += any(
-            "group" not in c and any(
+            "group" not in c
+            and any(
                 "group" in o and o.get("identity", o["id"]) == c.get("identity", c["id"])
                 for o in forms
             )
@@ -180,8 +181,14 @@ def test_small_shape_reaches_every_gate_and_refusal() -> None:
             if r.startswith("resolver-")
         )
     for gate in (
-        "sealed", "scope", "scope-unknown", "stale", "freshness-unknown", "authority",
-        "dependency-unavailable", "group-ineligible",
+        "sealed",
+        "scope",
+        "scope-unknown",
+        "stale",
+        "freshness-unknown",
+        "authority",
+        "dependency-unavailable",
+        "group-ineligible",
     ):
         assert reasons[gate] > 0, gate
     for admitted in ("required", "dependency", "group", "value", "alternative", "not-chosen"):
@@ -190,8 +197,17 @@ def test_small_shape_reaches_every_gate_and_refusal() -> None:
         assert outcomes[outcome] > 0, outcome
     assert outcomes["bundle"] >= 120, "most requests still have a bundle to compare"
     for name in (
-        "shared scope", "transfer", "historical", "threshold", "required flag", "cycle",
-        "dangling", "group", "partial group", "alternatives", "shared resolver",
+        "shared scope",
+        "transfer",
+        "historical",
+        "threshold",
+        "required flag",
+        "cycle",
+        "dangling",
+        "group",
+        "partial group",
+        "alternatives",
+        "shared resolver",
     ):
         assert structure[name] > 0, name
 

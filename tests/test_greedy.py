@@ -138,8 +138,14 @@ def _suboptimal_request(budget: int, *, with_other: bool) -> dict[str, Any]:
     req = request(budget)
     req["candidates"] = [
         form("incident-full", 400, 0.8, identity="incident"),
-        form("incident-ref", 20, 0.8, identity="incident", form="reference",
-             depends_on=["incident-resolver"]),
+        form(
+            "incident-ref",
+            20,
+            0.8,
+            identity="incident",
+            form="reference",
+            depends_on=["incident-resolver"],
+        ),
         form("incident-resolver", 650, 0.0),
     ]
     if with_other:

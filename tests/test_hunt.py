@@ -38,8 +38,7 @@ EXAMPLES = 100
 @pytest.fixture(scope="module")
 def greedy_hunt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     out = tmp_path_factory.mktemp("register")
-    config = HuntConfig(strategy="greedy", seed=SEED, examples=EXAMPLES, out=out,
-                        shrink_per_kind=1)
+    config = HuntConfig(strategy="greedy", seed=SEED, examples=EXAMPLES, out=out, shrink_per_kind=1)
     return hunt(config), out
 
 
@@ -109,25 +108,30 @@ def test_hunt_is_deterministic_for_seed_and_count() -> None:
     config = HuntConfig(strategy="greedy", seed=3, examples=40, out=None, shrink_per_kind=0)
     first, second = hunt(config), hunt(config)
     assert first.findings == second.findings
-    assert first.findings != hunt(HuntConfig("greedy", seed=4, examples=40, out=None,
-                                             shrink_per_kind=0)).findings
+    assert (
+        first.findings
+        != hunt(HuntConfig("greedy", seed=4, examples=40, out=None, shrink_per_kind=0)).findings
+    )
 
 
 def test_workers_do_not_change_the_findings() -> None:
     one = HuntConfig(strategy="greedy", seed=5, examples=48, out=None, shrink_per_kind=1)
-    two = HuntConfig(strategy="greedy", seed=5, examples=48, out=None, shrink_per_kind=1,
-                     workers=2)
+    two = HuntConfig(strategy="greedy", seed=5, examples=48, out=None, shrink_per_kind=1, workers=2)
     a, b = hunt(one), hunt(two)
     assert a.findings == b.findings
     assert a.cases == b.cases
 
 
 def test_seconds_mode_tries_a_prefix() -> None:
-    report = hunt(HuntConfig(strategy="greedy", seed=1, examples=None, seconds=0.5, out=None,
-                             shrink_per_kind=0))
+    report = hunt(
+        HuntConfig(
+            strategy="greedy", seed=1, examples=None, seconds=0.5, out=None, shrink_per_kind=0
+        )
+    )
     assert report.examples > 0
-    expected = hunt(HuntConfig(strategy="greedy", seed=1, examples=report.examples, out=None,
-                               shrink_per_kind=0))
+    expected = hunt(
+        HuntConfig(strategy="greedy", seed=1, examples=report.examples, out=None, shrink_per_kind=0)
+    )
     assert report.findings == expected.findings
 
 
@@ -141,10 +145,22 @@ def _classic_false_refusal() -> dict[str, Any]:
         "task": {"id": "t", "budget": 700, "required": ["a", "b"]},
         "candidates": [
             {"id": "a.full", "identity": "a", "form": "full", "cost": 400, "relevance": 0.9},
-            {"id": "a.ref", "identity": "a", "form": "reference", "cost": 20,
-             "relevance": 0.6, "depends_on": ["resolver"]},
-            {"id": "b.ref", "identity": "b", "form": "reference", "cost": 20,
-             "relevance": 0.5, "depends_on": ["resolver"]},
+            {
+                "id": "a.ref",
+                "identity": "a",
+                "form": "reference",
+                "cost": 20,
+                "relevance": 0.6,
+                "depends_on": ["resolver"],
+            },
+            {
+                "id": "b.ref",
+                "identity": "b",
+                "form": "reference",
+                "cost": 20,
+                "relevance": 0.5,
+                "depends_on": ["resolver"],
+            },
             {"id": "resolver", "cost": 650, "relevance": 0.1},
         ],
     }
@@ -204,8 +220,21 @@ def test_simplifications_are_strictly_simpler() -> None:
 
 
 def test_cli_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--against", "greedy", "--seed", str(SEED), "--examples", "30", "--out",
-                 str(tmp_path), "--json", "--shrink", "1"])
+    code = main(
+        [
+            "--against",
+            "greedy",
+            "--seed",
+            str(SEED),
+            "--examples",
+            "30",
+            "--out",
+            str(tmp_path),
+            "--json",
+            "--shrink",
+            "1",
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["examples"] == 30 and data["strategy"] == "greedy"

@@ -71,15 +71,25 @@ def test_invalid_request_is_both_assembler_error_and_value_error() -> None:
         ({"task": {"budget": 1}, "candidates": []}, "task.id"),
         ({"task": {"id": "t", "budget": -1}, "candidates": []}, "task.budget"),
         ({"task": {"id": "t", "budget": 2**64}, "candidates": []}, "task.budget"),
-        ({"task": {"id": "t", "budget": 1, "operation": "now"}, "candidates": []}, "task.operation"),
-        ({"task": {"id": "t", "budget": 1, "min_relevance": 2}, "candidates": []}, "task.min_relevance"),
+        (
+            {"task": {"id": "t", "budget": 1, "operation": "now"}, "candidates": []},
+            "task.operation",
+        ),
+        (
+            {"task": {"id": "t", "budget": 1, "min_relevance": 2}, "candidates": []},
+            "task.min_relevance",
+        ),
         ({"task": {"id": "t", "budget": 1, "required": "a"}, "candidates": []}, "task.required"),
         ({"task": {"id": "t", "budget": 1, "extra": 1}, "candidates": []}, "task.extra"),
         ({"task": {"id": "t", "budget": 1}, "candidates": {}}, "candidates"),
         ({"task": {"id": "t", "budget": 1}, "candidates": [], "x": 1}, "x"),
         ({"task": {"id": "t", "budget": 1}, "candidates": [], "sources": {"s": 1}}, "sources.s"),
         (
-            {"task": {"id": "t", "budget": 1}, "candidates": [], "policy": {"authority": {"tool": "god"}}},
+            {
+                "task": {"id": "t", "budget": 1},
+                "candidates": [],
+                "policy": {"authority": {"tool": "god"}},
+            },
             "policy.authority.tool",
         ),
         ({"task": {"id": "t", "budget": 1}, "candidates": [3]}, "candidates[0]"),
@@ -112,7 +122,9 @@ def test_costs_whose_sum_overflows_exact_arithmetic_are_refused() -> None:
 def test_malformed_json_and_nan_literal() -> None:
     with pytest.raises(InvalidRequest, match="malformed JSON"):
         request_from_json("{not json")
-    text = json.dumps(request()).replace('"candidates": []', '"candidates": [{"id": "a", "cost": 1, "relevance": NaN}]')
+    text = json.dumps(request()).replace(
+        '"candidates": []', '"candidates": [{"id": "a", "cost": 1, "relevance": NaN}]'
+    )
     with pytest.raises(InvalidRequest, match="NaN"):
         request_from_json(text)
 
@@ -125,9 +137,17 @@ def test_whole_floats_are_accepted_as_integers() -> None:
 
 
 def test_defaults_follow_the_stated_model() -> None:
-    parsed = parse_request({"task": {"id": "t", "budget": 5}, "candidates": [{"id": "a", "cost": 1}]})
+    parsed = parse_request(
+        {"task": {"id": "t", "budget": 5}, "candidates": [{"id": "a", "cost": 1}]}
+    )
     (a,) = parsed.candidates
-    assert (a.identity, a.form, a.relevance, a.scope, a.role.value) == ("a", "full", 0.0, "unknown", "evidence")
+    assert (a.identity, a.form, a.relevance, a.scope, a.role.value) == (
+        "a",
+        "full",
+        0.0,
+        "unknown",
+        "evidence",
+    )
     assert parsed.task.operation.value == "current" and parsed.task.min_relevance == 0
 
 

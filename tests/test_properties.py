@@ -97,16 +97,17 @@ def test_every_strategy_result_is_judged_and_greedy_is_always_legal(
 def test_the_lp_reduction_keeps_the_exact_optimum(
     req: dict[str, Any],
 ) -> None:
-    # Small requests never reach the LP on their own; force it so its fixing is tested.
-    original = reduce_module.LP_MIN_FORMS
-    reduce_module.LP_MIN_FORMS = 0
+    # Small requests never reach the LP, nor the second (cost) reduction, on their own;
+    # force both so their fixings are tested against the oracle.
+    original = reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE
+    reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE = 0, 0
     try:
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
         reduced = Reducing(BruteForce()).solve(problem, time_limit=10, workers=1)
     finally:
-        reduce_module.LP_MIN_FORMS = original
+        reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE = original
     assert reduced.status == plain.status
     assert reduced.selection == plain.selection
 

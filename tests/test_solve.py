@@ -27,12 +27,22 @@ def knapsack(n: int, seed: int, budget_fraction: float = 0.3) -> dict[str, Any]:
         candidates.append(form(f"i{identity}-full", base, relevance, identity=f"i{identity}"))
         if rng.random() < 0.5:
             candidates.append(
-                form(f"i{identity}-compact", base // 3, round(relevance * 0.7, 3), identity=f"i{identity}")
+                form(
+                    f"i{identity}-compact",
+                    base // 3,
+                    round(relevance * 0.7, 3),
+                    identity=f"i{identity}",
+                )
             )
         if rng.random() < 0.2:
             candidates.append(
-                form(f"i{identity}-ref", 15, round(relevance * 0.8, 3), identity=f"i{identity}",
-                     depends_on=[rng.choice(resolvers)])
+                form(
+                    f"i{identity}-ref",
+                    15,
+                    round(relevance * 0.8, 3),
+                    identity=f"i{identity}",
+                    depends_on=[rng.choice(resolvers)],
+                )
             )
         if rng.random() < 0.05:
             candidates[-1]["group"] = f"g{identity // 2}"
@@ -47,11 +57,15 @@ def test_answer_is_identical_under_permutation_and_worker_count(seed: int) -> No
     req = knapsack(120, seed)
     first = solve(req)
     assert first.optimal
-    shuffled = dict(req, candidates=random.Random(seed).sample(req["candidates"], len(req["candidates"])))
+    shuffled = dict(
+        req, candidates=random.Random(seed).sample(req["candidates"], len(req["candidates"]))
+    )
     for variant, workers in ((shuffled, 1), (req, 8), (shuffled, 8)):
         other = solve(variant, workers=workers)
         assert (other.selected, other.package_id, other.trace_id) == (
-            first.selected, first.package_id, first.trace_id,
+            first.selected,
+            first.package_id,
+            first.trace_id,
         )
         assert [d.to_dict() for d in other.decisions] == [d.to_dict() for d in first.decisions]
 
@@ -111,7 +125,8 @@ def test_required_ineligible_names_each_form_with_its_gate() -> None:
     assert refusal is not None and refusal.code.value == "REQUIRED_INELIGIBLE"
     (item,) = refusal.identities
     assert dict((f, g.value) for f, g in item.forms) == {
-        "doc-full": "scope", "doc-ref": "dependency-unavailable",
+        "doc-full": "scope",
+        "doc-ref": "dependency-unavailable",
     }
 
 
@@ -130,10 +145,15 @@ def test_enumerate_refuses_clearly_above_its_limit() -> None:
     assert caught.value.combinations == 2**40
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"time_limit": 0}, "time_limit"), ({"time_limit": float("nan")}, "time_limit"),
-    ({"workers": 0}, "workers"), ({"workers": 1.5}, "workers"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"time_limit": 0}, "time_limit"),
+        ({"time_limit": float("nan")}, "time_limit"),
+        ({"workers": 0}, "workers"),
+        ({"workers": 1.5}, "workers"),
+    ],
+)
 def test_bad_solver_arguments(kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         assembler.assemble(request(), **kwargs)

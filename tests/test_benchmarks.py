@@ -1,0 +1,86 @@
+"""Smoke test of the benchmark runner: it runs end to end and writes its files.
+
+No timing is asserted here (performance goals live in benchmarks/, never in tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+# benchmarks/ lives in the checkout, next to tests/, and is not an installed package
+CHECKOUT = Path(__file__).resolve().parents[1]
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(name)
+
+
+def test_runner_writes_table_json_and_plot(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    code = _module("benchmarks").main(
+        [
+            "--sizes",
+            "30,60",
+            "--repeats",
+            "1",
+            "--noise",
+            "1",
+            "--time-limit",
+            "2",
+            "--import-repeats",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    for name in ("RESULTS.md", "results.json", "scaling.png"):
+        assert (out / name).is_file(), name
+    assert (out / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert {"machine", "settings", "import", "sizes", "elapsed_s"} <= data.keys()
+    assert {"cpu", "cores", "ram_gib", "python", "versions", "date"} <= data["machine"].keys()
+    assert {"import_s", "loaded_by_import", "first_call_100_s"} <= data["import"].keys()
+    assert data["import"]["loaded_by_import"]["ortools"] is False
+    assert [size["size"] for size in data["sizes"]] == [30, 60]
+    for size in data["sizes"]:
+        assert size["errors"] == []
+        ours = size["ours"]
+        assert {"total", "stages", "optimal", "runs", "greedy_loss", "core"} <= ours.keys()
+        assert {"parse", "gates", "closure", "solve", "trace", "total", "reduce", "verify"} <= (
+            ours["stages"].keys()
+        )
+        assert {"median", "min", "max"} <= ours["total"].keys()
+        assert ours["violations"] == 0
+        assert ours["rss_one_solve_mb"] > 0
+        assert ours["noise"]["n"] == 2
+        assert set(size["peers"]) == {"cpsat", "highs"}
+        for peer in size["peers"].values():
+            assert {"e2e", "solve", "statuses", "speedup_e2e", "disagreements"} <= peer.keys()
+            assert peer["disagreements"] == []
+
+    text = (out / "RESULTS.md").read_text(encoding="utf-8")
+    for heading in ("## Machine", "## Results", "## Where the time goes", "## Peers"):
+        assert heading in text
+
+
+def test_quick_defaults_and_no_peers() -> None:
+    parse_args = _module("benchmarks.runner").parse_args
+    args = parse_args(["--quick", "--no-peers"])
+    assert args.sizes == [100, 1000]
+    assert args.repeats == 2
+    assert args.no_peers
+    full = parse_args([])
+    assert full.sizes == [100, 1000, 10_000, 100_000]
+    assert full.time_limit == 5.0
