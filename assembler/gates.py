@@ -40,18 +40,37 @@ class GateReport:
         return candidate_id in self.notes
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every form's gate consults, built once per request rather than per form."""
+
+    seal: frozenset[str]
+    sources: dict[str, str]
+    authority: dict[str, str]
+
+    @classmethod
+    def of(cls, request: Request) -> _Context:
+        return cls(frozenset(request.task.seal), dict(request.sources), dict(request.authority))
+
+    def standing(self, channel: str | None) -> str:
+        """The authority standing of a channel: the request's table over the defaults."""
+        if channel is not None and channel in self.authority:
+            return self.authority[channel]
+        return "instruction" if channel in DEFAULT_INSTRUCTION_CHANNELS else "data"
+
+
 def standing(request: Request, channel: str | None) -> str:
     """The authority standing of a channel: the request's table over the defaults."""
-    table = dict(request.authority)
-    if channel is not None and channel in table:
-        return table[channel]
-    return "instruction" if channel in DEFAULT_INSTRUCTION_CHANNELS else "data"
+    return _Context.of(request).standing(channel)
 
 
-def form_gate(request: Request, candidate: Candidate) -> tuple[Reason, str] | None:
+def form_gate(
+    request: Request, candidate: Candidate, context: _Context | None = None
+) -> tuple[Reason, str] | None:
     """The first per-form gate the candidate fails, or None when it passes all four."""
     task = request.task
-    seal = set(task.seal)
+    ctx = context or _Context.of(request)
+    seal = ctx.seal
     if seal:
         if candidate.id in seal:
             return Reason.SEALED, f"its id {candidate.id!r} is sealed"
@@ -69,8 +88,7 @@ def form_gate(request: Request, candidate: Candidate) -> tuple[Reason, str] | No
                 f"it belongs to {candidate.scope!r}, not {task.scope!r}, with no transfer record",
             )
     if task.operation is Operation.CURRENT and candidate.source is not None:
-        sources = dict(request.sources)
-        current = sources.get(candidate.source)
+        current = ctx.sources.get(candidate.source)
         if current is None:
             return (
                 Reason.FRESHNESS_UNKNOWN,
@@ -83,7 +101,7 @@ def form_gate(request: Request, candidate: Candidate) -> tuple[Reason, str] | No
                 f" ({current!r})",
             )
     if candidate.role is Role.INSTRUCTION:
-        channel_standing = standing(request, candidate.channel)
+        channel_standing = ctx.standing(candidate.channel)
         if channel_standing != "instruction":
             channel = (
                 "no channel" if candidate.channel is None else f"channel {candidate.channel!r}"
@@ -108,8 +126,9 @@ def apply_gates(request: Request) -> GateReport:
     """Run every gate over every candidate of ``request``."""
     rejected: dict[str, tuple[Reason, str]] = {}
     notes: dict[str, str] = {}
+    context = _Context.of(request)
     for candidate in request.candidates:
-        failure = form_gate(request, candidate)
+        failure = form_gate(request, candidate, context)
         if failure is not None:
             rejected[candidate.id] = failure
             continue

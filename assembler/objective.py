@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import hashlib
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 __all__ = ["bundle_key", "form_value", "tiebreak_weight"]
 
 _THOUSAND = Decimal(1000)
 
 
+@lru_cache(maxsize=8192)
 def form_value(relevance: float, min_relevance: float) -> int:
     """round_half_up(relevance x 1000), or 0 below the task's threshold.
 

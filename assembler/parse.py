@@ -157,68 +157,97 @@ def _parse_policy(raw: Any) -> tuple[dict[str, str], bool]:
     return table, True
 
 
+_ROLES = {role.value: role for role in Role}
+
+
 def _parse_candidate(raw: Any, index: int) -> Candidate:
-    where = f"candidates[{index}]"
+    # Hot path (100k candidates in a large request): the common case does plain type
+    # checks and builds no message; each message and JSON path is formatted only when
+    # a check fails, by the same helpers the rest of the module uses.
     if not isinstance(raw, Mapping):
-        raise InvalidRequest(where, f"must be an object, not {_kind(raw)}")
-    cid: str | None = raw.get("id") if isinstance(raw.get("id"), str) else None
-    unknown = sorted(set(raw) - _CANDIDATE_KEYS)
-    if unknown:
+        raise InvalidRequest(f"candidates[{index}]", f"must be an object, not {_kind(raw)}")
+    if not raw.keys() <= _CANDIDATE_KEYS:
+        unknown = sorted(str(key) for key in set(raw) - _CANDIDATE_KEYS)
+        cid = raw.get("id") if isinstance(raw.get("id"), str) else None
         raise InvalidRequest(
-            f"{where}.{unknown[0]}", "unknown field (see models/README.md)", candidate=cid
+            f"candidates[{index}].{unknown[0]}",
+            "unknown field (see models/README.md)",
+            candidate=cid,
         )
     if "id" not in raw:
-        raise InvalidRequest(f"{where}.id", "is required")
-    candidate_id = _string(raw["id"], f"{where}.id")
+        raise InvalidRequest(f"candidates[{index}].id", "is required")
+    candidate_id = raw["id"]
+    if type(candidate_id) is not str or not candidate_id:
+        candidate_id = _string(candidate_id, f"candidates[{index}].id")
+    get = raw.get
 
-    def field(name: str) -> str:
-        return f"{where}.{name}"
+    def text(name: str, default: str | None) -> str | None:
+        value = get(name, default)
+        if type(value) is str and value:
+            return value
+        if value is None and name not in raw:
+            return None
+        return _string(value, f"candidates[{index}].{name}", candidate_id)
+
+    def names(name: str, *, empty: bool = False) -> list[str]:
+        value = get(name)
+        if value is None and name not in raw:
+            return []
+        if type(value) is list and all(type(v) is str and (v or empty) for v in value):
+            return value
+        return _strings(value, f"candidates[{index}].{name}", candidate_id, empty=empty)
 
     def fail(name: str, message: str) -> InvalidRequest:
-        return InvalidRequest(field(name), message, candidate=candidate_id)
+        return InvalidRequest(f"candidates[{index}].{name}", message, candidate=candidate_id)
 
     if "cost" not in raw:
         raise fail("cost", "is required")
+    cost = raw["cost"]
+    if type(cost) is not int or not 0 <= cost <= MAX_INTEGER:
+        cost = _integer(cost, f"candidates[{index}].cost", candidate_id)
+    relevance = get("relevance", 0)
+    if type(relevance) is float and 0.0 <= relevance <= 1.0:
+        pass
+    else:
+        relevance = _unit_number(relevance, f"candidates[{index}].relevance", candidate_id)
     transfer_from: str | None = None
     if "transfer" in raw:
         transfer = raw["transfer"]
         if not isinstance(transfer, Mapping) or set(transfer) != {"from"}:
             raise fail("transfer", 'must be an object with exactly one key, "from"')
-        transfer_from = _string(transfer["from"], field("transfer.from"), candidate_id)
-    role = raw.get("role", Role.EVIDENCE.value)
-    if role not in {r.value for r in Role}:
-        raise fail("role", f"must be 'evidence' or 'instruction', not {role!r}")
-    required = raw.get("required", False)
-    if not isinstance(required, bool):
+        transfer_from = _string(
+            transfer["from"], f"candidates[{index}].transfer.from", candidate_id
+        )
+    role = _ROLES.get(get("role", "evidence"))
+    if role is None:
+        raise fail("role", f"must be 'evidence' or 'instruction', not {get('role')!r}")
+    required = get("required", False)
+    if type(required) is not bool:
         raise fail("required", f"must be true or false, not {_kind(required)}")
-    content = raw.get("content")
-    if "content" in raw and not isinstance(content, str):
+    content = get("content")
+    if "content" in raw and type(content) is not str:
         raise fail("content", f"must be a string, not {_kind(content)}")
-
-    def optional_string(name: str) -> str | None:
-        # An explicit null is refused like any other wrong type: absent means absent.
-        return _string(raw[name], field(name), candidate_id) if name in raw else None
-
+    depends_on = names("depends_on")
+    identity = text("identity", candidate_id)
+    assert identity is not None
     return Candidate(
         id=candidate_id,
-        identity=_string(raw.get("identity", candidate_id), field("identity"), candidate_id),
-        cost=_integer(raw["cost"], field("cost"), candidate_id),
-        form=_string(raw.get("form", "full"), field("form"), candidate_id),
-        relevance=_unit_number(raw.get("relevance", 0), field("relevance"), candidate_id),
+        identity=identity,
+        cost=cost,
+        form=text("form", "full") or "full",
+        relevance=float(relevance),
         required=required,
-        scope=_string(raw.get("scope", "unknown"), field("scope"), candidate_id),
+        scope=text("scope", "unknown") or "unknown",
         transfer_from=transfer_from,
-        source=optional_string("source"),
-        version=optional_string("version"),
-        channel=optional_string("channel"),
-        role=Role(role),
-        depends_on=tuple(
-            sorted(set(_strings(raw.get("depends_on", []), field("depends_on"), candidate_id)))
-        ),
-        group=optional_string("group"),
-        lineage=tuple(_strings(raw.get("lineage", []), field("lineage"), candidate_id)),
+        source=text("source", None),
+        version=text("version", None),
+        channel=text("channel", None),
+        role=role,
+        depends_on=tuple(sorted(set(depends_on))) if depends_on else (),
+        group=text("group", None),
+        lineage=tuple(names("lineage")),
         content=content,
-        labels=tuple(_strings(raw.get("labels", []), field("labels"), candidate_id, empty=True)),
+        labels=tuple(names("labels", empty=True)),
         position=index,
     )
 

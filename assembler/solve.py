@@ -72,7 +72,9 @@ def assemble(
     parsed_at = time.perf_counter()
     gates = apply_gates(parsed)
     gated_at = time.perf_counter()
-    result = run(parsed, gates, float(limit), count)
+    # The limit covers the whole call, so parsing a huge request eats into it.
+    remaining = max(0.001, float(limit) - (gated_at - started))
+    result = run(parsed, gates, remaining, count)
     timings = (
         ("parse", parsed_at - started),
         ("gates", gated_at - parsed_at),
@@ -159,6 +161,7 @@ class Reducing:
         from .bruteforce import BruteForce, combinations
         from .reduce import reduce_problem
 
+        deadline = time.monotonic() + time_limit
         if problem.budget is None:
             return self.inner.solve(
                 problem, time_limit=time_limit, workers=workers, tiebreak=tiebreak
@@ -166,20 +169,27 @@ class Reducing:
         reduction = reduce_problem(problem)
         if reduction is None:
             return Outcome(SolveStatus.INFEASIBLE)
-        deadline = time.monotonic() + time_limit
         core = reduction.core
         small = combinations(core) <= self.SMALL_CORE
+        if not small and deadline - time.monotonic() < self.MODEL_SECONDS_PER_FORM * core.size:
+            # Not even time to build the model: answer with what the reduction proved.
+            return self._fallback(problem, reduction)
         if not small and tiebreak:
             # Prove the value (and cost) optimum on the core first, then reduce again at
             # that optimum: only forms that can appear in some value-optimal bundle are
             # left for the tie-break phases, which are the expensive ones.
             first = self.inner.solve(
                 core,
-                time_limit=time_limit,
+                time_limit=max(0.001, deadline - time.monotonic()),
                 workers=workers,
                 tiebreak=False,
                 hint=_restrict(reduction, reduction.incumbent),
             )
+            if first.status is SolveStatus.INFEASIBLE:
+                return first
+            if first.status is not SolveStatus.OPTIMAL:
+                # Out of time before the value was proven: the tie-break phases cannot run.
+                return self._unproven(problem, reduction, first)
             if first.status is SolveStatus.OPTIMAL:
                 best = reduction.lift(first.selection)
                 again = reduce_problem(problem, known=best, by_cost=True)
@@ -199,20 +209,36 @@ class Reducing:
         )
         if found.status is SolveStatus.INFEASIBLE:
             return found
-        if found.status is SolveStatus.UNKNOWN:
-            if reduction.incumbent is None:
-                return Outcome(SolveStatus.UNKNOWN, bound=reduction.bound)
-            return Outcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
-        selection = reduction.lift(found.selection)
-        value = selection_value(problem, selection)
         if found.status is SolveStatus.OPTIMAL:
-            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
-        fixed_value = sum(problem.value[f] for f in reduction.chosen)
-        bounds = [b for b in (reduction.bound, found.bound) if b is not None]
+            selection = reduction.lift(found.selection)
+            return Outcome(
+                SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection)
+            )
+        return self._unproven(problem, reduction, found)
+
+    # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
+    MODEL_SECONDS_PER_FORM = 2e-5
+
+    @staticmethod
+    def _fallback(problem: Problem, reduction: Reduction) -> Outcome:
+        if reduction.incumbent is None:
+            return Outcome(SolveStatus.UNKNOWN, bound=reduction.bound)
+        return Outcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
+
+    @staticmethod
+    def _unproven(problem: Problem, reduction: Reduction, found: Outcome) -> Outcome:
+        """The better of the core search's answer and the incumbent, with the best bound."""
+        assert found.status in (SolveStatus.FEASIBLE, SolveStatus.UNKNOWN), found.status
+        if found.status is SolveStatus.UNKNOWN:
+            return Reducing._fallback(problem, reduction)
+        selection = reduction.lift(found.selection)
+        bounds = [b for b in (reduction.bound,) if b is not None]
         if found.bound is not None:
-            bounds[-1] = fixed_value + found.bound
+            bounds.append(sum(problem.value[f] for f in reduction.chosen) + found.bound)
         incumbent = reduction.incumbent
-        if incumbent is not None and selection_value(problem, incumbent) > value:
+        if incumbent is not None and selection_value(problem, incumbent) > selection_value(
+            problem, selection
+        ):
             selection = incumbent
         return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
 

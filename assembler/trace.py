@@ -94,7 +94,8 @@ def trace_id(
         "package_id": package,
         "status": status.value,
         "refusal": None if refusal is None else refusal.code.value,
-        "decisions": [[d.id, d.verdict.value, d.reason.value] for d in decisions],
+        # StrEnum members encode as their values; .value costs an enum lookup each
+        "decisions": [[d.id, d.verdict, d.reason] for d in decisions],
     }
     return _sha256(canonical_json(body))
 
