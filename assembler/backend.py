@@ -46,10 +46,12 @@ class Backend(Protocol):
         workers: int,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
+        value_only: bool = False,
     ) -> Outcome:
         """The best selection; with ``tiebreak=False`` any selection optimal in value
-        and cost will do (enough to price a closure) and OPTIMAL means just that.
-        ``hint`` is a selection to start from; it never changes the answer."""
+        and cost will do (enough to price a closure), with ``value_only`` any selection
+        optimal in value, and OPTIMAL means just that. ``hint`` is a selection to start
+        from; it never changes the answer."""
         ...
 
 

@@ -46,6 +46,7 @@ class BruteForce:
         workers: int = 1,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
+        value_only: bool = False,
     ) -> Outcome:
         total = combinations(problem)
         if total > self.limit:

@@ -67,8 +67,8 @@ def reduce_problem(
 
     ``known`` is a legal selection (for instance a proven value optimum); the fixing
     uses it when it is worth more than the incumbent built here. With ``by_cost``,
-    ``known`` must be optimal in value and then cost, and the fixing keeps exactly
-    the bundles that tie with it on both.
+    ``known`` must be optimal in value, and the fixing keeps every bundle of that
+    value that costs no more than ``known`` (so every bundle optimal in both).
     """
     state: list[int | None] = [None] * problem.size
     stats = {"forms": problem.size}
@@ -249,11 +249,11 @@ def _lp_fixing(
     *,
     by_cost: bool = False,
 ) -> tuple[int | None, tuple[int, ...] | None, list[int], list[int]] | None:
-    """Fixings by value, or (``by_cost``, with ``known`` a proven value-and-cost optimum)
-    by cost among the bundles worth at least as much as ``known``.
+    """Fixings by value, or (``by_cost``, with ``known`` a proven value optimum) by cost
+    among the bundles worth at least as much as ``known``.
 
-    The second keeps every bundle optimal in value and then cost, so the tie-break
-    phases only see forms that take part in a tie.
+    The second keeps every bundle optimal in value and then cost, so the cost and
+    tie-break phases only see forms that can take part in such a bundle.
     """
     import numpy as np
 

@@ -157,6 +157,7 @@ class Reducing:
         workers: int,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
+        value_only: bool = False,
     ) -> Outcome:
         from .bruteforce import BruteForce, combinations
         from .reduce import reduce_problem
@@ -175,14 +176,14 @@ class Reducing:
             # Not even time to build the model: answer with what the reduction proved.
             return self._fallback(problem, reduction)
         if not small and tiebreak:
-            # Prove the value (and cost) optimum on the core first, then reduce again at
-            # that optimum: only forms that can appear in some value-optimal bundle are
-            # left for the tie-break phases, which are the expensive ones.
+            # Prove the value optimum on the core first, then reduce again by cost among
+            # the bundles worth that much: only forms that can take part in a bundle
+            # optimal in value and cost are left for the cost and tie-break phases.
             first = self.inner.solve(
                 core,
                 time_limit=max(0.001, deadline - time.monotonic()),
                 workers=workers,
-                tiebreak=False,
+                value_only=True,
                 hint=_restrict(reduction, reduction.incumbent),
             )
             if first.status is SolveStatus.INFEASIBLE:
