@@ -47,11 +47,13 @@ class Backend(Protocol):
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
+        proven: tuple[int, ...] = (),
     ) -> Outcome:
         """The best selection; with ``tiebreak=False`` any selection optimal in value
         and cost will do (enough to price a closure), with ``value_only`` any selection
         optimal in value, and OPTIMAL means just that. ``hint`` is a selection to start
-        from; it never changes the answer."""
+        from; it never changes the answer. ``proven`` holds the optimal value (and cost)
+        when an earlier search proved them: a backend may fix instead of re-proving."""
         ...
 
 

@@ -47,6 +47,7 @@ class BruteForce:
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
+        proven: tuple[int, ...] = (),
     ) -> Outcome:
         total = combinations(problem)
         if total > self.limit:

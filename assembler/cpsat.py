@@ -50,13 +50,14 @@ class CpSat:
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
+        proven: tuple[int, ...] = (),
     ) -> Outcome:
         from ortools.sat.python import cp_model
 
         session = _Session(cp_model, problem, time_limit, workers)
         if hint is not None:
             session.hint(hint)
-        return session.run(tiebreak=tiebreak, value_only=value_only)
+        return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven)
 
 
 class _Session:
@@ -130,11 +131,15 @@ class _Session:
         for i, var in enumerate(self.x):
             self.model.add_hint(var, i in chosen)
 
-    def run(self, *, tiebreak: bool = True, value_only: bool = False) -> Outcome:
+    def run(
+        self, *, tiebreak: bool = True, value_only: bool = False, proven: tuple[int, ...] = ()
+    ) -> Outcome:
         problem = self.problem
         cp = self.cp
         if problem.size == 0:
             return Outcome(SolveStatus.OPTIMAL, (), bound=0)
+        if proven and not value_only:
+            return self._from_proven(proven, tiebreak)
 
         # Phase 1: value. (A single objective V*K - C was measured 11x slower than
         # value then cost: its huge coefficients blunt CP-SAT's LP, 6.5 s against 0.8 s
@@ -179,6 +184,40 @@ class _Session:
                 return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
             selection = lexmin
         return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+
+    def _from_proven(self, proven: tuple[int, ...], tiebreak: bool) -> Outcome:
+        """The later phases with the value (and cost) an earlier search proved optimal."""
+        problem = self.problem
+        value = proven[0]
+        self.workers = 1
+        self.model.add(self._sum(problem.value) == value)
+        selection: tuple[int, ...] = ()
+        if len(proven) > 1:
+            self.model.add(self._sum(problem.cost) == proven[1])
+        else:
+            selection, done = self._minimise(list(problem.cost), selection)
+            if not done:
+                return self._stopped(selection, value)
+        if not tiebreak:
+            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+        selection, done = self._minimise(list(problem.weight), selection)
+        if not done:
+            return self._stopped(selection, value)
+        unique = self._forbid_and_check(selection)
+        if unique is None:
+            return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+        if not unique:
+            lexmin = self._lexicographic(selection)
+            if lexmin is None:
+                return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+            selection = lexmin
+        return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+
+    def _stopped(self, selection: tuple[int, ...], value: int) -> Outcome:
+        if not selection:
+            # No legal selection in hand yet: honest "unknown", never an empty guess.
+            return Outcome(SolveStatus.UNKNOWN, bound=value)
+        return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
 
     def _minimise(
         self, coefficients: list[int], selection: tuple[int, ...]

@@ -29,11 +29,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from .closure import Problem
 
-__all__ = ["Reduction", "reduce_problem"]
+__all__ = ["Level", "Reduction", "reduce_problem"]
+
+
+class Level(StrEnum):
+    """Which level of the lexicographic objective a reduction fixes by."""
+
+    VALUE = "value"  # keeps every bundle worth at least the incumbent
+    COST = "cost"  # ``known`` optimal in value: keeps every such bundle no dearer than it
+    WEIGHT = "weight"  # ``known`` optimal in value then cost: keeps the bundles tied with
+    # it on both whose tie-break weight is no larger
+
 
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
@@ -51,6 +62,18 @@ class Reduction:
     def lift(self, core_selection: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted((*self.chosen, *(self.core_forms[f] for f in core_selection))))
 
+    def compose(self, inner: Reduction) -> Reduction:
+        """This reduction followed by ``inner``, a reduction of this one's core."""
+        outer = self.core_forms
+        return Reduction(
+            chosen=self.lift(inner.chosen),
+            core=inner.core,
+            core_forms=tuple(outer[f] for f in inner.core_forms),
+            bound=self.bound,
+            incumbent=None if inner.incumbent is None else self.lift(inner.incumbent),
+            stats={**self.stats, "core": inner.core.size},
+        )
+
 
 class _Contradiction(Exception):
     """The fixings leave no legal selection (only possible when none exists)."""
@@ -61,14 +84,15 @@ def reduce_problem(
     *,
     use_lp: bool = True,
     known: tuple[int, ...] | None = None,
-    by_cost: bool = False,
+    level: Level = Level.VALUE,
 ) -> Reduction | None:
     """The reduction of ``problem``, or None when it is proven to have no legal selection.
 
-    ``known`` is a legal selection (for instance a proven value optimum); the fixing
-    uses it when it is worth more than the incumbent built here. With ``by_cost``,
-    ``known`` must be optimal in value, and the fixing keeps every bundle of that
-    value that costs no more than ``known`` (so every bundle optimal in both).
+    ``known`` is a legal selection; by value it is used when it is worth more than the
+    incumbent built here. At the later levels it must be optimal in the earlier ones
+    (see ``Level``), and the reduction keeps every bundle that could still beat or tie
+    it, so the unique optimum always survives. To reduce further after an earlier
+    reduction, reduce its core and ``compose`` the two.
     """
     state: list[int | None] = [None] * problem.size
     stats = {"forms": problem.size}
@@ -79,7 +103,7 @@ def reduce_problem(
     bound: int | None = None
     incumbent: tuple[int, ...] | None = None
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
-        fixing = _lp_fixing(problem, state, known, by_cost=by_cost)
+        fixing = _lp_fixing(problem, state, known, level)
         if fixing is not None:
             bound, incumbent, out, into = fixing
             for f in out:
@@ -149,7 +173,12 @@ class _Lp:
     identity_row: list[bool]
 
 
-def _build_lp(problem: Problem, state: list[int | None], value_floor: int | None = None) -> _Lp:
+def _build_lp(
+    problem: Problem,
+    state: list[int | None],
+    value_floor: int | None = None,
+    cost_cap: int | None = None,
+) -> _Lp:
     columns = [f for f in range(problem.size) if state[f] is None]
     column = {f: j for j, f in enumerate(columns)}
     entries: list[list[tuple[int, float]]] = [[] for _ in columns]
@@ -184,7 +213,8 @@ def _build_lp(problem: Problem, state: list[int | None], value_floor: int | None
         for other in group[1:]:
             add_row([(k, 1.0) for k in first] + [(k, -1.0) for k in forms_of[other]], 0.0, True)
     assert problem.budget is not None
-    add_row([(column[f], float(problem.cost[f])) for f in columns], float(problem.budget), False)
+    budget = problem.budget if cost_cap is None else min(problem.budget, cost_cap)
+    add_row([(column[f], float(problem.cost[f])) for f in columns], float(budget), False)
     if value_floor is not None:
         add_row(
             [(column[f], -float(problem.value[f])) for f in columns], -float(value_floor), False
@@ -246,24 +276,29 @@ def _lp_fixing(
     problem: Problem,
     state: list[int | None],
     known: tuple[int, ...] | None = None,
-    *,
-    by_cost: bool = False,
+    level: Level = Level.VALUE,
 ) -> tuple[int | None, tuple[int, ...] | None, list[int], list[int]] | None:
-    """Fixings by value, or (``by_cost``, with ``known`` a proven value optimum) by cost
-    among the bundles worth at least as much as ``known``.
+    """Fixings by value, or by cost (weight) among the bundles worth at least as much
+    as ``known`` (and no dearer), maximising the negated cost (weight).
 
-    The second keeps every bundle optimal in value and then cost, so the cost and
-    tie-break phases only see forms that can take part in such a bundle.
+    Each later level keeps exactly what the next phase has to look at, so the cost,
+    tie-break and uniqueness phases only see forms that can take part in a tie.
     """
     import numpy as np
 
-    if by_cost:
-        assert known is not None
-        objective = [-c for c in problem.cost]
-        lp = _build_lp(problem, state, value_floor=sum(problem.value[f] for f in known))
-    else:
+    if level is Level.VALUE:
         objective = list(problem.value)
         lp = _build_lp(problem, state)
+    else:
+        assert known is not None
+        value_floor = sum(problem.value[f] for f in known)
+        if level is Level.COST:
+            objective = [-c for c in problem.cost]
+            lp = _build_lp(problem, state, value_floor=value_floor)
+        else:
+            objective = [-w for w in problem.weight]
+            cost_cap = sum(problem.cost[f] for f in known)
+            lp = _build_lp(problem, state, value_floor=value_floor, cost_cap=cost_cap)
     if not lp.columns:
         return None
     answer = _solve_lp(problem, lp, objective)
@@ -302,7 +337,7 @@ def _lp_fixing(
     margin = 1e-9 * scale + 1e-6
     bound: int | None
     incumbent: tuple[int, ...] | None
-    if by_cost:
+    if level is not Level.VALUE:
         bound, incumbent = None, known
     else:
         bound = math.floor(lagrangian + margin)

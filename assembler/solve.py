@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from .backend import Backend, Outcome, SolveStatus, selection_value
+from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem, build_problem
 from .errors import InvalidRequest, UnknownStrategy
 from .gates import GateReport, apply_gates
 from .parse import parse_request
-from .reduce import Reduction
+from .reduce import Level, Reduction
 from .refusal import over_budget_refusal, required_refusal
 from .trace import bundle_result, refused_result, undecided_result
 from .types import Request, Result
@@ -158,11 +158,16 @@ class Reducing:
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
+        proven: tuple[int, ...] = (),
     ) -> Outcome:
         from .bruteforce import BruteForce, combinations
         from .reduce import reduce_problem
 
         deadline = time.monotonic() + time_limit
+
+        def remaining() -> float:
+            return max(0.001, deadline - time.monotonic())
+
         if problem.budget is None:
             return self.inner.solve(
                 problem, time_limit=time_limit, workers=workers, tiebreak=tiebreak
@@ -170,43 +175,63 @@ class Reducing:
         reduction = reduce_problem(problem)
         if reduction is None:
             return Outcome(SolveStatus.INFEASIBLE)
+        # Each pass proves one more level of the objective on the core, then the next
+        # reduction keeps only the forms that can still beat or tie that answer at the
+        # next level: value, then cost, then tie-break weight. The uniqueness proof,
+        # the most expensive phase, only ever sees forms that tie on all three.
+        optimum: list[int] = []  # value, then cost, of the full problem once proven
+
+        def proven_levels(current: Reduction) -> tuple[int, ...]:
+            # the proven levels in the terms of the current core (fixed forms taken out)
+            fixed = current.chosen
+            totals = (problem.value, problem.cost)
+            return tuple(
+                level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum)
+            )
+
+        for level, stop in ((Level.COST, "value"), (Level.WEIGHT, "cost")):
+            core = reduction.core
+            if combinations(core) <= self.SMALL_CORE or not tiebreak:
+                break
+            if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+                # Not even time to build the model: answer with what is proven.
+                return self._fallback(problem, reduction)
+            found = self.inner.solve(
+                core,
+                time_limit=remaining(),
+                workers=workers,
+                value_only=stop == "value",
+                tiebreak=False,
+                hint=_restrict(reduction, reduction.incumbent),
+                proven=proven_levels(reduction),
+            )
+            if found.status is SolveStatus.INFEASIBLE:
+                return found
+            if found.status is not SolveStatus.OPTIMAL:
+                # Out of time before this level was proven: later phases cannot run.
+                return self._unproven(problem, reduction, found)
+            best = reduction.lift(found.selection)
+            optimum.append(
+                selection_value(problem, best) if stop == "value" else selection_cost(problem, best)
+            )
+            # Reduce the core (which carries the earlier fixings) at the next level.
+            again = reduce_problem(core, known=found.selection, level=level)
+            if again is None:
+                break
+            # the value optimum is proven: it is the bound from here on
+            reduction = replace(
+                reduction.compose(again), bound=selection_value(problem, best), incumbent=best
+            )
         core = reduction.core
         small = combinations(core) <= self.SMALL_CORE
-        if not small and deadline - time.monotonic() < self.MODEL_SECONDS_PER_FORM * core.size:
-            # Not even time to build the model: answer with what the reduction proved.
-            return self._fallback(problem, reduction)
-        if not small and tiebreak:
-            # Prove the value optimum on the core first, then reduce again by cost among
-            # the bundles worth that much: only forms that can take part in a bundle
-            # optimal in value and cost are left for the cost and tie-break phases.
-            first = self.inner.solve(
-                core,
-                time_limit=max(0.001, deadline - time.monotonic()),
-                workers=workers,
-                value_only=True,
-                hint=_restrict(reduction, reduction.incumbent),
-            )
-            if first.status is SolveStatus.INFEASIBLE:
-                return first
-            if first.status is not SolveStatus.OPTIMAL:
-                # Out of time before the value was proven: the tie-break phases cannot run.
-                return self._unproven(problem, reduction, first)
-            if first.status is SolveStatus.OPTIMAL:
-                best = reduction.lift(first.selection)
-                again = reduce_problem(problem, known=best, by_cost=True)
-                if again is not None:
-                    # the value optimum is proven: it is the bound from here on
-                    proven = selection_value(problem, best)
-                    reduction = replace(again, bound=proven)
-                    core = reduction.core
-                    small = combinations(core) <= self.SMALL_CORE
         backend: Backend = BruteForce() if small else self.inner
         found = backend.solve(
             core,
-            time_limit=max(0.001, deadline - time.monotonic()),
+            time_limit=remaining(),
             workers=workers,
             tiebreak=tiebreak,
             hint=_restrict(reduction, reduction.incumbent),
+            proven=proven_levels(reduction),
         )
         if found.status is SolveStatus.INFEASIBLE:
             return found
