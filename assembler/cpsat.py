@@ -134,27 +134,32 @@ class _Session:
     def run(
         self, *, tiebreak: bool = True, value_only: bool = False, proven: tuple[int, ...] = ()
     ) -> Outcome:
+        """The phases in order; ``proven`` levels are fixed instead of searched."""
+        assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
         cp = self.cp
         if problem.size == 0:
             return Outcome(SolveStatus.OPTIMAL, (), bound=0)
-        if proven and not value_only:
-            return self._from_proven(proven, tiebreak)
-
-        # Phase 1: value. (A single objective V*K - C was measured 11x slower than
-        # value then cost: its huge coefficients blunt CP-SAT's LP, 6.5 s against 0.8 s
-        # on a 2,500-form core.)
+        selection: tuple[int, ...] = ()
+        held = False  # whether ``selection`` is a legal answer already
         value_expr = self._sum(problem.value)
-        self.model.maximize(value_expr)
-        status, solver = self._run()
-        if status == cp.INFEASIBLE:
-            return Outcome(SolveStatus.INFEASIBLE)
-        if status not in (cp.OPTIMAL, cp.FEASIBLE):
-            return Outcome(SolveStatus.UNKNOWN)
-        selection = self._selection(solver)
-        if status != cp.OPTIMAL:
-            return Outcome(SolveStatus.FEASIBLE, selection, bound=int(solver.best_objective_bound))
-        value = round(solver.objective_value)
+        if proven:
+            value = proven[0]
+        else:
+            # Phase 1: value. (A single objective V*K - C was measured 11x slower than
+            # value then cost: its huge coefficients blunt CP-SAT's LP, 6.5 s against
+            # 0.8 s on a 2,500-form core.)
+            self.model.maximize(value_expr)
+            status, solver = self._run()
+            if status == cp.INFEASIBLE:
+                return Outcome(SolveStatus.INFEASIBLE)
+            if status not in (cp.OPTIMAL, cp.FEASIBLE):
+                return Outcome(SolveStatus.UNKNOWN)
+            selection, held = self._selection(solver), True
+            if status != cp.OPTIMAL:
+                bound = int(solver.best_objective_bound)
+                return Outcome(SolveStatus.FEASIBLE, selection, bound=bound)
+            value = round(solver.objective_value)
         # The later phases are proofs over a nearly fixed model; the parallel portfolio
         # was measured to stall on the uniqueness proof (8 workers, 120 forms: >5 s
         # against 28 ms with one), and one worker keeps them deterministic.
@@ -162,18 +167,20 @@ class _Session:
         if value_only:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
         self.model.add(value_expr == value)
-        # Phase 2: cost.
-        self.hint(selection)
-        selection, done = self._minimise(list(problem.cost), selection)
-        if not done:
-            return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+        # Phase 2: cost, then phase 3: the tie-break weights.
+        phases = [list(problem.weight)] if tiebreak else []
+        if len(proven) > 1:
+            self.model.add(self._sum(problem.cost) == proven[1])
+        else:
+            phases.insert(0, list(problem.cost))
+        for coefficients in phases:
+            if held:
+                self.hint(selection)
+            selection, done, held = self._minimise(coefficients, selection, held)
+            if not done:
+                return self._stopped(selection, held, value)
         if not tiebreak:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
-        # Phase 3: the tie-break weights.
-        self.hint(selection)
-        selection, done = self._minimise(list(problem.weight), selection)
-        if not done:
-            return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
         # Phase 4: is it the only optimum?
         unique = self._forbid_and_check(selection)
         if unique is None:
@@ -185,54 +192,28 @@ class _Session:
             selection = lexmin
         return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
 
-    def _from_proven(self, proven: tuple[int, ...], tiebreak: bool) -> Outcome:
-        """The later phases with the value (and cost) an earlier search proved optimal."""
-        problem = self.problem
-        value = proven[0]
-        self.workers = 1
-        self.model.add(self._sum(problem.value) == value)
-        selection: tuple[int, ...] = ()
-        if len(proven) > 1:
-            self.model.add(self._sum(problem.cost) == proven[1])
-        else:
-            selection, done = self._minimise(list(problem.cost), selection)
-            if not done:
-                return self._stopped(selection, value)
-        if not tiebreak:
-            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
-        selection, done = self._minimise(list(problem.weight), selection)
-        if not done:
-            return self._stopped(selection, value)
-        unique = self._forbid_and_check(selection)
-        if unique is None:
-            return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
-        if not unique:
-            lexmin = self._lexicographic(selection)
-            if lexmin is None:
-                return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
-            selection = lexmin
-        return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
-
-    def _stopped(self, selection: tuple[int, ...], value: int) -> Outcome:
-        if not selection:
-            # No legal selection in hand yet: honest "unknown", never an empty guess.
+    @staticmethod
+    def _stopped(selection: tuple[int, ...], held: bool, value: int) -> Outcome:
+        if not held:
+            # No legal selection in hand yet: an honest "unknown", never a guess.
             return Outcome(SolveStatus.UNKNOWN, bound=value)
         return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
 
     def _minimise(
-        self, coefficients: list[int], selection: tuple[int, ...]
-    ) -> tuple[tuple[int, ...], bool]:
-        """Minimise a weighted sum and fix it; False when the proof ran out of time."""
+        self, coefficients: list[int], selection: tuple[int, ...], held: bool
+    ) -> tuple[tuple[int, ...], bool, bool]:
+        """Minimise a weighted sum and fix it. Returns the selection, whether the
+        minimum was proven, and whether the selection is a legal answer."""
         expr = self._sum(coefficients)
         self.model.minimize(expr)
         status, solver = self._run()
         if status == self.cp.OPTIMAL:
             best = round(solver.objective_value)
             self.model.add(expr == best)
-            return self._selection(solver), True
+            return self._selection(solver), True, True
         if status == self.cp.FEASIBLE:
-            return self._selection(solver), False
-        return selection, False
+            return self._selection(solver), False, True
+        return selection, False, held
 
     def _forbid_and_check(self, selection: tuple[int, ...]) -> bool | None:
         """True when no other selection meets the fixed objectives; None on time-out."""

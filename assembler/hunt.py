@@ -55,6 +55,7 @@ from typing import Any, NoReturn, TextIO
 
 from .errors import EnumerationTooLarge, InvalidRequest
 from .generate import Shape, generate
+from .parse import CANDIDATE_FIELDS, TASK_FIELDS
 from .solve import STRATEGIES, assemble
 from .types import Result, Status
 from .verify import verify
@@ -657,26 +658,8 @@ def _delete(*path: str) -> Callable[[RequestDict], None]:
 
 
 _TOP_ORDER = ("task", "sources", "policy", "candidates")
-_TASK_ORDER = ("id", "budget", "scope", "operation", "min_relevance", "required", "seal")
-_FORM_ORDER = (
-    "id",
-    "identity",
-    "form",
-    "cost",
-    "relevance",
-    "required",
-    "scope",
-    "transfer",
-    "source",
-    "version",
-    "channel",
-    "role",
-    "depends_on",
-    "group",
-    "lineage",
-    "content",
-    "labels",
-)
+_TASK_ORDER = TASK_FIELDS
+_FORM_ORDER = CANDIDATE_FIELDS
 
 
 def _ordered(data: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:

@@ -20,7 +20,13 @@ from typing import Any
 from .errors import InvalidRequest
 from .types import Candidate, Operation, Request, Role, Task
 
-__all__ = ["MAX_INTEGER", "parse_request", "request_from_json"]
+__all__ = [
+    "CANDIDATE_FIELDS",
+    "MAX_INTEGER",
+    "TASK_FIELDS",
+    "parse_request",
+    "request_from_json",
+]
 
 # Costs and budgets are JSON integers shared with JavaScript callers, so they are
 # kept to what a double represents exactly; the sum of all costs obeys the same
@@ -28,28 +34,30 @@ __all__ = ["MAX_INTEGER", "parse_request", "request_from_json"]
 MAX_INTEGER = 2**53 - 1
 
 _TOP_KEYS = frozenset({"task", "candidates", "sources", "policy"})
-_TASK_KEYS = frozenset({"id", "budget", "scope", "operation", "min_relevance", "required", "seal"})
-_CANDIDATE_KEYS = frozenset(
-    {
-        "id",
-        "identity",
-        "form",
-        "cost",
-        "relevance",
-        "required",
-        "scope",
-        "transfer",
-        "source",
-        "version",
-        "channel",
-        "role",
-        "depends_on",
-        "group",
-        "lineage",
-        "content",
-        "labels",
-    }
+# The request's fields in their documented order (models/README.md); tools that
+# write requests (the hunt's saved cases) use the same order.
+TASK_FIELDS = ("id", "budget", "scope", "operation", "min_relevance", "required", "seal")
+CANDIDATE_FIELDS = (
+    "id",
+    "identity",
+    "form",
+    "cost",
+    "relevance",
+    "required",
+    "scope",
+    "transfer",
+    "source",
+    "version",
+    "channel",
+    "role",
+    "depends_on",
+    "group",
+    "lineage",
+    "content",
+    "labels",
 )
+_TASK_KEYS = frozenset(TASK_FIELDS)
+_CANDIDATE_KEYS = frozenset(CANDIDATE_FIELDS)
 _STANDINGS = ("instruction", "data")
 # Words with a meaning in a form's scope; a task's scope must name a project.
 _RESERVED_SCOPES = frozenset({"shared", "unknown"})
