@@ -100,8 +100,14 @@ class _Judge:
         return groups
 
     def _derive_eligible(self) -> set[str]:
+        """Forms passing every gate: drop forms with a missing dependency or group
+        partner and repeat until nothing changes (plain rounds, unlike the gates
+        module's worklist, so that the two implementations do not share a mistake)."""
         alive = {c.id for c in self.request.candidates if self.first_gate[c.id] is None}
-        groups = self._groups()
+        partners: dict[str, set[str]] = {}
+        for members in self._groups().values():
+            for identity in members:
+                partners.setdefault(identity, set()).update(members)
         changed = True
         while changed:
             changed = False
@@ -109,10 +115,7 @@ class _Judge:
             for form_id in sorted(alive):
                 c = self.by_id[form_id]
                 deps_ok = all(d == c.identity or d in present for d in c.depends_on)
-                groups_ok = all(
-                    members <= present for members in groups.values() if c.identity in members
-                )
-                if not (deps_ok and groups_ok):
+                if not (deps_ok and partners.get(c.identity, set()) <= present):
                     alive.discard(form_id)
                     changed = True
         return alive

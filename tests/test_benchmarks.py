@@ -74,6 +74,13 @@ def test_runner_writes_table_json_and_plot(tmp_path: Path) -> None:
     for heading in ("## Machine", "## Results", "## Where the time goes", "## Peers"):
         assert heading in text
 
+    # re-rendering from the JSON measures nothing and writes the same sections
+    (out / "RESULTS.md").unlink()
+    assert (
+        _module("benchmarks").main(["--render", str(out / "results.json"), "--out", str(out)]) == 0
+    )
+    assert "## Results" in (out / "RESULTS.md").read_text(encoding="utf-8")
+
 
 def test_quick_defaults_and_no_peers() -> None:
     parse_args = _module("benchmarks.runner").parse_args
