@@ -11,10 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("matplotlib")
-
 # benchmarks/ lives in the checkout, next to tests/, and is not an installed package
 CHECKOUT = Path(__file__).resolve().parents[1]
 if str(CHECKOUT) not in sys.path:
