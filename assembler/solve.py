@@ -114,7 +114,10 @@ def solve_exact(
         return refused_result(request, gates, name, refusal)
     problem = build_problem(request, gates)
     built_at = time.perf_counter()
-    outcome = backend.solve(problem, time_limit=time_limit, workers=workers)
+    # building the problem is part of the call's time too
+    outcome = backend.solve(
+        problem, time_limit=max(0.001, deadline - time.monotonic()), workers=workers
+    )
     solved_at = time.perf_counter()
     timings: tuple[tuple[str, float], ...] = (
         ("closure", built_at - started),
