@@ -145,12 +145,14 @@ def solve_exact(
 class Reducing:
     """A backend that first reduces the problem exactly, then searches only the core.
 
-    Cores small enough for the oracle skip the solver altogether; the rest go to
-    ``inner``. Problems without a budget (pricing the mandatory closure) go
-    straight to ``inner``: the value bound has nothing to prune there.
+    Cores of a few dozen forms are solved by a small exact search (``search.py``)
+    rather than a CP-SAT session, which costs more to start than they take; the
+    search gives up at its node limit and the core goes to ``inner``. Problems
+    without a budget (pricing the mandatory closure) go straight to ``inner``: the
+    value bound has nothing to prune there.
     """
 
-    SMALL_CORE = 256  # combinations the oracle checks faster than a CP-SAT call
+    SMALL_CORE = 48  # forms up to which the small search is tried first
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -167,8 +169,8 @@ class Reducing:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> Outcome:
-        from .bruteforce import BruteForce, combinations
         from .reduce import reduce_problem
+        from .search import SmallSearch
 
         deadline = time.monotonic() + time_limit
 
@@ -196,9 +198,23 @@ class Reducing:
                 level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum)
             )
 
+        gave_up = [self.SMALL_CORE + 1]  # smallest core the search failed on
+
+        def small(core: Problem) -> Outcome | None:
+            # a core that stumped the search once is retried only once it has halved
+            if core.size > self.SMALL_CORE or core.size * 2 > gave_up[0]:
+                return None
+            found = SmallSearch().solve(core)
+            if found is None:
+                gave_up[0] = core.size
+            return found
+
         for level, stop in ((Level.COST, "value"), (Level.WEIGHT, "cost")):
             core = reduction.core
-            if combinations(core) <= self.SMALL_CORE or not tiebreak:
+            searched = small(core)
+            if searched is not None:
+                return self._lifted(problem, reduction, searched)
+            if not tiebreak:
                 break
             if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
                 # Not even time to build the model: answer with what is proven.
@@ -230,9 +246,10 @@ class Reducing:
                 reduction.compose(again), bound=selection_value(problem, best), incumbent=best
             )
         core = reduction.core
-        small = combinations(core) <= self.SMALL_CORE
-        backend: Backend = BruteForce() if small else self.inner
-        found = backend.solve(
+        searched = small(core)
+        if searched is not None:
+            return self._lifted(problem, reduction, searched)
+        found = self.inner.solve(
             core,
             time_limit=remaining(),
             workers=workers,
@@ -240,14 +257,17 @@ class Reducing:
             hint=_restrict(reduction, reduction.incumbent),
             proven=proven_levels(reduction),
         )
+        if found.status in (SolveStatus.INFEASIBLE, SolveStatus.OPTIMAL):
+            return self._lifted(problem, reduction, found)
+        return self._unproven(problem, reduction, found)
+
+    @staticmethod
+    def _lifted(problem: Problem, reduction: Reduction, found: Outcome) -> Outcome:
+        """A proven answer on the core as the answer to the whole problem."""
         if found.status is SolveStatus.INFEASIBLE:
             return found
-        if found.status is SolveStatus.OPTIMAL:
-            selection = reduction.lift(found.selection)
-            return Outcome(
-                SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection)
-            )
-        return self._unproven(problem, reduction, found)
+        selection = reduction.lift(found.selection)
+        return Outcome(SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection))
 
     # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
     MODEL_SECONDS_PER_FORM = 2e-5

@@ -23,6 +23,7 @@ from assembler.cpsat import CpSat
 from assembler.gates import apply_gates
 from assembler.generate import Shape, generate
 from assembler.parse import parse_request
+from assembler.search import SmallSearch
 from assembler.solve import Reducing
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -120,3 +121,14 @@ def test_reduced_and_unreduced_cpsat_agree_on_realistic_requests(seed: int) -> N
     plain = CpSat().solve(problem, time_limit=30, workers=1)
     reduced = Reducing(CpSat()).solve(problem, time_limit=30, workers=1)
     assert (reduced.status, reduced.selection) == (plain.status, plain.selection)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests())
+def test_the_small_search_matches_the_oracle(req: dict[str, Any]) -> None:
+    request = parse_request(req)
+    problem = build_problem(request, apply_gates(request))
+    expected = BruteForce().solve(problem)
+    found = SmallSearch(node_limit=10**7, seconds=None).solve(problem)
+    assert found is not None
+    assert (found.status, found.selection) == (expected.status, expected.selection)
