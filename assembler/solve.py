@@ -147,7 +147,7 @@ class Reducing:
 
     Cores of a few dozen forms are solved by a small exact search (``search.py``)
     rather than a CP-SAT session, which costs more to start than they take; the
-    search gives up at its node limit and the core goes to ``inner``. Problems
+    search gives up after a few milliseconds and the core goes to ``inner``. Problems
     without a budget (pricing the mandatory closure) go straight to ``inner``: the
     value bound has nothing to prune there.
     """

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import form, request
 
+from assembler import verify
 from assembler.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +27,7 @@ def test_compile_shipped_example_prints_a_bundle(capsys: pytest.CaptureFixture[s
     assert main(["compile", str(EXAMPLE)]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "bundle" and result["optimal"] is True
+    assert verify(json.loads(EXAMPLE.read_text()), result) == []
     assert len(result["decisions"]) == len(json.loads(EXAMPLE.read_text())["candidates"])
 
 

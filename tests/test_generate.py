@@ -96,7 +96,9 @@ def test_every_greedy_and_baseline_strategy_accepts_generated_requests() -> None
     for seed in range(40):
         request = generate(random.Random(seed))
         for strategy in ("greedy", "top-k", "weighted", "dump", "enumerate"):
-            assembler.assemble(request, strategy=strategy)
+            result = assembler.assemble(request, strategy=strategy)
+            if strategy in ("greedy", "enumerate"):  # the others may break rules by design
+                assert assembler.verify(request, result) == []
 
 
 def test_small_shape_respects_max_candidates() -> None:
@@ -151,6 +153,7 @@ def test_small_shape_reaches_every_gate_and_refusal() -> None:
     for seed in range(400):
         request = generate(random.Random(seed))
         result = assembler.assemble(request)
+        assert assembler.verify(request, result) == []
         outcomes[result.refusal.code.value if result.refusal else result.status.value] += 1
         reasons.update(d.reason.value for d in result.decisions)
         forms = request["candidates"]

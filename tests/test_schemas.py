@@ -344,7 +344,11 @@ def test_example_result_validates(path: Path) -> None:
     from assembler import assemble
 
     request_data = _load(path)
-    result = assemble(copy.deepcopy(request_data)).to_dict()
+    from assembler import verify
+
+    answer = assemble(copy.deepcopy(request_data))
+    assert verify(request_data, answer) == []
+    result = answer.to_dict()
     # The result must survive a JSON round trip unchanged (it is the CLI's output).
     assert json.loads(json.dumps(result, ensure_ascii=False)) == result
     assert _errors(_validator("result"), result) == []
