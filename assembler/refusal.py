@@ -13,6 +13,8 @@ order: each deletion test prices the cheapest closure of the remaining ones.
 
 from __future__ import annotations
 
+import time
+
 from .backend import Backend, SolveStatus, selection_cost
 from .closure import Problem
 from .gates import GateReport
@@ -64,15 +66,35 @@ def over_budget_refusal(
     """The refusal for a problem whose required material cannot fit its budget."""
     assert problem.budget is not None, "a problem without a budget always fits"
     budget = problem.budget
+    started = time.monotonic()
     closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
+    time_limit -= time.monotonic() - started
+    if closure.status is SolveStatus.UNKNOWN:
+        # Infeasibility is proven, but no closure was priced in time: say so rather
+        # than report a cost that is not one.
+        return Refusal(
+            code=RefusalCode.MANDATORY_OVER_BUDGET,
+            budget=budget,
+            message=(
+                f"the required material cannot fit the budget {budget} (proven); the time"
+                " limit was reached before its cheapest closure was priced"
+            ),
+        )
     proven = closure.status is SolveStatus.OPTIMAL
     mandatory_cost = selection_cost(problem, closure.selection)
 
+    # One deadline for the whole deletion filter: it makes one solve per required
+    # identity, and each must not get the full limit again.
+    deadline = time.monotonic() + time_limit
     kept = list(problem.required)
     for identity in problem.required:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            proven = False
+            break
         trial = tuple(r for r in kept if r != identity)
         priced = backend.solve(
-            problem.mandatory(trial), time_limit=time_limit, workers=workers, tiebreak=False
+            problem.mandatory(trial), time_limit=left, workers=workers, tiebreak=False
         )
         if priced.status is not SolveStatus.OPTIMAL:
             proven = False

@@ -307,6 +307,12 @@ class _Judge:
 
     def _check_over_budget(self, refusal: Mapping[str, Any], required: set[str]) -> None:
         budget = self.request.task.budget
+        if refusal.get("mandatory_cost") is None:
+            # Priced too late (time limit): the refusal may only say so, claiming nothing.
+            claims = (refusal.get("excess"), refusal.get("forms"), refusal.get("conflict"))
+            if claims != (None, [], []) or refusal.get("budget") != budget:
+                self.flag(ViolationKind.REFUSAL, "an unpriced refusal must claim no closure")
+            return
         forms = [self.by_id[f] for f in refusal.get("forms", []) if f in self.by_id]
         cost = sum(c.cost for c in forms)
         mandatory = refusal.get("mandatory_cost")

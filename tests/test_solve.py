@@ -168,3 +168,15 @@ def test_huge_costs_within_the_limit_solve_exactly() -> None:
         result = solve(req, strategy)
         assert set(result.selected) == {"a", "b"} or set(result.selected) == {"c"}
         assert result.value == 1700
+
+
+def test_a_refusal_priced_out_of_time_claims_nothing_false() -> None:
+    # Infeasibility may be proven before the limit while pricing the closure is not:
+    # every answer at every limit must still pass the verifier.
+    req = knapsack(3000, 3)
+    req["task"]["budget"] = 10
+    req["task"]["required"] = [c["identity"] for c in req["candidates"][:400] if "identity" in c]
+    for limit in (0.001, 0.05, 0.2, 0.5, 2.0):
+        result = assembler.assemble(req, time_limit=limit)
+        assert result.status.value in {"refused", "undecided"}
+        assert assembler.verify(req, result) == []
