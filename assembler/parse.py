@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .errors import InvalidRequest
@@ -66,12 +67,27 @@ _RESERVED_SCOPES = frozenset({"shared", "unknown"})
 def request_from_json(text: str | bytes) -> Request:
     """Parse JSON text into a validated request."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+        )
     except InvalidRequest:
         raise
+    except RecursionError:
+        raise InvalidRequest("$", "JSON nested too deeply to be a request") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidRequest("$", f"malformed JSON: {exc}") from None
     return parse_request(data)
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # JSON parsers disagree on which of two equal keys wins; a request must not depend
+    # on that, so a repeated key is an error rather than a silent choice.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidRequest("$", f"duplicate key {key!r} in a JSON object")
+        out[key] = value
+    return out
 
 
 def _reject_constant(name: str) -> Any:
@@ -79,9 +95,13 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_request(data: Mapping[str, Any] | Request) -> Request:
-    """Validate ``data`` and return the typed request (identity on a ``Request``)."""
+    """Validate ``data`` and return the typed request.
+
+    A ``Request`` built by hand is checked too (ids, numbers, canonical order), since
+    nothing else stands between it and the solver.
+    """
     if isinstance(data, Request):
-        return data
+        return _checked(data)
     if not isinstance(data, Mapping):
         raise InvalidRequest("$", f"a request must be a JSON object, not {_kind(data)}")
     _no_unknown_keys(data, _TOP_KEYS, "$")
@@ -120,6 +140,28 @@ def parse_request(data: Mapping[str, Any] | Request) -> Request:
         authority=tuple(sorted(authority.items())),
         has_authority_table=has_table,
     )
+
+
+def _checked(request: Request) -> Request:
+    seen: set[str] = set()
+    total = 0
+    for index, c in enumerate(request.candidates):
+        if c.id in seen:
+            raise InvalidRequest(f"candidates[{index}].id", "duplicate id", candidate=c.id)
+        seen.add(c.id)
+        _integer(c.cost, f"candidates[{index}].cost", c.id)
+        _unit_number(c.relevance, f"candidates[{index}].relevance", c.id)
+        total += c.cost
+    _integer(request.task.budget, "task.budget")
+    _unit_number(request.task.min_relevance, "task.min_relevance")
+    if total > MAX_INTEGER:
+        raise InvalidRequest(
+            "candidates[*].cost", f"the costs add up to {total}, above {MAX_INTEGER}"
+        )
+    ordered = tuple(sorted(request.candidates, key=lambda c: c.id))
+    if ordered != request.candidates:
+        request = replace(request, candidates=ordered)
+    return request
 
 
 def _parse_task(raw: Any) -> Task:

@@ -201,3 +201,31 @@ def test_task_scope_must_name_a_project(scope: str | None) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(request(scope=scope))
     assert caught.value.field == "task.scope"
+
+
+def test_json_nested_too_deeply_is_a_clear_error() -> None:
+    with pytest.raises(InvalidRequest, match="nested too deeply"):
+        request_from_json("[" * 200_000 + "]" * 200_000)
+
+
+def test_duplicate_json_keys_are_an_error_not_a_silent_choice() -> None:
+    text = '{"task": {"id": "t", "budget": 1}, "candidates": [], "task": {"id": "u", "budget": 2}}'
+    with pytest.raises(InvalidRequest, match="duplicate key 'task'"):
+        request_from_json(text)
+
+
+def test_a_typed_request_built_by_hand_is_checked_and_put_in_canonical_order() -> None:
+    from dataclasses import replace
+
+    parsed = parse_request(
+        {"task": {"id": "t", "budget": 9}, "candidates": [form("a", 1), form("b", 2)]}
+    )
+    reordered = replace(parsed, candidates=tuple(reversed(parsed.candidates)))
+    assert [c.id for c in parse_request(reordered).candidates] == ["a", "b"]
+    doubled = replace(parsed, candidates=(parsed.candidates[0], parsed.candidates[0]))
+    with pytest.raises(InvalidRequest, match="duplicate id"):
+        parse_request(doubled)
+    negative = replace(parsed, candidates=(replace(parsed.candidates[0], cost=-1),))
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(negative)
+    assert caught.value.field == "candidates[0].cost"
