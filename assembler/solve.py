@@ -152,7 +152,9 @@ class Reducing:
     value bound has nothing to prune there.
     """
 
-    SMALL_CORE = 48  # forms up to which the small search is tried first
+    # forms up to which the small search is tried first (measured on 100-form requests:
+    # a cap of 48 gave a median of 5.2 ms, 96 gave 2.7 ms, 200 no better)
+    SMALL_CORE = 96
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
