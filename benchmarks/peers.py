@@ -58,6 +58,27 @@ def _answer(problem: Problem, selection: list[int]) -> tuple[int, int, int]:
 # CP-SAT alone
 
 
+def _finish(
+    out: dict[str, Any],
+    problem: Problem,
+    phases: list[dict[str, Any]],
+    started: float,
+    built: float,
+    status: str,
+    chosen: list[int] | None,
+    bound: int | None,
+) -> dict[str, Any]:
+    """Both peers' report: timings, then the answer's value, cost, weight and gap."""
+    done = time.perf_counter()
+    out.update(status=status, solve_s=done - built, total_s=done - started, phases=phases)
+    if chosen is None:
+        out.update(value=None, cost=None, bound=bound, gap=None)
+        return out
+    value, cost, weight = _answer(problem, chosen)
+    out.update(value=value, cost=cost, weight=weight, bound=bound, gap=_gap(value, bound))
+    return out
+
+
 def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
     from ortools.sat.python import cp_model
 
@@ -118,14 +139,7 @@ def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
             model.add_hint(var, i in members)
 
     def finish(status: str, chosen: list[int] | None, bound: int | None) -> dict[str, Any]:
-        done = time.perf_counter()
-        out.update(status=status, solve_s=done - built, total_s=done - started, phases=phases)
-        if chosen is None:
-            out.update(value=None, cost=None, bound=bound, gap=None)
-            return out
-        value, cost, weight = _answer(problem, chosen)
-        out.update(value=value, cost=cost, weight=weight, bound=bound, gap=_gap(value, bound))
-        return out
+        return _finish(out, problem, phases, started, built, status, chosen, bound)
 
     cost_cap = sum(problem.cost)
     if problem.budget is not None:
@@ -285,14 +299,7 @@ def highs_milp(problem: Problem, time_limit: float) -> dict[str, Any]:
         return status, [int(i) for i in np.nonzero(values > 0.5)[0]]
 
     def finish(status: str, chosen: list[int] | None, bound: int | None) -> dict[str, Any]:
-        done = time.perf_counter()
-        out.update(status=status, solve_s=done - built, total_s=done - started, phases=phases)
-        if chosen is None:
-            out.update(value=None, cost=None, bound=bound, gap=None)
-            return out
-        value, cost, weight = _answer(problem, chosen)
-        out.update(value=value, cost=cost, weight=weight, bound=bound, gap=_gap(value, bound))
-        return out
+        return _finish(out, problem, phases, started, built, status, chosen, bound)
 
     optimal = highspy.HighsModelStatus.kOptimal
     infeasible = highspy.HighsModelStatus.kInfeasible
