@@ -96,14 +96,16 @@ def reduce_problem(
     """
     state: list[int | None] = [None] * problem.size
     stats = {"forms": problem.size}
-    fixed_out = _presolve(problem)
+    # the forms of each identity, built once: three stages read it (0.13 s at 100k)
+    forms_of = problem.forms_of()
+    fixed_out = _presolve(problem, forms_of)
     for f in fixed_out:
         state[f] = 0
     stats["presolve_out"] = len(fixed_out)
     bound: int | None = None
     incumbent: tuple[int, ...] | None = None
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
-        fixing = _lp_fixing(problem, state, known, level)
+        fixing = _lp_fixing(problem, state, forms_of, known, level)
         if fixing is not None:
             bound, incumbent, out, into = fixing
             for f in out:
@@ -113,7 +115,7 @@ def reduce_problem(
             stats["lp_out"] = len(out)
             stats["lp_in"] = len(into)
     try:
-        reduction = _core(problem, state, bound, incumbent)
+        reduction = _core(problem, state, bound, incumbent, forms_of)
     except _Contradiction:
         return None
     reduction.stats.update(stats)
@@ -125,12 +127,12 @@ def reduce_problem(
 # presolve
 
 
-def _presolve(problem: Problem) -> list[int]:
+def _presolve(problem: Problem, forms_of: tuple[tuple[int, ...], ...]) -> list[int]:
     needed = {d for needs in problem.needs for d in needs}
     coupled = {i for group in problem.groups for i in group}
     required = set(problem.required)
     out: list[int] = []
-    for forms in problem.forms_of():
+    for forms in forms_of:
         for a in forms:
             identity = problem.identity_of[a]
             if (
@@ -275,6 +277,7 @@ def _solve_lp(problem: Problem, lp: _Lp, objective: list[int]) -> tuple[Any, Any
 def _lp_fixing(
     problem: Problem,
     state: list[int | None],
+    forms_of: tuple[tuple[int, ...], ...],
     known: tuple[int, ...] | None = None,
     level: Level = Level.VALUE,
 ) -> tuple[int | None, tuple[int, ...] | None, list[int], list[int]] | None:
@@ -341,7 +344,7 @@ def _lp_fixing(
         bound, incumbent = None, known
     else:
         bound = math.floor(lagrangian + margin)
-        incumbent = _incumbent(problem, state, lp.columns, primal)
+        incumbent = _incumbent(problem, state, forms_of, lp.columns, primal)
         if known is not None and (
             incumbent is None
             or sum(problem.value[f] for f in known) > sum(problem.value[f] for f in incumbent)
@@ -363,7 +366,11 @@ def _lp_fixing(
 
 
 def _incumbent(
-    problem: Problem, state: list[int | None], columns: list[int], primal: Any
+    problem: Problem,
+    state: list[int | None],
+    forms_of: tuple[tuple[int, ...], ...],
+    columns: list[int],
+    primal: Any,
 ) -> tuple[int, ...] | None:
     """A legal selection near the LP optimum.
 
@@ -377,7 +384,7 @@ def _incumbent(
     budget = problem.budget
     assert budget is not None
     weight = {f: float(primal[j]) for j, f in enumerate(columns)}
-    builder = _Builder(problem, state, budget, weight)
+    builder = _Builder(problem, state, forms_of, budget, weight)
     order = sorted(
         columns,
         key=lambda f: (-round(weight[f], 6), -problem.value[f] / max(problem.cost[f], 1), f),
@@ -403,6 +410,7 @@ class _Builder:
         self,
         problem: Problem,
         state: list[int | None],
+        all_forms_of: tuple[tuple[int, ...], ...],
         budget: int,
         weight: dict[int, float],
     ) -> None:
@@ -410,7 +418,7 @@ class _Builder:
         self.budget = budget
         self.spent = 0
         self.chosen: dict[int, int] = {}
-        forms_of = [[f for f in forms if state[f] is None] for forms in problem.forms_of()]
+        forms_of = [[f for f in forms if state[f] is None] for forms in all_forms_of]
         # What an addition drags in: the form the LP leans to most, else the cheapest.
         # (Pulling the cheapest form of a needed identity blocked the valuable form the
         # LP had chosen for it, measured at ~500 value units lost on 1,000 forms.)
@@ -479,8 +487,8 @@ def _core(
     state: list[int | None],
     bound: int | None,
     incumbent: tuple[int, ...] | None,
+    forms_of: tuple[tuple[int, ...], ...],
 ) -> Reduction:
-    forms_of = problem.forms_of()
     changed = True
     while changed:
         changed = False
