@@ -7,16 +7,15 @@ first exact solve.
 
 from __future__ import annotations
 
-from .errors import (
+from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
     InvalidRequest,
     SolverError,
     UnknownStrategy,
 )
-from .parse import parse_request, request_from_json
-from .solve import DEFAULT_TIME_LIMIT, STRATEGIES, assemble
-from .types import (
+from .model.parse import parse_request, request_from_json
+from .model.types import (
     Candidate,
     Decision,
     Reason,
@@ -29,6 +28,7 @@ from .types import (
     Verdict,
     Violation,
 )
+from .solve import DEFAULT_TIME_LIMIT, STRATEGIES, assemble
 from .verify import verify
 
 __all__ = [

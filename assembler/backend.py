@@ -4,7 +4,7 @@ Input: a ``Problem`` (and a time limit and a worker count).
 Output: an ``Outcome``: a status, the selected form indices and, when the search
 stopped early, an upper bound on the value.
 
-A backend implements the whole lexicographic order of ``assembler.objective``;
+A backend implements the whole lexicographic order of ``assembler.model.objective``;
 the pipeline never looks inside it. The CP-SAT backend and the brute-force
 oracle are the two implementations.
 """

@@ -47,9 +47,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from .gates import GateReport
-from .objective import form_value
+from .model.objective import form_value
+from .model.types import Candidate, Request, Result
 from .trace import bundle_result
-from .types import Candidate, Request, Result
 
 __all__ = [
     "GATE_PENALTY",

@@ -2,7 +2,7 @@
 
 Input: a ``Problem``.
 Output: an ``Outcome`` that is OPTIMAL (the best selection under the
-lexicographic order of ``assembler.objective``) or INFEASIBLE.
+lexicographic order of ``assembler.model.objective``) or INFEASIBLE.
 
 It tries, for every identity, "none" or each one of its eligible forms, so it is
 exponential: above ``ENUMERATION_LIMIT`` combinations it raises
@@ -17,8 +17,8 @@ import math
 
 from .backend import Outcome, SolveStatus
 from .closure import Problem
-from .errors import EnumerationTooLarge
-from .objective import bundle_key
+from .model.errors import EnumerationTooLarge
+from .model.objective import bundle_key
 
 __all__ = ["ENUMERATION_LIMIT", "BruteForce", "combinations"]
 

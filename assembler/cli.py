@@ -16,9 +16,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .errors import AssemblerError
+from .model.errors import AssemblerError
+from .model.types import Status
 from .solve import STRATEGIES
-from .types import Status
 
 __all__ = ["main"]
 
@@ -82,7 +82,7 @@ class _UsageError(Exception):
 
 
 def compile_command(argv: Sequence[str]) -> int:
-    from .parse import request_from_json
+    from .model.parse import request_from_json
     from .solve import assemble
     from .trace import render_text
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .gates import GateReport, groups_of
-from .objective import form_value, tiebreak_weight
-from .types import Request
+from .model.objective import form_value, tiebreak_weight
+from .model.types import Request
 
 __all__ = ["Problem", "build_problem"]
 

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import AssemblerError
+from .model.errors import AssemblerError
+from .model.types import Result, Status
 from .solve import STRATEGIES, assemble
-from .types import Result, Status
 from .verify import ViolationKind, verify
 
 __all__ = [

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .backend import Outcome, SolveStatus
 from .closure import Problem
-from .errors import SolverError
+from .model.errors import SolverError
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model as cp_model_type

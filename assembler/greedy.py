@@ -60,10 +60,10 @@ from collections import defaultdict
 from fractions import Fraction
 
 from .gates import GateReport, groups_of
-from .objective import form_value
+from .model.objective import form_value
+from .model.types import Candidate, Refusal, RefusalCode, Request, Result
 from .refusal import required_refusal
 from .trace import bundle_result, refused_result
-from .types import Candidate, Refusal, RefusalCode, Request, Result
 
 __all__ = ["greedy_strategy"]
 

@@ -18,7 +18,7 @@ import time
 from .backend import Backend, SolveStatus, selection_cost
 from .closure import Problem
 from .gates import GateReport
-from .types import Refusal, RefusalCode, Request, RequiredIdentity
+from .model.types import Refusal, RefusalCode, Request, RequiredIdentity
 
 __all__ = ["over_budget_refusal", "required_refusal"]
 

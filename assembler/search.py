@@ -2,7 +2,7 @@
 
 Input: a ``Problem`` (a core, typically a few dozen forms) and a node limit.
 Output: an ``Outcome`` that is OPTIMAL (the unique best selection under the full
-lexicographic order of ``assembler.objective``) or INFEASIBLE; or None when the node
+lexicographic order of ``assembler.model.objective``) or INFEASIBLE; or None when the node
 limit was reached, and the caller asks CP-SAT instead.
 
 Why: after the reduction, most requests of a few hundred forms leave cores of 5-50

@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from .gates import GateReport, groups_of
-from .objective import form_value
-from .types import (
+from .model.objective import form_value
+from .model.types import (
     Candidate,
     Decision,
     Reason,

@@ -63,7 +63,7 @@ def _ours_once(
     from assembler.closure import build_problem
     from assembler.cpsat import CpSat
     from assembler.gates import apply_gates
-    from assembler.parse import parse_request
+    from assembler.model.parse import parse_request
     from assembler.reduce import reduce_problem
 
     run: dict[str, Any] = {}
@@ -155,7 +155,7 @@ def _front(request: dict[str, Any]) -> tuple[Any, dict[str, float], bool]:
     """Parse, gates and closure (the stages every exact path shares)."""
     from assembler.closure import build_problem
     from assembler.gates import apply_gates
-    from assembler.parse import parse_request
+    from assembler.model.parse import parse_request
     from assembler.refusal import required_refusal
 
     t0 = time.perf_counter()

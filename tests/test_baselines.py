@@ -11,7 +11,7 @@ import assembler
 from assembler import Status
 from assembler.baselines import GATE_PENALTY, REQUIRED_BONUS, weighted_score
 from assembler.gates import apply_gates
-from assembler.parse import parse_request
+from assembler.model.parse import parse_request
 
 BASELINES = ("top-k", "weighted", "dump")
 

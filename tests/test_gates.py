@@ -9,7 +9,7 @@ from conftest import form, request, solve
 
 from assembler import parse_request
 from assembler.gates import apply_gates
-from assembler.types import Reason
+from assembler.model.types import Reason
 
 
 def gate_of(req: dict[str, Any], candidate_id: str) -> Reason | None:

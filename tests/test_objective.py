@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from assembler.objective import bundle_key, form_value, tiebreak_weight
+from assembler.model.objective import bundle_key, form_value, tiebreak_weight
 
 
 @pytest.mark.parametrize(

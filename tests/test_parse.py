@@ -10,8 +10,8 @@ import pytest
 from conftest import form, request, solve
 
 from assembler import InvalidRequest, parse_request, request_from_json
-from assembler.errors import AssemblerError
-from assembler.parse import MAX_INTEGER
+from assembler.model.errors import AssemblerError
+from assembler.model.parse import MAX_INTEGER
 
 
 def _with(candidate: dict[str, Any], **task: Any) -> dict[str, Any]:

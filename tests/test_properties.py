@@ -22,7 +22,7 @@ from assembler.closure import build_problem
 from assembler.cpsat import CpSat
 from assembler.gates import apply_gates
 from assembler.generate import Shape, generate
-from assembler.parse import parse_request
+from assembler.model.parse import parse_request
 from assembler.search import SmallSearch
 from assembler.solve import Reducing
 

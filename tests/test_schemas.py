@@ -149,7 +149,7 @@ def test_bad_request_fails(case: str) -> None:
 
 def _sample_results() -> dict[str, dict[str, Any]]:
     """Hand-built results, one per shape the contract allows, via the lead's value types."""
-    from assembler.types import (
+    from assembler.model.types import (
         Decision,
         Reason,
         Refusal,

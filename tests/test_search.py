@@ -12,7 +12,7 @@ from assembler.bruteforce import BruteForce
 from assembler.closure import build_problem
 from assembler.gates import apply_gates
 from assembler.generate import Shape, generate
-from assembler.parse import parse_request
+from assembler.model.parse import parse_request
 from assembler.search import SmallSearch
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from assembler.gates import GateReport
+from assembler.model.types import Request, Result
 from assembler.trace import undecided_result
-from assembler.types import Request, Result
 
 
 def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
