@@ -46,10 +46,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
-from .gates import GateReport
 from .model.objective import form_value
 from .model.types import Candidate, Request, Result
-from .trace import bundle_result
+from .stages.gates import GateReport
+from .stages.trace import bundle_result
 
 __all__ = [
     "GATE_PENALTY",

@@ -84,7 +84,7 @@ class _UsageError(Exception):
 def compile_command(argv: Sequence[str]) -> int:
     from .model.parse import request_from_json
     from .solve import assemble
-    from .trace import render_text
+    from .stages.trace import render_text
 
     args = _compile_parser().parse_args(argv)
     try:

@@ -17,8 +17,8 @@ import time
 
 from .backend import Backend, SolveStatus, selection_cost
 from .closure import Problem
-from .gates import GateReport
 from .model.types import Refusal, RefusalCode, Request, RequiredIdentity
+from .stages.gates import GateReport
 
 __all__ = ["over_budget_refusal", "required_refusal"]
 

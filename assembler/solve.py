@@ -23,13 +23,13 @@ from typing import Any
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem, build_problem
-from .gates import GateReport, apply_gates
 from .model.errors import InvalidRequest, UnknownStrategy
 from .model.parse import parse_request
 from .model.types import Request, Result
 from .reduce import Level, Reduction
 from .refusal import over_budget_refusal, required_refusal
-from .trace import bundle_result, refused_result, undecided_result
+from .stages.gates import GateReport, apply_gates
+from .stages.trace import bundle_result, refused_result, undecided_result
 
 __all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "assemble", "solve_exact"]
 

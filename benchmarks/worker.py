@@ -62,9 +62,9 @@ def _ours_once(
     import assembler
     from assembler.closure import build_problem
     from assembler.cpsat import CpSat
-    from assembler.gates import apply_gates
     from assembler.model.parse import parse_request
     from assembler.reduce import reduce_problem
+    from assembler.stages.gates import apply_gates
 
     run: dict[str, Any] = {}
     # 1. the headline: dict in, Result out, exactly as a caller does it
@@ -154,9 +154,9 @@ def _ours(spec: dict[str, Any]) -> dict[str, Any]:
 def _front(request: dict[str, Any]) -> tuple[Any, dict[str, float], bool]:
     """Parse, gates and closure (the stages every exact path shares)."""
     from assembler.closure import build_problem
-    from assembler.gates import apply_gates
     from assembler.model.parse import parse_request
     from assembler.refusal import required_refusal
+    from assembler.stages.gates import apply_gates
 
     t0 = time.perf_counter()
     parsed = parse_request(request)

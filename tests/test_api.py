@@ -51,7 +51,7 @@ def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -
 
 def test_importing_the_package_loads_no_solver() -> None:
     code = (
-        "import sys, assembler, assembler.greedy, assembler.verify, assembler.gates;"
+        "import sys, assembler, assembler.greedy, assembler.verify, assembler.stages.gates;"
         "print(any(m.startswith('ortools') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,8 +8,8 @@ import pytest
 from conftest import form, request, solve
 
 from assembler import parse_request
-from assembler.gates import apply_gates
 from assembler.model.types import Reason
+from assembler.stages.gates import apply_gates
 
 
 def gate_of(req: dict[str, Any], candidate_id: str) -> Reason | None:

@@ -10,10 +10,10 @@ from conftest import form, request
 from assembler.backend import SolveStatus
 from assembler.bruteforce import BruteForce
 from assembler.closure import build_problem
-from assembler.gates import apply_gates
 from assembler.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.search import SmallSearch
+from assembler.stages.gates import apply_gates
 
 
 def problem_of(req: dict) -> object:  # type: ignore[type-arg]

@@ -6,7 +6,7 @@ import copy
 
 from conftest import form, request, solve
 
-from assembler.trace import render_text
+from assembler.stages.trace import render_text
 
 
 def base() -> dict:  # type: ignore[type-arg]

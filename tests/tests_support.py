@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from assembler.gates import GateReport
 from assembler.model.types import Request, Result
-from assembler.trace import undecided_result
+from assembler.stages.gates import GateReport
+from assembler.stages.trace import undecided_result
 
 
 def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:

@@ -22,9 +22,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .gates import GateReport, groups_of
-from .model.objective import form_value
-from .model.types import (
+from ..model.objective import form_value
+from ..model.types import (
     Candidate,
     Decision,
     Reason,
@@ -35,6 +34,7 @@ from .model.types import (
     Status,
     Verdict,
 )
+from .gates import GateReport, groups_of
 
 __all__ = [
     "bundle_result",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .model.types import Candidate, Operation, Reason, Request, Role
+from ..model.types import Candidate, Operation, Reason, Request, Role
 
 __all__ = ["DEFAULT_INSTRUCTION_CHANNELS", "GateReport", "apply_gates", "form_gate", "groups_of"]
 
