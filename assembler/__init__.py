@@ -1,12 +1,13 @@
 """assembler: decide, exactly and explainably, what goes into the context of one LLM call.
 
 The public API is exactly ``__all__`` (pinned by ``tests/test_api.py``). Importing
-the package loads no solver: OR-Tools is imported by ``assembler.cpsat`` on the
+the package loads no solver: OR-Tools is imported by ``assembler.exact.cpsat`` on the
 first exact solve.
 """
 
 from __future__ import annotations
 
+from .exact.solve import DEFAULT_TIME_LIMIT, STRATEGIES, assemble
 from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
@@ -28,7 +29,6 @@ from .model.types import (
     Verdict,
     Violation,
 )
-from .solve import DEFAULT_TIME_LIMIT, STRATEGIES, assemble
 from .verify import verify
 
 __all__ = [

@@ -15,8 +15,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from .backend import Outcome, SolveStatus
-from .closure import Problem
+from .exact.backend import Outcome, SolveStatus
+from .exact.closure import Problem
 from .model.errors import EnumerationTooLarge
 from .model.objective import bundle_key
 

@@ -10,7 +10,7 @@ The definition, step by step:
 1. **Gates.** Only forms the ``GateReport`` lists as eligible are ever considered,
    so every dependency and group partner of a considered form has an eligible form.
 2. **Required refusals.** ``REQUIRED_MISSING`` and ``REQUIRED_INELIGIBLE`` exactly as
-   the exact pipeline reports them (``assembler.refusal.required_refusal``).
+   the exact pipeline reports them (``assembler.exact.refusal.required_refusal``).
 3. **Additions.** Admitting a form ``f`` of a not-yet-admitted identity admits an
    *addition*: ``f``; then, for every identity that ``f`` needs (``depends_on``) and
    every other identity of every group ``f``'s identity belongs to, when it is
@@ -59,9 +59,9 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
+from .exact.refusal import required_refusal
 from .model.objective import form_value
 from .model.types import Candidate, Refusal, RefusalCode, Request, Result
-from .refusal import required_refusal
 from .stages.gates import GateReport, groups_of
 from .stages.trace import bundle_result, refused_result
 

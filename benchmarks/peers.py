@@ -1,12 +1,12 @@
 """The two peers the exact path is measured against, on the same ``Problem``.
 
-Input: an ``assembler.closure.Problem`` (the unreduced problem: gates applied,
+Input: an ``assembler.exact.closure.Problem`` (the unreduced problem: gates applied,
 closure and groups built) and a time limit in seconds.
 Output: a plain dict (JSON-ready) with the status, the answer's value and cost,
 a proven value bound and gap when the limit was hit, and the wall-clock split
 between building the model and solving it.
 
-Both peers are written here, independently of ``assembler.cpsat``, so that they
+Both peers are written here, independently of ``assembler.exact.cpsat``, so that they
 stay a fixed reference while the solver internals change: they encode the same
 rules (C2 one form per identity, exactly one when required; C4 a form needs one
 form of each identity it depends on; C5 coupled identities admitted together;
@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from assembler.closure import Problem
+from assembler.exact.closure import Problem
 
 __all__ = ["cpsat_alone", "highs_milp"]
 

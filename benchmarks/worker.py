@@ -60,10 +60,10 @@ def _ours_once(
     request: dict[str, Any], time_limit: float, *, staged: bool = True, only_e2e: bool = False
 ) -> dict[str, Any]:
     import assembler
-    from assembler.closure import build_problem
-    from assembler.cpsat import CpSat
+    from assembler.exact.closure import build_problem
+    from assembler.exact.cpsat import CpSat
+    from assembler.exact.reduce import reduce_problem
     from assembler.model.parse import parse_request
-    from assembler.reduce import reduce_problem
     from assembler.stages.gates import apply_gates
 
     run: dict[str, Any] = {}
@@ -153,9 +153,9 @@ def _ours(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _front(request: dict[str, Any]) -> tuple[Any, dict[str, float], bool]:
     """Parse, gates and closure (the stages every exact path shares)."""
-    from assembler.closure import build_problem
+    from assembler.exact.closure import build_problem
+    from assembler.exact.refusal import required_refusal
     from assembler.model.parse import parse_request
-    from assembler.refusal import required_refusal
     from assembler.stages.gates import apply_gates
 
     t0 = time.perf_counter()

@@ -22,7 +22,7 @@ import pytest
 
 from assembler import conformance
 from assembler.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
-from assembler.solve import assemble
+from assembler.exact.solve import assemble
 from assembler.verify import verify
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"

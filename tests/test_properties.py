@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from strategies import requests
 
 import assembler
-from assembler import reduce as reduce_module
 from assembler.bruteforce import BruteForce
-from assembler.closure import build_problem
-from assembler.cpsat import CpSat
+from assembler.exact import reduce as reduce_module
+from assembler.exact.closure import build_problem
+from assembler.exact.cpsat import CpSat
+from assembler.exact.search import SmallSearch
+from assembler.exact.solve import Reducing
 from assembler.generate import Shape, generate
 from assembler.model.parse import parse_request
-from assembler.search import SmallSearch
-from assembler.solve import Reducing
 from assembler.stages.gates import apply_gates
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

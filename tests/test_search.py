@@ -7,12 +7,12 @@ import random
 import pytest
 from conftest import form, request
 
-from assembler.backend import SolveStatus
 from assembler.bruteforce import BruteForce
-from assembler.closure import build_problem
+from assembler.exact.backend import SolveStatus
+from assembler.exact.closure import build_problem
+from assembler.exact.search import SmallSearch
 from assembler.generate import Shape, generate
 from assembler.model.parse import parse_request
-from assembler.search import SmallSearch
 from assembler.stages.gates import apply_gates
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .model.objective import form_value, tiebreak_weight
-from .model.types import Request
-from .stages.gates import GateReport, groups_of
+from ..model.objective import form_value, tiebreak_weight
+from ..model.types import Request
+from ..stages.gates import GateReport, groups_of
 
 __all__ = ["Problem", "build_problem"]
 

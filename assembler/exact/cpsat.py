@@ -28,9 +28,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..model.errors import SolverError
 from .backend import Outcome, SolveStatus
 from .closure import Problem
-from .model.errors import SolverError
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model as cp_model_type

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import time
 
+from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
+from ..stages.gates import GateReport
 from .backend import Backend, SolveStatus, selection_cost
 from .closure import Problem
-from .model.types import Refusal, RefusalCode, Request, RequiredIdentity
-from .stages.gates import GateReport
 
 __all__ = ["over_budget_refusal", "required_refusal"]
 

@@ -21,15 +21,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..model.errors import InvalidRequest, UnknownStrategy
+from ..model.parse import parse_request
+from ..model.types import Request, Result
+from ..stages.gates import GateReport, apply_gates
+from ..stages.trace import bundle_result, refused_result, undecided_result
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem, build_problem
-from .model.errors import InvalidRequest, UnknownStrategy
-from .model.parse import parse_request
-from .model.types import Request, Result
 from .reduce import Level, Reduction
 from .refusal import over_budget_refusal, required_refusal
-from .stages.gates import GateReport, apply_gates
-from .stages.trace import bundle_result, refused_result, undecided_result
 
 __all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "assemble", "solve_exact"]
 
@@ -43,8 +43,8 @@ _TRACE_SECONDS_PER_CANDIDATE = 1e-5
 
 # name -> "module:function"; imported lazily so that a baseline never loads OR-Tools.
 STRATEGIES: dict[str, str] = {
-    "cpsat": "assembler.solve:cpsat_strategy",
-    "enumerate": "assembler.solve:enumerate_strategy",
+    "cpsat": "assembler.exact.solve:cpsat_strategy",
+    "enumerate": "assembler.exact.solve:enumerate_strategy",
     "greedy": "assembler.greedy:greedy_strategy",
     "top-k": "assembler.baselines:top_k_strategy",
     "weighted": "assembler.baselines:weighted_strategy",
@@ -315,6 +315,6 @@ def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, worke
 def enumerate_strategy(
     request: Request, gates: GateReport, time_limit: float, workers: int
 ) -> Result:
-    from .bruteforce import BruteForce
+    from ..bruteforce import BruteForce
 
     return solve_exact(request, gates, BruteForce(), time_limit, workers)
