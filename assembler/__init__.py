@@ -7,7 +7,7 @@ first exact solve.
 
 from __future__ import annotations
 
-from .exact.solve import DEFAULT_TIME_LIMIT, STRATEGIES, assemble
+from .api import DEFAULT_TIME_LIMIT, assemble
 from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
@@ -29,6 +29,7 @@ from .model.types import (
     Verdict,
     Violation,
 )
+from .strategies import STRATEGIES
 from .verify import verify
 
 __all__ = [

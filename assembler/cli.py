@@ -16,9 +16,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .exact.solve import STRATEGIES
 from .model.errors import AssemblerError
 from .model.types import Status
+from .strategies import STRATEGIES
 
 __all__ = ["main"]
 
@@ -82,7 +82,7 @@ class _UsageError(Exception):
 
 
 def compile_command(argv: Sequence[str]) -> int:
-    from .exact.solve import assemble
+    from .api import assemble
     from .model.parse import request_from_json
     from .stages.trace import render_text
 

@@ -6,7 +6,7 @@ stem), ``family``, ``budget_class`` (``tight``, ``medium`` or ``roomy``),
 ``description``, ``request`` (a request of ``models/README.md``) and ``expected``
 (the frozen exact answer: ``status``; for a bundle ``selected`` in render order,
 ``value`` and ``cost``; for a refusal ``refusal`` with at least ``code``), and a list
-of strategy names (default: all of ``assembler.exact.solve.STRATEGIES``).
+of strategy names (default: all of ``assembler.strategies.STRATEGIES``).
 
 Output: a ``Report``: one ``CaseOutcome`` per case and strategy, and one
 ``StrategySummary`` per strategy with
@@ -49,9 +49,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .exact.solve import STRATEGIES, assemble
+from .api import assemble
 from .model.errors import AssemblerError
 from .model.types import Result, Status
+from .strategies import STRATEGIES
 from .verify import ViolationKind, verify
 
 __all__ = [

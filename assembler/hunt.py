@@ -53,11 +53,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .exact.solve import STRATEGIES, assemble
+from .api import assemble
 from .generate import Shape, generate
 from .model.errors import EnumerationTooLarge, InvalidRequest
 from .model.parse import CANDIDATE_FIELDS, TASK_FIELDS
 from .model.types import Result, Status
+from .strategies import STRATEGIES
 from .verify import verify
 
 __all__ = [

@@ -9,9 +9,9 @@ from conftest import form, request
 
 import assembler
 from assembler import Status
-from assembler.baselines import GATE_PENALTY, REQUIRED_BONUS, weighted_score
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
+from assembler.strategies.baselines import GATE_PENALTY, REQUIRED_BONUS, weighted_score
 
 BASELINES = ("top-k", "weighted", "dump")
 

@@ -49,7 +49,7 @@ def test_undecided_exits_3(
 ) -> None:
     # Timing cannot be made deterministic, so a strategy that always runs out of time
     # stands in for a real time-out; tests/test_solve.py covers the solver's side.
-    from assembler.exact import solve as solve_module
+    from assembler import strategies as solve_module
 
     monkeypatch.setitem(solve_module.STRATEGIES, "cpsat", "tests_support:never_finishes")
     monkeypatch.syspath_prepend(str(Path(__file__).parent))

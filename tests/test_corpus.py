@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from assembler import conformance
+from assembler.api import assemble
 from assembler.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
-from assembler.exact.solve import assemble
 from assembler.verify import verify
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"

@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from strategies import requests
 
 import assembler
-from assembler.bruteforce import BruteForce
 from assembler.exact import reduce as reduce_module
 from assembler.exact.closure import build_problem
 from assembler.exact.cpsat import CpSat
+from assembler.exact.reducing import Reducing
 from assembler.exact.search import SmallSearch
-from assembler.exact.solve import Reducing
 from assembler.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
+from assembler.strategies.bruteforce import BruteForce
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -46,10 +46,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
-from .model.objective import form_value
-from .model.types import Candidate, Request, Result
-from .stages.gates import GateReport
-from .stages.trace import bundle_result
+from ..model.objective import form_value
+from ..model.types import Candidate, Request, Result
+from ..stages.gates import GateReport
+from ..stages.trace import bundle_result
 
 __all__ = [
     "GATE_PENALTY",

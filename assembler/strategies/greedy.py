@@ -59,11 +59,11 @@ from __future__ import annotations
 from collections import defaultdict
 from fractions import Fraction
 
-from .exact.refusal import required_refusal
-from .model.objective import form_value
-from .model.types import Candidate, Refusal, RefusalCode, Request, Result
-from .stages.gates import GateReport, groups_of
-from .stages.trace import bundle_result, refused_result
+from ..exact.refusal import required_refusal
+from ..model.objective import form_value
+from ..model.types import Candidate, Refusal, RefusalCode, Request, Result
+from ..stages.gates import GateReport, groups_of
+from ..stages.trace import bundle_result, refused_result
 
 __all__ = ["greedy_strategy"]
 

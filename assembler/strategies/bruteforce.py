@@ -15,12 +15,15 @@ from __future__ import annotations
 import itertools
 import math
 
-from .exact.backend import Outcome, SolveStatus
-from .exact.closure import Problem
-from .model.errors import EnumerationTooLarge
-from .model.objective import bundle_key
+from ..exact.backend import Outcome, SolveStatus
+from ..exact.closure import Problem
+from ..exact.solve import solve_exact
+from ..model.errors import EnumerationTooLarge
+from ..model.objective import bundle_key
+from ..model.types import Request, Result
+from ..stages.gates import GateReport
 
-__all__ = ["ENUMERATION_LIMIT", "BruteForce", "combinations"]
+__all__ = ["ENUMERATION_LIMIT", "BruteForce", "combinations", "enumerate_strategy"]
 
 ENUMERATION_LIMIT = 1 << 18
 
@@ -83,3 +86,9 @@ class BruteForce:
         if best is None:
             return Outcome(SolveStatus.INFEASIBLE)
         return Outcome(SolveStatus.OPTIMAL, best, bound=sum(problem.value[f] for f in best))
+
+
+def enumerate_strategy(
+    request: Request, gates: GateReport, time_limit: float, workers: int
+) -> Result:
+    return solve_exact(request, gates, BruteForce(), time_limit, workers)
