@@ -30,7 +30,7 @@ from .model.types import (
     Violation,
 )
 from .strategies import STRATEGIES
-from .verify import verify
+from .verifiers.bundle import verify
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",

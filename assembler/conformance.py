@@ -53,7 +53,7 @@ from .api import assemble
 from .model.errors import AssemblerError
 from .model.types import Result, Status
 from .strategies import STRATEGIES
-from .verify import ViolationKind, verify
+from .verifiers.bundle import ViolationKind, verify
 
 __all__ = [
     "BUDGET_CLASSES",

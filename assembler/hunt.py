@@ -59,7 +59,7 @@ from .model.errors import EnumerationTooLarge, InvalidRequest
 from .model.parse import CANDIDATE_FIELDS, TASK_FIELDS
 from .model.types import Result, Status
 from .strategies import STRATEGIES
-from .verify import verify
+from .verifiers.bundle import verify
 
 __all__ = [
     "Finding",

@@ -23,7 +23,7 @@ import pytest
 from assembler import conformance
 from assembler.api import assemble
 from assembler.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
-from assembler.verify import verify
+from assembler.verifiers.bundle import verify
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
 CASES = load_corpus(CORPUS_DIR)

@@ -8,7 +8,7 @@ import pytest
 from conftest import form, request, solve
 
 from assembler import assemble, verify
-from assembler.verify import ViolationKind
+from assembler.verifiers.bundle import ViolationKind
 
 
 @pytest.fixture

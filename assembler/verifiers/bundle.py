@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from .model.parse import parse_request
-from .model.types import Candidate, Request, Result, Violation
+from ..model.parse import parse_request
+from ..model.types import Candidate, Request, Result, Violation
 
 __all__ = ["ViolationKind", "verify"]
 
