@@ -4,8 +4,8 @@ Input: ``argv``. Output: text or JSON on stdout and an exit code:
 0 bundle, 1 refused, 3 undecided, 2 invalid input or usage (a one-line message on
 stderr naming the field and the candidate; never a traceback).
 
-Sub-commands: ``compile`` (this module), ``corpus run`` (``assembler.conformance``),
-``hunt`` (``assembler.hunt``), ``bench`` (``benchmarks``). Each is imported only
+Sub-commands: ``compile`` (this module), ``corpus run`` (``assembler.tooling.conformance``),
+``hunt`` (``assembler.tooling.hunt``), ``bench`` (``benchmarks``). Each is imported only
 when called.
 """
 
@@ -146,11 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "compile":
             return compile_command(rest)
         if command == "corpus":
-            from .conformance import main as corpus_main
+            from .tooling.conformance import main as corpus_main
 
             return int(corpus_main(rest))
         if command == "hunt":
-            from .hunt import main as hunt_main
+            from .tooling.hunt import main as hunt_main
 
             return int(hunt_main(rest))
         if command == "bench":

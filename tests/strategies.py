@@ -1,6 +1,6 @@
 """Hypothesis strategies shared by the property tests.
 
-Input: an optional ``assembler.generate.Shape``. Output: strategies drawing request
+Input: an optional ``assembler.tooling.generate.Shape``. Output: strategies drawing request
 dicts (stated-model JSON) from the same generator the hunts and the benchmarks use,
 so the property tests and the hunts explore the same space.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from assembler.generate import Shape, generate
+from assembler.tooling.generate import Shape, generate
 
 __all__ = ["requests"]
 

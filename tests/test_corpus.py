@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from assembler import conformance
 from assembler.api import assemble
-from assembler.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
+from assembler.tooling import conformance
+from assembler.tooling.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
 from assembler.verifiers.bundle import verify
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
@@ -190,5 +190,5 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_import_does_not_load_ortools() -> None:
-    code = "import sys, assembler.conformance; sys.exit('ortools' in sys.modules)"
+    code = "import sys, assembler.tooling.conformance; sys.exit('ortools' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

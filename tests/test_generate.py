@@ -1,4 +1,4 @@
-"""The random request generator (assembler.generate).
+"""The random request generator (assembler.tooling.generate).
 
 Checks determinism per seed, that every generated request is valid input (own
 structural checks, the JSON Schema in models/, and the parser through ``assemble``),
@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from strategies import requests
 
 import assembler
-from assembler.generate import Relevance, Shape, generate
+from assembler.tooling.generate import Relevance, Shape, generate
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "models" / "request.schema.json").read_text(encoding="utf-8"))
@@ -282,8 +282,8 @@ def test_generator_imports_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, assembler.generate, random;"
-        "assembler.generate.generate(random.Random(0));"
+        "import sys, assembler.tooling.generate, random;"
+        "assembler.tooling.generate.generate(random.Random(0));"
         "heavy = [m for m in ('ortools', 'numpy', 'networkx') if m in sys.modules];"
         "print(heavy)"
     )

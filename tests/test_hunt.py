@@ -1,4 +1,4 @@
-"""Counterexample hunts (assembler.hunt, issue 4).
+"""Counterexample hunts (assembler.tooling.hunt, issue 4).
 
 A seeded hunt with a fixed example count finds a greedy false refusal and shrinks it
 to at most 8 candidates; saved cases replay to their kind; a hunt against cpsat
@@ -14,18 +14,8 @@ from typing import Any
 
 import pytest
 
-from assembler.hunt import (
-    FindingKind,
-    HuntConfig,
-    _ddmin,
-    _simpler_ints,
-    _simpler_relevance,
-    hunt,
-    judge,
-    main,
-    replay,
-    shrink,
-)
+from assembler.tooling.hunt import FindingKind, HuntConfig, hunt, judge, main, replay, shrink
+from assembler.tooling.hunt.shrink import _ddmin, _simpler_ints, _simpler_relevance
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTER = sorted((ROOT / "corpus" / "register").glob("*.json"))

@@ -21,10 +21,10 @@ from assembler.exact.closure import build_problem
 from assembler.exact.cpsat import CpSat
 from assembler.exact.reducing import Reducing
 from assembler.exact.search import SmallSearch
-from assembler.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
+from assembler.tooling.generate import Shape, generate
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

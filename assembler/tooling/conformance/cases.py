@@ -1,0 +1,115 @@
+"""The corpus on disk: one JSON file per case, checked and loaded.
+
+Input: a corpus directory (``corpus/`` of the repository by default).
+Output: ``Case`` values (request and frozen exact answer), ordered by family, then
+tight, medium, roomy; a ``CorpusError`` naming the file for anything malformed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...model.errors import AssemblerError
+from ...model.types import Status
+
+__all__ = ["BUDGET_CLASSES", "Case", "CorpusError", "default_corpus_dir", "load_corpus"]
+
+BUDGET_CLASSES = ("tight", "medium", "roomy")
+_CASE_KEYS = ("name", "family", "budget_class", "description", "request", "expected")
+
+
+class CorpusError(AssemblerError, ValueError):
+    """A corpus directory or case file does not follow the corpus format."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One corpus case as stored: the request and its frozen exact answer."""
+
+    name: str
+    family: str
+    budget_class: str
+    description: str
+    request: Mapping[str, Any]
+    expected: Mapping[str, Any]
+
+    @property
+    def expected_status(self) -> str:
+        return str(self.expected["status"])
+
+    @property
+    def expected_selected(self) -> tuple[str, ...]:
+        return tuple(self.expected.get("selected", ()))
+
+    @property
+    def expected_code(self) -> str | None:
+        refusal = self.expected.get("refusal")
+        return None if refusal is None else str(refusal["code"])
+
+
+def default_corpus_dir() -> Path:
+    """The repository's ``corpus/`` (next to the package), else ``./corpus``."""
+    # assembler/tooling/conformance/cases.py -> the checkout holding assembler/
+    beside = Path(__file__).resolve().parents[3] / "corpus"
+    return beside if beside.is_dir() else Path.cwd() / "corpus"
+
+
+def load_corpus(directory: str | Path | None = None) -> tuple[Case, ...]:
+    """Every case of ``directory``, ordered by family, then tight, medium, roomy."""
+    root = default_corpus_dir() if directory is None else Path(directory)
+    if not root.is_dir():
+        raise CorpusError(f"corpus directory not found: {root}")
+    cases = [_load_case(path) for path in sorted(root.glob("*.json"))]
+    if not cases:
+        raise CorpusError(f"no case files (*.json) in {root}")
+    names = [case.name for case in cases]
+    if len(set(names)) != len(names):
+        raise CorpusError("two case files share a name")
+    return tuple(sorted(cases, key=lambda c: (c.family, BUDGET_CLASSES.index(c.budget_class))))
+
+
+def _load_case(path: Path) -> Case:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CorpusError(f"{path}: cannot read the case: {exc}") from None
+    if not isinstance(data, dict):
+        raise CorpusError(f"{path}: a case is a JSON object")
+    missing = [key for key in _CASE_KEYS if key not in data]
+    unknown = sorted(set(data) - set(_CASE_KEYS))
+    if missing or unknown:
+        raise CorpusError(f"{path}: missing keys {missing}, unknown keys {unknown}")
+    for key in ("name", "family", "budget_class", "description"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise CorpusError(f"{path}: {key} must be a non-empty string")
+    if data["name"] != path.stem:
+        raise CorpusError(f"{path}: name {data['name']!r} is not the file stem")
+    if data["budget_class"] not in BUDGET_CLASSES:
+        raise CorpusError(f"{path}: budget_class must be one of {', '.join(BUDGET_CLASSES)}")
+    if data["name"] != f"{data['family']}-{data['budget_class']}":
+        raise CorpusError(f"{path}: name must be <family>-<budget_class>")
+    request, expected = data["request"], data["expected"]
+    if not isinstance(request, dict) or not isinstance(expected, dict):
+        raise CorpusError(f"{path}: request and expected must be objects")
+    status = expected.get("status")
+    if status == Status.BUNDLE.value:
+        if not all(key in expected for key in ("selected", "value", "cost")):
+            raise CorpusError(f"{path}: a bundle expects selected, value and cost")
+    elif status == Status.REFUSED.value:
+        refusal = expected.get("refusal")
+        if not isinstance(refusal, dict) or "code" not in refusal:
+            raise CorpusError(f"{path}: a refusal expects refusal.code")
+    else:
+        raise CorpusError(f"{path}: expected.status must be 'bundle' or 'refused'")
+    return Case(
+        name=data["name"],
+        family=data["family"],
+        budget_class=data["budget_class"],
+        description=data["description"],
+        request=request,
+        expected=expected,
+    )

@@ -1,0 +1,322 @@
+"""Running strategies over the corpus and summarising them per strategy.
+
+Input: ``Case`` values and strategy names.
+Output: a ``Report``: one ``CaseOutcome`` per case and strategy (judged against the
+frozen answer and by the independent verifier) and one ``StrategySummary`` per
+strategy. Strategies run through ``assemble``, so importing this never loads OR-Tools.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...api import assemble
+from ...model.errors import AssemblerError
+from ...model.types import Result, Status
+from ...strategies import STRATEGIES
+from ...verifiers.bundle import ViolationKind, verify
+from .cases import Case, CorpusError, load_corpus
+
+__all__ = [
+    "DEFAULT_STRATEGIES",
+    "EXACT_STRATEGIES",
+    "ILLEGAL_KINDS",
+    "CaseOutcome",
+    "Report",
+    "StrategySummary",
+    "run_case",
+    "run_corpus",
+]
+
+DEFAULT_STRATEGIES = ("cpsat", "enumerate", "greedy", "top-k", "weighted", "dump")
+# Strategies that must reproduce every frozen output exactly.
+EXACT_STRATEGIES = frozenset({"cpsat", "enumerate"})
+# The verifier's kinds that make a bundle illegal, in table order.
+ILLEGAL_KINDS = (
+    ViolationKind.GATE,
+    ViolationKind.DEPENDENCY,
+    ViolationKind.GROUP,
+    ViolationKind.DUPLICATE_IDENTITY,
+    ViolationKind.BUDGET,
+    ViolationKind.REQUIRED,
+)
+DISTRACTOR = "distractor"
+HARMFUL = "harmful"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """One strategy on one case, judged against the frozen answer and the verifier."""
+
+    case: str
+    strategy: str
+    status: str  # the result's status, or "error" when the strategy raised
+    selected: tuple[str, ...]
+    refusal_code: str | None
+    value: int
+    cost: int
+    status_match: bool
+    frozen_match: bool  # status and selected (bundle) or status and refusal code
+    exact_match: bool  # frozen_match and every other frozen field (value, cost, refusal)
+    illegal: tuple[str, ...]  # verifier kinds that make the bundle illegal, sorted
+    notes: tuple[str, ...]  # the verifier's other findings (record, refusal)
+    false_refusal: bool
+    value_lost: int | None  # None unless both are bundles and this one is legal
+    dearer: bool  # legal, optimal value, higher cost than the frozen bundle
+    distractors: int
+    harmful: int
+    seconds: float
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "status": self.status,
+            "selected": list(self.selected),
+            "refusal": self.refusal_code,
+            "value": self.value,
+            "cost": self.cost,
+            "status_match": self.status_match,
+            "frozen_match": self.frozen_match,
+            "exact_match": self.exact_match,
+            "illegal": list(self.illegal),
+            "notes": list(self.notes),
+            "false_refusal": self.false_refusal,
+            "value_lost": self.value_lost,
+            "dearer": self.dearer,
+            "distractors": self.distractors,
+            "harmful": self.harmful,
+            "seconds": round(self.seconds, 6),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StrategySummary:
+    """One row of the table: a strategy over the whole corpus."""
+
+    strategy: str
+    cases: int
+    status_matches: int
+    frozen_matches: int
+    exact_matches: int
+    illegal: int
+    illegal_by_kind: tuple[tuple[str, int], ...]
+    false_refusals: int
+    value_lost: int
+    value_lost_cases: int
+    dearer_cases: int
+    distractors: int
+    harmful: int
+    errors: int
+    seconds: float
+
+    def kind(self, kind: str) -> int:
+        return dict(self.illegal_by_kind).get(kind, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "status_matches": self.status_matches,
+            "frozen_matches": self.frozen_matches,
+            "exact_matches": self.exact_matches,
+            "illegal": self.illegal,
+            "illegal_by_kind": dict(self.illegal_by_kind),
+            "false_refusals": self.false_refusals,
+            "value_lost": self.value_lost,
+            "value_lost_cases": self.value_lost_cases,
+            "dearer_cases": self.dearer_cases,
+            "distractors": self.distractors,
+            "harmful": self.harmful,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 6),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The whole run: cases in corpus order, strategies in the order asked."""
+
+    corpus: tuple[Case, ...]
+    strategies: tuple[StrategySummary, ...]
+    outcomes: tuple[CaseOutcome, ...]
+
+    def summary(self, strategy: str) -> StrategySummary:
+        for row in self.strategies:
+            if row.strategy == strategy:
+                return row
+        raise KeyError(strategy)
+
+    def outcome(self, case: str, strategy: str) -> CaseOutcome:
+        for row in self.outcomes:
+            if row.case == case and row.strategy == strategy:
+                return row
+        raise KeyError((case, strategy))
+
+    @property
+    def disagreements(self) -> tuple[CaseOutcome, ...]:
+        """Outcomes of an exact strategy that differ from the frozen answer."""
+        return tuple(
+            row for row in self.outcomes if row.strategy in EXACT_STRATEGIES and not row.exact_match
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        by_case: dict[str, list[dict[str, Any]]] = {case.name: [] for case in self.corpus}
+        for row in self.outcomes:
+            by_case[row.case].append(row.to_dict())
+        return {
+            "strategies": {row.strategy: row.to_dict() for row in self.strategies},
+            "cases": [
+                {
+                    "name": case.name,
+                    "family": case.family,
+                    "budget_class": case.budget_class,
+                    "description": case.description,
+                    "expected": dict(case.expected),
+                    "results": by_case[case.name],
+                }
+                for case in self.corpus
+            ],
+        }
+
+
+def run_case(case: Case, strategy: str, *, time_limit: float | None = None) -> CaseOutcome:
+    """Run one strategy on one case and judge its answer."""
+    started = time.perf_counter()
+    try:
+        result = assemble(case.request, strategy=strategy, time_limit=time_limit)
+    except AssemblerError as exc:
+        return CaseOutcome(
+            case=case.name,
+            strategy=strategy,
+            status="error",
+            selected=(),
+            refusal_code=None,
+            value=0,
+            cost=0,
+            status_match=False,
+            frozen_match=False,
+            exact_match=False,
+            illegal=(),
+            notes=(),
+            false_refusal=False,
+            value_lost=None,
+            dearer=False,
+            distractors=0,
+            harmful=0,
+            seconds=time.perf_counter() - started,
+            error=str(exc),
+        )
+    seconds = time.perf_counter() - started
+    return _judge(case, strategy, result, seconds)
+
+
+def _judge(case: Case, strategy: str, result: Result, seconds: float) -> CaseOutcome:
+    violations = verify(case.request, result)
+    is_bundle = result.status is Status.BUNDLE
+    illegal = tuple(sorted({v.kind for v in violations if v.kind in ILLEGAL_KINDS}))
+    notes = tuple(f"{v.kind}: {v.detail}" for v in violations if v.kind not in ILLEGAL_KINDS)
+    code = None if result.refusal is None else result.refusal.code.value
+    status_match = result.status.value == case.expected_status
+    if not status_match:
+        frozen_match = False
+    elif is_bundle:
+        frozen_match = tuple(result.selected) == case.expected_selected
+    else:
+        frozen_match = code == case.expected_code
+    exact_match = frozen_match and _fields_match(case, result)
+    expects_bundle = case.expected_status == Status.BUNDLE.value
+    value_lost: int | None = None
+    dearer = False
+    if expects_bundle and is_bundle and not illegal:
+        value_lost = int(case.expected["value"]) - result.value
+        dearer = value_lost == 0 and result.cost > int(case.expected["cost"])
+    labels = _labels(case.request)
+    admitted = result.selected if is_bundle else ()
+    return CaseOutcome(
+        case=case.name,
+        strategy=strategy,
+        status=result.status.value,
+        selected=tuple(result.selected),
+        refusal_code=code,
+        value=result.value,
+        cost=result.cost,
+        status_match=status_match,
+        frozen_match=frozen_match,
+        exact_match=exact_match,
+        illegal=illegal if is_bundle else (),
+        notes=notes,
+        false_refusal=result.status is Status.REFUSED and expects_bundle,
+        value_lost=value_lost,
+        dearer=dearer,
+        distractors=sum(DISTRACTOR in labels.get(form, ()) for form in admitted),
+        harmful=sum(HARMFUL in labels.get(form, ()) for form in admitted),
+        seconds=seconds,
+    )
+
+
+def _fields_match(case: Case, result: Result) -> bool:
+    """Every frozen field beyond status and selection/code: value, cost, refusal fields."""
+    if result.status is Status.BUNDLE:
+        frozen_value, frozen_cost = case.expected["value"], case.expected["cost"]
+        return bool(result.value == frozen_value and result.cost == frozen_cost)
+    frozen = case.expected.get("refusal")
+    if result.refusal is None or not isinstance(frozen, Mapping):
+        return False
+    actual = result.refusal.to_dict()
+    return all(actual.get(key) == value for key, value in frozen.items())
+
+
+def _labels(request: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+    for candidate in request.get("candidates", ()):
+        if isinstance(candidate, Mapping):
+            found[str(candidate.get("id"))] = tuple(candidate.get("labels", ()))
+    return found
+
+
+def _summarise(strategy: str, rows: Sequence[CaseOutcome]) -> StrategySummary:
+    kinds = {kind: sum(kind in row.illegal for row in rows) for kind in ILLEGAL_KINDS}
+    return StrategySummary(
+        strategy=strategy,
+        cases=len(rows),
+        status_matches=sum(row.status_match for row in rows),
+        frozen_matches=sum(row.frozen_match for row in rows),
+        exact_matches=sum(row.exact_match for row in rows),
+        illegal=sum(bool(row.illegal) for row in rows),
+        illegal_by_kind=tuple(kinds.items()),
+        false_refusals=sum(row.false_refusal for row in rows),
+        value_lost=sum(row.value_lost or 0 for row in rows),
+        value_lost_cases=sum((row.value_lost or 0) > 0 for row in rows),
+        dearer_cases=sum(row.dearer for row in rows),
+        distractors=sum(row.distractors for row in rows),
+        harmful=sum(row.harmful for row in rows),
+        errors=sum(row.error is not None for row in rows),
+        seconds=sum(row.seconds for row in rows),
+    )
+
+
+def run_corpus(
+    directory: str | Path | None = None,
+    strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    *,
+    time_limit: float | None = None,
+) -> Report:
+    """Run every strategy on every case of the corpus and build the report."""
+    unknown = [name for name in strategies if name not in STRATEGIES]
+    if unknown:
+        raise CorpusError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
+    corpus = load_corpus(directory)
+    outcomes: list[CaseOutcome] = []
+    summaries: list[StrategySummary] = []
+    for strategy in dict.fromkeys(strategies):
+        rows = [run_case(case, strategy, time_limit=time_limit) for case in corpus]
+        outcomes.extend(rows)
+        summaries.append(_summarise(strategy, rows))
+    order = {case.name: index for index, case in enumerate(corpus)}
+    outcomes.sort(key=lambda row: order[row.case])
+    return Report(corpus=corpus, strategies=tuple(summaries), outcomes=tuple(outcomes))

@@ -1,0 +1,58 @@
+"""Counterexample hunts: find, shrink and pin where a strategy fails (issue 4).
+
+Input: a strategy name, a seed, an example count or a time budget, a candidate cap,
+a worker count and an output folder (``main(argv)`` parses them from the command
+line ``assembler hunt ...``).
+Output: a summary (text, or JSON with ``--json``) of every disagreement between the
+strategy and the exact solver, and one JSON file per shrunk finding in ``--out``
+with ``kind``, ``strategy``, ``seed``, ``example``, ``request``, ``answers`` and a
+one-line ``explanation``. ``assembler hunt --replay FILE`` re-runs a saved case.
+
+Example ``i`` of seed ``s`` is ``generate(random.Random(f"{s}:{i}"), Shape.small(M))``,
+so a hunt is deterministic for a given seed and example count whatever the worker
+count: workers take batches of indices and the parent merges them by index.
+
+Every answer is judged against ``cpsat`` (and against ``enumerate`` as a second
+opinion when the request is small enough), and every bundle by the independent
+verifier, never by the strategy's own claim. Kinds, in the order they are checked:
+``crash`` (a strategy raised on valid input), ``exact-disagreement`` (cpsat and
+enumerate disagree, an exact answer fails the verifier, or a baseline beats cpsat:
+a bug in the project), ``false-bundle``, ``false-refusal``, ``suboptimal-value``,
+``suboptimal-cost``.
+
+Shrinking is delta debugging on the request dict (drop candidates, drop a candidate
+together with its share of the budget, drop required / seal entries, dependencies,
+lineage, groups and other optional fields, simplify costs, budget and relevance to
+rounder numbers, renumber names, sort candidates), keeping every edit after which the
+strategy still shows the same kind. It costs ~100 examples' worth of judging, so only
+the first ``--shrink N`` findings of each kind (default 3) are shrunk; every finding
+is counted and listed (by example index, which regenerates it). A saved case is named
+``STRATEGY-KIND-HASH.json`` after its shrunk request, so a re-run overwrites rather
+than duplicates; its ``answers`` are ``Result.to_dict()`` without the wall-clock
+``timings`` (roles ``tested``, ``exact`` and, when run, ``oracle``).
+
+Exit codes: 0 hunt finished; 1 an exact strategy is wrong (an exact-disagreement or
+crash, or any finding against ``cpsat`` / ``enumerate``), or a replayed case did not
+reproduce; 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+from .command import main
+from .judge import FindingKind, Judgement, judge
+from .run import Finding, HuntConfig, HuntReport, example_request, hunt, replay
+from .shrink import shrink
+
+__all__ = [
+    "Finding",
+    "FindingKind",
+    "HuntConfig",
+    "HuntReport",
+    "Judgement",
+    "example_request",
+    "hunt",
+    "judge",
+    "main",
+    "replay",
+    "shrink",
+]
