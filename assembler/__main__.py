@@ -1,0 +1,7 @@
+"""``python -m assembler``: the same as the ``assembler`` command."""
+
+from __future__ import annotations
+
+from .cli import main
+
+raise SystemExit(main())
