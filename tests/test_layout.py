@@ -23,11 +23,16 @@ LAYERS = (
     "stages",
     "exact",
     "strategies",
-    "api",
+    # render sits below api: assemble(render=...) renders, and the budget guarantee of
+    # counted costs re-solves through a strategy
     "render",
+    "api",
+    # above api: each drives assemble(); assemble() reaches a ledger only through the
+    # recorder protocol it is handed, never by importing it
+    "session",
     "ledger",
-    "serve",
     "explain",
+    "serve",
     "tooling",
     "cli",
     "__main__",
