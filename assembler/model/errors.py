@@ -14,6 +14,7 @@ __all__ = [
     "AssemblerError",
     "EnumerationTooLarge",
     "InvalidRequest",
+    "RenderError",
     "SolverError",
     "UnknownStrategy",
 ]
@@ -61,3 +62,26 @@ class EnumerationTooLarge(AssemblerError, ValueError):
 
 class SolverError(AssemblerError):
     """The exact backend answered something the assembler cannot interpret."""
+
+
+class RenderError(AssemblerError, ValueError):
+    """A rendering cannot be prepared; nothing is returned, not even a partial manifest.
+
+    ``code`` is one of ``RENDER_MISSING_CONTENT`` (a selected form has no content),
+    ``RENDER_NOT_A_BUNDLE`` (only a bundle renders), ``RENDER_RESULT_MISMATCH`` (the
+    result was not assembled from this request), ``RENDER_PROVIDER_RULE`` (the provider
+    would reject the body: ``rule`` names the rule) and ``RENDER_ENVELOPE_OVER_BUDGET``
+    (the task's instruction and query alone exceed the budget); ``items`` names the
+    forms concerned, sorted.
+    """
+
+    def __init__(
+        self, code: str, message: str, *, items: tuple[str, ...] = (), rule: str | None = None
+    ) -> None:
+        self.code = code
+        self.items = tuple(sorted(items))
+        self.rule = rule
+        self.reason = message
+        where = code if rule is None else f"{code} ({rule})"
+        named = f" [{', '.join(self.items)}]" if self.items else ""
+        super().__init__(f"{where}: {message}{named}")

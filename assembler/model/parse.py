@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from .errors import InvalidRequest
-from .types import Candidate, Operation, Request, Role, Task
+from .types import Candidate, Kind, Operation, Request, Role, Task
 
 __all__ = [
     "CANDIDATE_FIELDS",
@@ -37,7 +37,17 @@ MAX_INTEGER = 2**53 - 1
 _TOP_KEYS = frozenset({"task", "candidates", "sources", "policy"})
 # The request's fields in their documented order (models/README.md); tools that
 # write requests (the hunt's saved cases) use the same order.
-TASK_FIELDS = ("id", "budget", "scope", "operation", "min_relevance", "required", "seal")
+TASK_FIELDS = (
+    "id",
+    "budget",
+    "scope",
+    "operation",
+    "min_relevance",
+    "required",
+    "seal",
+    "instruction",
+    "query",
+)
 CANDIDATE_FIELDS = (
     "id",
     "identity",
@@ -56,6 +66,10 @@ CANDIDATE_FIELDS = (
     "lineage",
     "content",
     "labels",
+    "kind",
+    "tool_call_id",
+    "tool_name",
+    "turn",
 )
 _TASK_KEYS = frozenset(TASK_FIELDS)
 _CANDIDATE_KEYS = frozenset(CANDIDATE_FIELDS)
@@ -127,6 +141,7 @@ def parse_request(data: Mapping[str, Any] | Request) -> Request:
             )
         seen[candidate.id] = index
         total += candidate.cost
+    _check_tool_calls(candidates)
     if total > MAX_INTEGER:
         raise InvalidRequest(
             "candidates[*].cost",
@@ -188,6 +203,10 @@ def _parse_task(raw: Any) -> Task:
         min_relevance=_unit_number(raw.get("min_relevance", 0), "task.min_relevance"),
         required=tuple(sorted(set(_strings(raw.get("required", []), "task.required")))),
         seal=tuple(sorted(set(_strings(raw.get("seal", []), "task.seal")))),
+        instruction=_string(raw["instruction"], "task.instruction")
+        if "instruction" in raw
+        else None,
+        query=_string(raw["query"], "task.query") if "query" in raw else None,
     )
 
 
@@ -280,6 +299,14 @@ def _parse_candidate(raw: Any, index: int) -> Candidate:
     depends_on = names("depends_on")
     identity = text("identity", candidate_id)
     assert identity is not None
+    kind, role = _kind_and_role(raw, role, fail)
+    tool_call_id = text("tool_call_id", None)
+    if (tool_call_id is None) == kind.is_tool:
+        raise fail("tool_call_id", f"is required for kind {kind.value!r} and only for tool kinds")
+    tool_name = text("tool_name", None)
+    if (tool_name is None) == (kind is Kind.TOOL_CALL):
+        raise fail("tool_name", "is required for kind 'tool_call' and only for it")
+    turn = _integer(get("turn", 0), f"candidates[{index}].turn", candidate_id)
     return Candidate(
         id=candidate_id,
         identity=identity,
@@ -298,8 +325,64 @@ def _parse_candidate(raw: Any, index: int) -> Candidate:
         lineage=tuple(names("lineage")),
         content=content,
         labels=tuple(names("labels", empty=True)),
+        kind=kind,
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        turn=turn,
         position=index,
     )
+
+
+_KINDS = {kind.value: kind for kind in Kind}
+
+
+def _kind_and_role(raw: Mapping[str, Any], role: Role, fail: Any) -> tuple[Kind, Role]:
+    # An instruction kind renders as system material, so it must pass the authority
+    # gate: kind and role agree, and each defaults from the other.
+    if "kind" not in raw:
+        return (Kind.SYSTEM if role is Role.INSTRUCTION else Kind.EVIDENCE), role
+    kind = _KINDS.get(raw["kind"])
+    if kind is None:
+        raise fail("kind", f"must be one of {', '.join(_KINDS)}, not {raw['kind']!r}")
+    if "role" not in raw:
+        return kind, Role.INSTRUCTION if kind.is_instruction else Role.EVIDENCE
+    if kind.is_instruction != (role is Role.INSTRUCTION):
+        raise fail("kind", f"kind {kind.value!r} contradicts role {role.value!r}")
+    return kind, role
+
+
+def _check_tool_calls(candidates: list[Candidate]) -> None:
+    """Each tool call id names one call identity and one result identity, and every
+    form of those identities names that id with that kind (whichever form is admitted
+    renders as the same call or result)."""
+    ends: dict[tuple[str, Kind], str] = {}
+    tool_of: dict[str, tuple[str | None, Kind]] = {}
+    for index, c in enumerate(candidates):
+        where = f"candidates[{index}].tool_call_id"
+        mine = (c.tool_call_id, c.kind if c.kind.is_tool else Kind.EVIDENCE)
+        if tool_of.setdefault(c.identity, mine) != mine:
+            raise InvalidRequest(
+                where,
+                f"every form of identity {c.identity!r} must share kind and tool_call_id",
+                candidate=c.id,
+            )
+        if c.tool_call_id is None:
+            continue
+        if ends.setdefault((c.tool_call_id, c.kind), c.identity) != c.identity:
+            raise InvalidRequest(
+                where,
+                f"tool call {c.tool_call_id!r} has two {c.kind.value} identities",
+                candidate=c.id,
+            )
+    for (call_id, kind), identity in sorted(ends.items()):
+        other = Kind.TOOL_RESULT if kind is Kind.TOOL_CALL else Kind.TOOL_CALL
+        if (call_id, other) not in ends:
+            index = next(i for i, c in enumerate(candidates) if c.identity == identity)
+            raise InvalidRequest(
+                f"candidates[{index}].tool_call_id",
+                f"{kind.value} {call_id!r} has no {other.value} in the request",
+                candidate=candidates[index].id,
+            )
 
 
 # ---------------------------------------------------------------------------

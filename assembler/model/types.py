@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .rendering import Rendering
 
 __all__ = [
+    "TOOL_CALL_GROUP_PREFIX",
     "Candidate",
     "Decision",
+    "Kind",
     "Operation",
     "Reason",
     "Refusal",
@@ -52,6 +57,37 @@ class Role(StrEnum):
     INSTRUCTION = "instruction"
 
 
+class Kind(StrEnum):
+    """What a candidate is in the model's input: decides its place in a rendering.
+
+    Stable kinds come first in a rendering, then evidence, then the conversation.
+    """
+
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+    TOOL_DEFINITION = "tool_definition"
+    MEMORY = "memory"
+    EVIDENCE = "evidence"
+    USER_TURN = "user_turn"
+    ASSISTANT_TURN = "assistant_turn"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+
+    @property
+    def is_instruction(self) -> bool:
+        return self in (Kind.SYSTEM, Kind.DEVELOPER)
+
+    @property
+    def is_tool(self) -> bool:
+        return self in (Kind.TOOL_CALL, Kind.TOOL_RESULT)
+
+
+# A tool call id X puts the identities of its call and of its result in the coupled
+# group named TOOL_CALL_GROUP_PREFIX + X, so every strategy that keeps groups keeps a
+# result with its call (models/README.md, section 2).
+TOOL_CALL_GROUP_PREFIX = "tool_call:"
+
+
 class Reason(StrEnum):
     """Why a candidate was admitted or rejected.
 
@@ -67,6 +103,8 @@ class Reason(StrEnum):
     STALE = "stale"
     FRESHNESS_UNKNOWN = "freshness-unknown"
     AUTHORITY = "authority"
+    # only when a rendering is asked for: a form with nothing to render
+    NO_CONTENT = "no-content"
     # derived gates (fixpoint over dependencies and groups)
     DEPENDENCY_UNAVAILABLE = "dependency-unavailable"
     GROUP_INELIGIBLE = "group-ineligible"
@@ -94,6 +132,7 @@ _GATE_REASONS = frozenset(
         Reason.STALE,
         Reason.FRESHNESS_UNKNOWN,
         Reason.AUTHORITY,
+        Reason.NO_CONTENT,
         Reason.DEPENDENCY_UNAVAILABLE,
         Reason.GROUP_INELIGIBLE,
     }
@@ -119,6 +158,9 @@ class Task:
     min_relevance: float = 0.0
     required: tuple[str, ...] = ()
     seal: tuple[str, ...] = ()
+    # the task's own words, rendered around the selected material (never selected)
+    instruction: str | None = None
+    query: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +182,11 @@ class Candidate:
     lineage: tuple[str, ...] = ()
     content: str | None = None
     labels: tuple[str, ...] = ()
+    kind: Kind = Kind.EVIDENCE
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    # position in the conversation (user/assistant turns and tool calls)
+    turn: int = 0
     # index in the request as sent; only the `dump` baseline reads it (arrival order)
     position: int = field(default=0, compare=False)
 
@@ -247,6 +294,8 @@ class Result:
     refusal: Refusal | None = None
     # wall-clock seconds per stage; diagnostic only, never part of any identity
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    # the prepared model input, when assemble(render=...) asked for one
+    rendering: Rendering | None = None
 
     @property
     def slack(self) -> int | None:
@@ -284,6 +333,7 @@ class Result:
             "decisions": [decision.to_dict() for decision in self.decisions],
             "refusal": None if self.refusal is None else self.refusal.to_dict(),
             "timings": {stage: round(seconds, 6) for stage, seconds in self.timings},
+            "rendering": None if self.rendering is None else self.rendering.to_dict(),
         }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..model.types import Candidate, Operation, Reason, Request, Role
+from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
 
 __all__ = ["DEFAULT_INSTRUCTION_CHANNELS", "GateReport", "apply_gates", "form_gate", "groups_of"]
 
@@ -47,10 +47,17 @@ class _Context:
     seal: frozenset[str]
     sources: dict[str, str]
     authority: dict[str, str]
+    # when a rendering is asked for, a form with no content cannot be admitted
+    require_content: bool = False
 
     @classmethod
-    def of(cls, request: Request) -> _Context:
-        return cls(frozenset(request.task.seal), dict(request.sources), dict(request.authority))
+    def of(cls, request: Request, *, require_content: bool = False) -> _Context:
+        return cls(
+            frozenset(request.task.seal),
+            dict(request.sources),
+            dict(request.authority),
+            require_content,
+        )
 
     def standing(self, channel: str | None) -> str:
         """The authority standing of a channel: the request's table over the defaults."""
@@ -110,23 +117,31 @@ def form_gate(
                 Reason.AUTHORITY,
                 f"an instruction from {channel}, which has {channel_standing} standing",
             )
+    if ctx.require_content and candidate.content is None:
+        return Reason.NO_CONTENT, "a rendering was asked for and it has no content to render"
     return None
 
 
 def groups_of(request: Request) -> dict[str, frozenset[str]]:
-    """Group id -> identities in it. Membership belongs to the identity: any form names it."""
+    """Group id -> identities in it. Membership belongs to the identity: any form names it.
+
+    A tool call id couples its call and its result: both are in the group named
+    ``tool_call:<id>``, so every strategy that keeps groups keeps them together."""
     members: dict[str, set[str]] = defaultdict(set)
     for candidate in request.candidates:
         if candidate.group is not None:
             members[candidate.group].add(candidate.identity)
+        if candidate.tool_call_id is not None:
+            members[TOOL_CALL_GROUP_PREFIX + candidate.tool_call_id].add(candidate.identity)
     return {group: frozenset(identities) for group, identities in members.items()}
 
 
-def apply_gates(request: Request) -> GateReport:
-    """Run every gate over every candidate of ``request``."""
+def apply_gates(request: Request, *, require_content: bool = False) -> GateReport:
+    """Run every gate over every candidate of ``request`` (``no-content`` only when
+    ``require_content``: a rendering was asked for)."""
     rejected: dict[str, tuple[Reason, str]] = {}
     notes: dict[str, str] = {}
-    context = _Context.of(request)
+    context = _Context.of(request, require_content=require_content)
     for candidate in request.candidates:
         failure = form_gate(request, candidate, context)
         if failure is not None:

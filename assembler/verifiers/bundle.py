@@ -40,7 +40,15 @@ class ViolationKind:
     ILLEGAL = (GATE, DEPENDENCY, GROUP, DUPLICATE_IDENTITY, BUDGET, REQUIRED)
 
 
-_PER_FORM_GATES = ("sealed", "scope", "scope-unknown", "stale", "freshness-unknown", "authority")
+_PER_FORM_GATES = (
+    "sealed",
+    "scope",
+    "scope-unknown",
+    "stale",
+    "freshness-unknown",
+    "authority",
+    "no-content",
+)
 _DERIVED_GATES = ("dependency-unavailable", "group-ineligible")
 
 
@@ -59,6 +67,8 @@ class _Judge:
         self.result = result
         self.found: list[Violation] = []
         self.by_id = {c.id: c for c in request.candidates}
+        # a result that carries a rendering was assembled with rendering asked for
+        self.needs_content = result.get("rendering") is not None
         self.first_gate = {c.id: self._first_gate(c) for c in request.candidates}
         self.eligible = self._derive_eligible()
 
@@ -90,13 +100,18 @@ class _Judge:
             table.update(dict(self.request.authority))
             if c.channel is None or table.get(c.channel, "data") != "instruction":
                 return "authority"
+        if self.needs_content and c.content is None:
+            return "no-content"
         return None
 
     def _groups(self) -> dict[str, set[str]]:
+        # a tool call and its result are coupled by their shared tool_call_id
         groups: dict[str, set[str]] = {}
         for c in self.request.candidates:
             if c.group is not None:
                 groups.setdefault(c.group, set()).add(c.identity)
+            if c.tool_call_id is not None:
+                groups.setdefault("tool_call:" + c.tool_call_id, set()).add(c.identity)
         return groups
 
     def _derive_eligible(self) -> set[str]:

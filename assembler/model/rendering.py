@@ -1,0 +1,143 @@
+"""Value types of a rendering: what bytes were prepared for a model call.
+
+Input: nothing. Output: ``RenderFormat``, ``ManifestItem``, ``Manifest`` and
+``Rendering``, frozen values with a stable ``to_dict()`` JSON form
+(``models/manifest.schema.json``, ``models/README.md`` section 14).
+
+A ``Rendering`` says which bytes were prepared and how they bind to the selection.
+It never claims that a model received or used them: selected is not rendered, and
+rendered is not received.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["RENDER_VERSION", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
+
+# The layout and framing of models/README.md section 14; any change to either bumps it.
+RENDER_VERSION = 1
+
+
+class RenderFormat(StrEnum):
+    TEXT = "text"
+    OPENAI_CHAT = "openai-chat"
+    ANTHROPIC_MESSAGES = "anthropic-messages"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestItem:
+    """One selected form in the rendered bytes: ``offset``/``length`` locate its content
+    (UTF-8 bytes, header excluded); ``tokens`` is its block's cost (header and framing
+    included) by the counter, or its declared cost when costs were declared."""
+
+    id: str
+    identity: str
+    form: str
+    kind: str
+    content_sha256: str
+    offset: int
+    length: int
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "identity": self.identity,
+            "form": self.form,
+            "kind": self.kind,
+            "content_sha256": self.content_sha256,
+            "offset": self.offset,
+            "length": self.length,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """Binds a rendering to the selection it was made from, byte for byte."""
+
+    render_version: int
+    format: RenderFormat
+    package_id: str
+    trace_id: str
+    items: tuple[ManifestItem, ...]
+    # (part, offset, length) of the task's instruction and query text, when present
+    envelope: tuple[tuple[str, int, int], ...]
+    # byte offsets where a cache breakpoint ends a section (anthropic-messages only)
+    breakpoints: tuple[int, ...]
+    rendered_sha256: str
+    request_body_sha256: str
+    # "declared" (the request's costs) or "counted" (by the counter named below)
+    costs: str
+    counter_name: str | None
+    counter_version: str | None
+    budget: int
+    # tokens of the rendered text counted as one text; None when costs are declared
+    total_tokens: int | None
+    # tokens of everything that is not an item (instruction, query); None when declared
+    envelope_tokens: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "render_version": self.render_version,
+            "format": self.format.value,
+            "package_id": self.package_id,
+            "trace_id": self.trace_id,
+            "items": [item.to_dict() for item in self.items],
+            "envelope": [
+                {"part": part, "offset": offset, "length": length}
+                for part, offset, length in self.envelope
+            ],
+            "breakpoints": list(self.breakpoints),
+            "rendered_sha256": self.rendered_sha256,
+            "request_body_sha256": self.request_body_sha256,
+            "costs": self.costs,
+            "counter": (
+                None
+                if self.counter_name is None
+                else {"name": self.counter_name, "version": self.counter_version}
+            ),
+            "budget": self.budget,
+            "total_tokens": self.total_tokens,
+            "envelope_tokens": self.envelope_tokens,
+        }
+
+    def changed_items(self, other: Manifest) -> tuple[str, ...]:
+        """Ids whose content differs between two manifests (or that only one has)."""
+        mine = {item.id: item.content_sha256 for item in self.items}
+        theirs = {item.id: item.content_sha256 for item in other.items}
+        return tuple(sorted(i for i in mine.keys() | theirs.keys() if mine.get(i) != theirs.get(i)))
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """The prepared model input: ``text`` (the rendered UTF-8, identical for every
+    format), the provider ``body`` built from it, and the manifest binding both."""
+
+    format: RenderFormat
+    text: str
+    # canonical JSON of the provider body, kept as text so the value stays immutable
+    body_json: str
+    manifest: Manifest
+
+    @property
+    def body(self) -> Any:
+        """The provider body as plain JSON values: a string for ``text``, the messages
+        list for ``openai-chat``, ``{"system", "messages"}`` for ``anthropic-messages``."""
+        return json.loads(self.body_json)
+
+    @property
+    def data(self) -> bytes:
+        return self.text.encode("utf-8")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format.value,
+            "text": self.text,
+            "body": self.body,
+            "manifest": self.manifest.to_dict(),
+        }
