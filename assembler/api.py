@@ -18,7 +18,10 @@ from typing import Any
 
 from .model.errors import InvalidRequest
 from .model.parse import parse_request
-from .model.types import Request, Result
+from .model.rendering import RenderFormat
+from .model.types import Request, Result, Status
+from .render import Counter, fit_to_budget, render_format
+from .render.manifest import build_rendering
 from .stages.gates import apply_gates
 from .strategies import load_strategy
 
@@ -37,8 +40,16 @@ def assemble(
     strategy: str = "cpsat",
     time_limit: float | None = None,
     workers: int | None = None,
+    render: str | RenderFormat | None = None,
+    counter: Counter | None = None,
 ) -> Result:
-    """Assemble the bundle for one request with the named strategy."""
+    """Assemble the bundle for one request with the named strategy.
+
+    ``render`` (a format) makes the result carry its ``Rendering``: forms without
+    content are then gated ``no-content``. ``counter`` (needs ``render``) counts each
+    form's cost from its rendered block and guarantees that the whole rendered text,
+    counted as one text, fits the budget; the result is then that of the priced
+    request (``assembler.render.priced_request``)."""
     limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit):
         raise InvalidRequest("time_limit", f"must be a finite number of seconds, not {limit!r}")
@@ -47,21 +58,42 @@ def assemble(
     count = 1 if workers is None else workers
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise InvalidRequest("workers", f"must be a positive integer, not {count!r}")
+    fmt = None if render is None else render_format(render)
+    if counter is not None and fmt is None:
+        raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
     started = time.perf_counter()
     parsed = parse_request(request)
     parsed_at = time.perf_counter()
-    gates = apply_gates(parsed)
-    gated_at = time.perf_counter()
-    # The limit covers the whole call: parsing a huge request eats into it, and the
-    # trace that follows the solve is set aside (measured ~8 us per candidate).
-    reserve = _TRACE_SECONDS_PER_CANDIDATE * len(parsed.candidates)
-    remaining = max(0.001, float(limit) - (gated_at - started) - reserve)
-    result = run(parsed, gates, remaining, count)
+    stages: list[tuple[str, float]] = []
+
+    def solve(req: Request) -> Result:
+        began = time.perf_counter()
+        gates = apply_gates(req, require_content=fmt is not None)
+        gated_at = time.perf_counter()
+        stages.append(("gates", gated_at - began))
+        # The limit covers the whole call: parsing a huge request eats into it, and the
+        # trace that follows the solve is set aside (measured ~8 us per candidate).
+        reserve = _TRACE_SECONDS_PER_CANDIDATE * len(req.candidates)
+        remaining = max(0.001, float(limit) - (gated_at - started) - reserve)
+        out = run(req, gates, remaining, count)
+        stages.extend(out.timings)
+        return out
+
+    if fmt is None:
+        result = solve(parsed)
+    elif counter is None:
+        result = solve(parsed)
+        if result.status is Status.BUNDLE:
+            began = time.perf_counter()
+            rendering = build_rendering(parsed, result, fmt, None)
+            stages.append(("render", time.perf_counter() - began))
+            result = replace(result, rendering=rendering)
+    else:
+        result = fit_to_budget(parsed, fmt, counter, solve)
     timings = (
         ("parse", parsed_at - started),
-        ("gates", gated_at - parsed_at),
-        *result.timings,
+        *stages,
         ("total", time.perf_counter() - started),
     )
     return replace(result, timings=timings)

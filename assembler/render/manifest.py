@@ -1,0 +1,104 @@
+"""Manifest: a layout and its body become a ``Rendering`` bound to the selection.
+
+Input: a validated ``Request``, a bundle ``Result`` of it, a format, an optional
+counter and the budget to record.
+Output: a ``Rendering`` (text, provider body, manifest), or ``RenderError`` before
+anything is returned: no partial manifest exists.
+
+Each manifest item locates its content in the rendered UTF-8 (``offset``/``length``
+in bytes, the header excluded) with its sha256; ``rendered_sha256`` hashes the text
+and ``request_body_sha256`` the canonical JSON of the provider body. Everything
+depends only on the request and the selection, so any permutation of the candidates
+gives the same manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from ..model.errors import InvalidRequest, RenderError
+from ..model.rendering import RENDER_VERSION, Manifest, ManifestItem, RenderFormat, Rendering
+from ..model.types import Request, Result, Status
+from ..stages.trace import canonical_json, package_id
+from .counters import Counter
+from .formats import build_body
+from .layout import layout
+
+__all__ = ["build_rendering", "render_format"]
+
+
+def render_format(value: str | RenderFormat) -> RenderFormat:
+    try:
+        return RenderFormat(value)
+    except ValueError:
+        known = ", ".join(f.value for f in RenderFormat)
+        raise InvalidRequest("format", f"must be one of {known}, not {value!r}") from None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def build_rendering(
+    request: Request,
+    result: Result,
+    fmt: RenderFormat,
+    counter: Counter | None,
+    *,
+    budget: int | None = None,
+    counted: bool = False,
+) -> Rendering:
+    """The rendering of ``result``'s bundle. ``counted`` says the bundle's costs were
+    counted by ``counter`` (the budget guarantee); ``budget`` defaults to the task's."""
+    if result.status is not Status.BUNDLE or result.package_id is None:
+        raise RenderError(
+            "RENDER_NOT_A_BUNDLE", f"only a bundle renders; this result is {result.status.value}"
+        )
+    by_id = {c.id: c for c in request.candidates}
+    unknown = [i for i in result.selected if i not in by_id]
+    if unknown or package_id(request, [by_id[i] for i in result.selected]) != result.package_id:
+        raise RenderError(
+            "RENDER_RESULT_MISMATCH",
+            "the result's package_id is not that of its selection under this request",
+            items=tuple(unknown),
+        )
+    blocks = layout(request, result.selected)
+    body, breakpoints = build_body(blocks, fmt)
+    text = "".join(block.text for block in blocks)
+    items: list[ManifestItem] = []
+    envelope: list[tuple[str, int, int]] = []
+    envelope_tokens = 0
+    offset = 0
+    for block in blocks:
+        start = offset + len(block.header.encode("utf-8"))
+        data = block.content.encode("utf-8")
+        offset += len(block.text.encode("utf-8"))
+        c = block.candidate
+        if c is None:
+            envelope.append((block.kind, start, len(data)))
+            envelope_tokens += 0 if counter is None else counter.count(block.text)
+            continue
+        tokens = c.cost if counter is None else counter.count(block.text)
+        items.append(
+            ManifestItem(
+                c.id, c.identity, c.form, c.kind.value, _sha256(data), start, len(data), tokens
+            )
+        )
+    manifest = Manifest(
+        render_version=RENDER_VERSION,
+        format=fmt,
+        package_id=result.package_id,
+        trace_id=result.trace_id,
+        items=tuple(items),
+        envelope=tuple(envelope),
+        breakpoints=breakpoints,
+        rendered_sha256=_sha256(text.encode("utf-8")),
+        request_body_sha256=_sha256(canonical_json(body).encode("utf-8")),
+        costs="counted" if counted else "declared",
+        counter_name=None if counter is None else counter.name,
+        counter_version=None if counter is None else counter.version,
+        budget=request.task.budget if budget is None else budget,
+        total_tokens=None if counter is None else counter.count(text),
+        envelope_tokens=None if counter is None else envelope_tokens,
+    )
+    return Rendering(fmt, text, canonical_json(body), manifest)
