@@ -1,7 +1,8 @@
 """``assembler compile REQUEST.json``: assemble the bundle for one request.
 
 Input: the arguments after ``compile``. Output: the result as JSON (or the text
-table with ``--format text``) on stdout and an exit code: 0 bundle, 1 refused,
+table with ``--format text``; the rendered model input with ``--render FORMAT``, or
+its manifest with ``--manifest``) on stdout and an exit code: 0 bundle, 1 refused,
 3 undecided, 2 invalid input or usage (one line on stderr naming the field and the
 candidate; never a traceback).
 """
@@ -34,6 +35,15 @@ def _compile_parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=_positive_float, default=None, metavar="SEC")
     parser.add_argument("--workers", type=_positive_int, default=None, metavar="N")
     parser.add_argument("--format", choices=("json", "text"), default="json")
+    parser.add_argument(
+        "--render",
+        choices=("text", "openai-chat", "anthropic-messages"),
+        default=None,
+        help="print the rendered model input instead of the result",
+    )
+    parser.add_argument(
+        "--manifest", action="store_true", help="with --render: print the manifest instead"
+    )
     return parser
 
 
@@ -79,8 +89,14 @@ def compile_command(argv: Sequence[str]) -> int:
     args = _compile_parser().parse_args(argv)
     try:
         request = request_from_json(_read(args.request))
+        if args.manifest and args.render is None:
+            raise _UsageError("--manifest needs --render FORMAT")
         result = assemble(
-            request, strategy=args.strategy, time_limit=args.time_limit, workers=args.workers
+            request,
+            strategy=args.strategy,
+            time_limit=args.time_limit,
+            workers=args.workers,
+            render=args.render,
         )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -88,7 +104,19 @@ def compile_command(argv: Sequence[str]) -> int:
     except AssemblerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    if args.format == "text":
+    if args.render is not None and result.rendering is not None:
+        rendering = result.rendering
+        if args.manifest:
+            out = json.dumps(rendering.manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        elif args.render == "text":
+            out = rendering.text
+        else:
+            out = json.dumps(rendering.body, indent=2, ensure_ascii=False) + "\n"
+        sys.stdout.write(out)
+    elif args.render is not None:
+        # refused or undecided: nothing was rendered, the result says why
+        sys.stderr.write(render_text(result))
+    elif args.format == "text":
         sys.stdout.write(render_text(result))
     else:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
