@@ -12,13 +12,16 @@ from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
     InvalidRequest,
+    RenderError,
     SolverError,
     UnknownStrategy,
 )
 from .model.parse import parse_request, request_from_json
+from .model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
 from .model.types import (
     Candidate,
     Decision,
+    Kind,
     Reason,
     Refusal,
     RefusalCode,
@@ -29,8 +32,10 @@ from .model.types import (
     Verdict,
     Violation,
 )
+from .render import render
 from .strategies import STRATEGIES
 from .verifiers.bundle import verify
+from .verifiers.rendering import verify_rendering
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -40,9 +45,15 @@ __all__ = [
     "Decision",
     "EnumerationTooLarge",
     "InvalidRequest",
+    "Kind",
+    "Manifest",
+    "ManifestItem",
     "Reason",
     "Refusal",
     "RefusalCode",
+    "RenderError",
+    "RenderFormat",
+    "Rendering",
     "Request",
     "Result",
     "SolverError",
@@ -53,8 +64,10 @@ __all__ = [
     "Violation",
     "assemble",
     "parse_request",
+    "render",
     "request_from_json",
     "verify",
+    "verify_rendering",
 ]
 
 __version__ = "0.1.0"

@@ -19,9 +19,17 @@ def form(id: str, cost: int, relevance: float = 0.5, **fields: Any) -> dict[str,
 
 
 def solve(req: dict[str, Any], strategy: str = "cpsat", **kw: Any) -> assembler.Result:
-    """Assemble and always pass the result through the independent verifier."""
+    """Assemble and always pass the result through the independent verifier (and its
+    rendering, when there is one, through the render verifier)."""
     result = assembler.assemble(req, strategy=strategy, **kw)
-    assert assembler.verify(req, result) == [], result.to_dict()
+    judged: Any = req
+    if kw.get("counter") is not None:
+        from assembler.render import priced_request
+
+        judged = priced_request(assembler.parse_request(req), kw["counter"], result.budget)
+    assert assembler.verify(judged, result) == [], result.to_dict()
+    if result.rendering is not None:
+        assert assembler.verify_rendering(judged, result, result.rendering) == []
     return result
 
 

@@ -15,9 +15,15 @@ PUBLIC = {
     "Decision",
     "EnumerationTooLarge",
     "InvalidRequest",
+    "Kind",
+    "Manifest",
+    "ManifestItem",
     "Reason",
     "Refusal",
     "RefusalCode",
+    "RenderError",
+    "RenderFormat",
+    "Rendering",
     "Request",
     "Result",
     "SolverError",
@@ -28,8 +34,10 @@ PUBLIC = {
     "Violation",
     "assemble",
     "parse_request",
+    "render",
     "request_from_json",
     "verify",
+    "verify_rendering",
 }
 
 
@@ -44,6 +52,7 @@ def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -
         assembler.InvalidRequest,
         assembler.UnknownStrategy,
         assembler.EnumerationTooLarge,
+        assembler.RenderError,
     ):
         assert issubclass(error, assembler.AssemblerError) and issubclass(error, ValueError)
     assert issubclass(assembler.SolverError, assembler.AssemblerError)

@@ -143,9 +143,9 @@ def test_no_module_is_over_the_size_limit() -> None:
 def test_only_the_cpsat_backend_imports_ortools() -> None:
     for module, path in _modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = {
-            n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-        } | {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
+            a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+        }
         if any(name.startswith("ortools") for name in names):
             assert module == "assembler.exact.cpsat", f"{module} imports OR-Tools"
 

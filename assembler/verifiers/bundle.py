@@ -67,8 +67,11 @@ class _Judge:
         self.result = result
         self.found: list[Violation] = []
         self.by_id = {c.id: c for c in request.candidates}
-        # a result that carries a rendering was assembled with rendering asked for
-        self.needs_content = result.get("rendering") is not None
+        # a result that carries a rendering, or gates a form as no-content, was
+        # assembled with a rendering asked for: then every contentless form is gated
+        self.needs_content = result.get("rendering") is not None or any(
+            d.get("reason") == "no-content" for d in result.get("decisions", [])
+        )
         self.first_gate = {c.id: self._first_gate(c) for c in request.candidates}
         self.eligible = self._derive_eligible()
 
