@@ -63,6 +63,10 @@ def _rehash(r: dict[str, Any]) -> None:
         at = data.find(needle)
         if at != -1:
             item["offset"] = data.index(b">\n", at) + 2
+    for part in r["manifest"]["envelope"]:
+        tag = f"<{part['part']}>\n".encode()
+        if tag in data:
+            part["offset"] = data.index(tag) + len(tag)
     r["manifest"]["rendered_sha256"] = _sha(r["text"])
     r["manifest"]["request_body_sha256"] = _sha(_canonical(r["body"]))
 

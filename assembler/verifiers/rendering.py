@@ -245,10 +245,18 @@ class _Judge:
         pieces = [parts.get("instruction", b"")]
         pieces += [_header(c) + (c.content or "").encode() + _footer(c) for c in expected]
         pieces.append(parts.get("query", b""))
-        if b"".join(pieces) != self.data:
-            loose = self.accounted.find(0)
+        expected_bytes = b"".join(pieces)
+        if expected_bytes != self.data:
+            first = next(
+                (
+                    i
+                    for i, (a, b) in enumerate(zip(expected_bytes, self.data, strict=False))
+                    if a != b
+                ),
+                min(len(expected_bytes), len(self.data)),
+            )
             self.flag(
-                "render-bytes", f"the text is not the rendering of the selection (byte {loose})"
+                "render-bytes", f"the text is not the rendering of the selection from byte {first}"
             )
         selected = set(self.result.get("selected", []))
         for c in self.request.candidates:
