@@ -229,3 +229,57 @@ def test_a_typed_request_built_by_hand_is_checked_and_put_in_canonical_order() -
     with pytest.raises(InvalidRequest) as caught:
         parse_request(negative)
     assert caught.value.field == "candidates[0].cost"
+
+
+# -- the fields a renderer needs ------------------------------------------------------
+
+
+def _tool_request(*extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "task": {"id": "t", "budget": 10, "instruction": "Do it.", "query": "Now?"},
+        "candidates": [
+            {"id": "c", "cost": 1, "kind": "tool_call", "tool_call_id": "k", "tool_name": "f"},
+            {"id": "r", "cost": 1, "kind": "tool_result", "tool_call_id": "k", "turn": 2},
+            *extra,
+        ],
+    }
+
+
+def test_render_fields_parse_with_their_defaults() -> None:
+    from assembler import Kind, parse_request
+
+    parsed = parse_request(_tool_request({"id": "s", "cost": 1, "role": "instruction"}))
+    assert parsed.task.instruction == "Do it." and parsed.task.query == "Now?"
+    by_id = {c.id: c for c in parsed.candidates}
+    assert by_id["s"].kind is Kind.SYSTEM
+    assert by_id["r"].turn == 2 and by_id["c"].tool_name == "f"
+    dev = parse_request(_tool_request({"id": "d", "cost": 1, "kind": "developer"}))
+    assert dev.candidate("d").role.value == "instruction"
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"id": "x", "cost": 1, "kind": "system", "role": "evidence"}, "candidates[2].kind"),
+        ({"id": "x", "cost": 1, "kind": "memory", "role": "instruction"}, "candidates[2].kind"),
+        ({"id": "x", "cost": 1, "kind": "chat"}, "candidates[2].kind"),
+        ({"id": "x", "cost": 1, "tool_call_id": "k"}, "candidates[2].tool_call_id"),
+        ({"id": "x", "cost": 1, "kind": "tool_result"}, "candidates[2].tool_call_id"),
+        (
+            {"id": "x", "cost": 1, "kind": "tool_result", "tool_call_id": "z"},
+            "candidates[2].tool_call_id",
+        ),
+        (
+            {"id": "x", "cost": 1, "kind": "tool_result", "tool_call_id": "k"},
+            "candidates[2].tool_call_id",
+        ),
+        ({"id": "x", "cost": 1, "identity": "r"}, "candidates[2].tool_call_id"),
+        ({"id": "x", "cost": 1, "turn": -1}, "candidates[2].turn"),
+    ],
+)
+def test_render_fields_are_validated(extra: dict[str, Any], field: str) -> None:
+    from assembler import InvalidRequest, parse_request
+
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(_tool_request(extra))
+    assert caught.value.field == field and caught.value.candidate == "x"

@@ -29,6 +29,7 @@ EXPECTED = {
     "tool-results": ("bundle", None),
     "historical-audit": ("bundle", None),
     "required-ineligible": ("refused", "REQUIRED_INELIGIBLE"),
+    "agent-tool-call": ("bundle", None),
 }
 
 
@@ -38,7 +39,12 @@ def _load(path: Path) -> Any:
 
 
 def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(_load(MODELS / f"{name}.schema.json"))
+    from referencing import Registry, Resource
+
+    # the result schema names the rendering schema by its $id
+    rendering = _load(MODELS / "rendering.schema.json")
+    registry = Registry().with_resource(rendering["$id"], Resource.from_contents(rendering))
+    return Draft202012Validator(_load(MODELS / f"{name}.schema.json"), registry=registry)
 
 
 def _errors(validator: Draft202012Validator, instance: Any) -> list[str]:
@@ -60,7 +66,7 @@ def _requests() -> list[tuple[str, Any]]:
 REQUESTS = _requests()
 
 
-@pytest.mark.parametrize("name", ["request", "result"])
+@pytest.mark.parametrize("name", ["request", "result", "rendering"])
 def test_schema_is_valid_draft_2020_12(name: str) -> None:
     schema = _load(MODELS / f"{name}.schema.json")
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -361,3 +367,39 @@ def test_example_result_validates(path: Path) -> None:
     status, code = EXPECTED[path.stem]
     assert result["status"] == status
     assert (result["refusal"] or {}).get("code") == code
+
+
+@pytest.mark.parametrize("fmt", ["text", "openai-chat", "anthropic-messages"])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_example_rendering_validates(path: Path, fmt: str) -> None:
+    from assembler import assemble, verify, verify_rendering
+
+    request_data = _load(path)
+    answer = assemble(copy.deepcopy(request_data), render=fmt)
+    assert verify(request_data, answer) == []
+    result = answer.to_dict()
+    assert json.loads(json.dumps(result, ensure_ascii=False)) == result
+    assert _errors(_validator("result"), result) == []
+    if answer.rendering is None:
+        assert result["status"] != "bundle"
+        return
+    assert verify_rendering(request_data, answer, answer.rendering) == []
+    assert _errors(_validator("rendering"), answer.rendering.to_dict()) == []
+    broken = answer.rendering.to_dict()
+    broken["manifest"]["items"][0]["offset"] = -1
+    assert _errors(_validator("rendering"), broken)
+
+
+@pytest.mark.parametrize(
+    ("change", "value"),
+    [
+        ("kind", "chat"),
+        ("tool_call_id", "x"),
+        ("tool_name", "f"),
+        ("turn", -1),
+    ],
+)
+def test_bad_render_fields_fail(change: str, value: Any) -> None:
+    data = _base()
+    data["candidates"][0][change] = value
+    assert _errors(_validator("request"), data)
