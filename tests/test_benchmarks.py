@@ -87,3 +87,12 @@ def test_quick_defaults_and_no_peers() -> None:
     full = parse_args([])
     assert full.sizes == [100, 1000, 10_000, 100_000]
     assert full.time_limit == 5.0
+
+
+def test_render_benchmark_runs_and_writes_its_report(tmp_path: Path) -> None:
+    from benchmarks.render import main as render_main
+
+    assert render_main(["--sizes", "40", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "render.json").read_text(encoding="utf-8"))
+    assert report["sizes"][0]["size"] == 40 and report["counting_1mb"]
+    assert (tmp_path / "RENDER.md").read_text(encoding="utf-8").startswith("# Render")
