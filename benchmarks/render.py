@@ -18,8 +18,6 @@ Writes ``benchmarks/results/render.json`` and ``benchmarks/results/RENDER.md``.
 from __future__ import annotations
 
 import argparse
-import base64
-import itertools
 import json
 import os
 import random
@@ -34,6 +32,8 @@ from assembler.model.rendering import RenderFormat
 from assembler.render.counters import Counter, Utf8Bytes
 from assembler.render.manifest import build_rendering
 from assembler.tooling.generate import Shape, generate
+
+from .offline_tokenizers import PAT, train_hf, train_ranks, write_ranks
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROSE = "The backfill runs in batches of ten thousand rows so that locks stay short. "
@@ -94,49 +94,17 @@ def _counters(text: str, folder: Path) -> list[Counter]:
     try:
         from assembler.render.counters import TiktokenCounter
 
-        ranks = {bytes([b]): b for b in range(256)}
-        words = [[bytes([b]) for b in w.encode("utf-8")] for w in sample.split(" ")]
-        for _ in range(300):
-            pairs: dict[tuple[bytes, bytes], int] = {}
-            for w in words:
-                for pair in itertools.pairwise(w):
-                    pairs[pair] = pairs.get(pair, 0) + 1
-            if not pairs:
-                break
-            a, b = max(pairs, key=lambda p: pairs[p])
-            ranks[a + b] = len(ranks)
-            for w in words:
-                i = 0
-                while i < len(w) - 1:
-                    if w[i] == a and w[i + 1] == b:
-                        w[i : i + 2] = [a + b]
-                    i += 1
         path = folder / "bench.tiktoken"
-        path.write_text(
-            "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()),
-            encoding="ascii",
-        )
-        pat = (
-            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}"""
-            r"""| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
-        )
-        counters.append(TiktokenCounter.from_file(path, name="bench-bpe-556", pat_str=pat))
+        ranks = train_ranks(sample, 300)
+        write_ranks(path, ranks)
+        name = f"bench-bpe-{len(ranks)}"
+        counters.append(TiktokenCounter.from_file(path, name=name, pat_str=PAT))
     except ImportError:
         pass
     try:
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
         from assembler.render.counters import TokenizersCounter
 
-        tokenizer = Tokenizer(models.BPE())
-        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(
-            vocab_size=2000,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            show_progress=False,
-        )
-        tokenizer.train_from_iterator([sample], trainer=trainer)
-        counters.append(TokenizersCounter(tokenizer, "bench-bpe-2000"))
+        counters.append(TokenizersCounter(train_hf(sample, 2000), "bench-bpe-2000"))
     except ImportError:
         pass
     return counters

@@ -8,8 +8,6 @@ forces the re-solve with the measured excess taken off the budget.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from conftest import form, request, solve
 from hypothesis import given, settings
@@ -22,9 +20,7 @@ from assembler.render.counters import Counter, Utf8Bytes
 pytest.importorskip("tiktoken")
 pytest.importorskip("tokenizers")
 
-from tokenizer_builders import PAT, hf_tokenizer, tiktoken_ranks, write_ranks
-
-from assembler.render.counters import TiktokenCounter, TokenizersCounter
+from tokenizer_builders import built_counters
 
 FORMATS = ("text", "openai-chat", "anthropic-messages")
 
@@ -42,15 +38,7 @@ class BoundaryTax:
 
 @pytest.fixture(scope="module")
 def counters(tmp_path_factory: pytest.TempPathFactory) -> list[Counter]:
-    folder: Path = tmp_path_factory.mktemp("tok")
-    ranks_file = folder / "test.tiktoken"
-    write_ranks(ranks_file, tiktoken_ranks())
-    return [
-        TiktokenCounter.from_file(ranks_file, name="test-bpe", pat_str=PAT),
-        TokenizersCounter.from_file(hf_tokenizer(folder / "tokenizer.json")),
-        Utf8Bytes(),
-        BoundaryTax(),
-    ]
+    return [*built_counters(tmp_path_factory.mktemp("tok")), Utf8Bytes(), BoundaryTax()]
 
 
 PIECES = st.sampled_from(

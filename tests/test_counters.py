@@ -13,20 +13,14 @@ from assembler.render.counters import Counter, Utf8Bytes
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
 
-from tokenizer_builders import MIXED, PAT, hf_tokenizer, tiktoken_ranks, write_ranks  # noqa: E402
+from tokenizer_builders import MIXED, PAT, built_counters, train_ranks, write_ranks  # noqa: E402
 
-from assembler.render.counters import TiktokenCounter, TokenizersCounter  # noqa: E402
+from assembler.render.counters import TiktokenCounter  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def counters(tmp_path_factory: pytest.TempPathFactory) -> list[Counter]:
-    folder: Path = tmp_path_factory.mktemp("tok")
-    ranks_file = folder / "test.tiktoken"
-    write_ranks(ranks_file, tiktoken_ranks())
-    return [
-        TiktokenCounter.from_file(ranks_file, name="test-bpe", pat_str=PAT),
-        TokenizersCounter.from_file(hf_tokenizer(folder / "tokenizer.json")),
-    ]
+    return built_counters(tmp_path_factory.mktemp("tok"))
 
 
 def test_adapters_load_local_files_and_name_themselves(counters: list[Counter]) -> None:
@@ -40,7 +34,7 @@ def test_adapters_load_local_files_and_name_themselves(counters: list[Counter]) 
 
 def test_special_token_text_counts_as_text(tmp_path: Path) -> None:
     ranks_file = tmp_path / "s.tiktoken"
-    write_ranks(ranks_file, tiktoken_ranks(20))
+    write_ranks(ranks_file, train_ranks(MIXED, 20))
     counter = TiktokenCounter.from_file(
         ranks_file, name="s", pat_str=PAT, special_tokens={"<|endoftext|>": 10_000}
     )
