@@ -328,7 +328,19 @@ def test_generated_requests_render_faithfully(data: st.DataObject) -> None:
     req = data.draw(generated())
     for c in req["candidates"]:
         c.setdefault("content", f"payload {c['id']}")
-    solve(req, render=data.draw(st.sampled_from(FORMATS)))
+    if data.draw(st.booleans()):
+        req["task"]["query"] = "What matters for this task?"
+    fmt = data.draw(st.sampled_from(FORMATS))
+    try:
+        solve(req, render=fmt)
+    except RenderError as error:
+        # The one rule an honest bundle can break: a chat body needs a message, and a
+        # bundle of system material only (or nothing) with no query has none.
+        assert fmt != "text" and "query" not in req["task"], error
+        assert error.rule == "messages-non-empty", error
+        plain = assembler.assemble(req)
+        kinds = {assembler.parse_request(req).candidate(f).kind for f in plain.selected}
+        assert kinds <= {"system", "developer", "tool_definition", "memory"}, (error, kinds)
 
 
 # -- the command line ---------------------------------------------------------------------
