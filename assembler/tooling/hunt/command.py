@@ -1,23 +1,30 @@
 """``assembler hunt ...``: the command line of the hunt.
 
 Input: the arguments after ``hunt``. Output: a summary (text, or JSON with
-``--json``) on stdout and the exit code: 0 hunt finished; 1 an exact strategy is
-wrong (an exact-disagreement or crash, or any finding against ``cpsat`` /
-``enumerate``), or a replayed case did not reproduce; 2 bad arguments.
+``--json``) on stdout, progress on stderr, and the exit code: 0 hunt finished; 1 an
+exact strategy is wrong (an exact-disagreement or crash, or any finding against
+``cpsat`` / ``enumerate``), or a replayed case did not reproduce; 2 bad arguments;
+4 the engine failed (no scheduler at the address, a batch lost or failing after its
+retries: the findings so far are written and ``--resume`` continues); 130 stopped by
+Ctrl-C (the findings so far are written, with how far the hunt got).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
-from collections import Counter
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn
 
 from ...model.errors import InvalidRequest
 from ...strategies import STRATEGIES
+from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
+from ..progress import ProgressPrinter, choose_mode
+from ..stopping import StopOnInterrupt
 from .judge import FindingKind
 from .run import (
     DEFAULT_EXAMPLES,
@@ -26,12 +33,17 @@ from .run import (
     DEFAULT_SHRINK_PER_KIND,
     HuntConfig,
     HuntReport,
+    Progress,
     hunt,
     load_case,
     replay,
 )
+from .state import CONFIG, FINDINGS, StateError, open_state
 
-__all__ = ["main"]
+__all__ = ["EXIT_ENGINE", "EXIT_INTERRUPTED", "main"]
+
+EXIT_ENGINE = 4
+EXIT_INTERRUPTED = 130
 
 
 class _UsageError(Exception):
@@ -61,7 +73,7 @@ def _parser() -> _Parser:
         " exact solver; shrink each finding and save it as a reproducible case.",
     )
     parser.add_argument("--against", metavar="STRATEGY", help=f"one of {', '.join(STRATEGIES)}")
-    parser.add_argument("--seed", type=int, default=0, help="hunt seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="hunt seed (default 0)")
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--seconds", type=float, metavar="S", help="search for S seconds")
     budget.add_argument(
@@ -70,25 +82,53 @@ def _parser() -> _Parser:
     parser.add_argument(
         "--max-candidates",
         type=int,
-        default=DEFAULT_MAX_CANDIDATES,
+        default=None,
         metavar="M",
         help=f"at most M candidates per request (default {DEFAULT_MAX_CANDIDATES})",
     )
-    parser.add_argument("--workers", type=int, default=1, metavar="W", help="processes (default 1)")
+    add_engine_arguments(parser, default_workers=None)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        metavar="N",
+        help="examples per batch sent to a worker (default 8 local, 64 dask); never"
+        " changes the answer",
+    )
     parser.add_argument(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
+        default=None,
         metavar="DIR",
         help=f"where shrunk cases are written (default {DEFAULT_OUT}/)",
     )
     parser.add_argument(
         "--shrink",
         type=int,
-        default=DEFAULT_SHRINK_PER_KIND,
+        default=None,
         metavar="N",
         help=f"shrink and save the first N findings of each kind (default"
         f" {DEFAULT_SHRINK_PER_KIND}; 0 saves none)",
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="DIR",
+        help="keep the hunt's journal and findings.json in DIR (default: a temporary"
+        " folder, removed when the hunt finishes, kept when it is stopped)",
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="continue the stopped hunt whose state is in DIR (its strategy, seed and"
+        " settings; --examples or --seconds and the engine options may be changed)",
+    )
+    parser.add_argument(
+        "--progress",
+        type=float,
+        metavar="S",
+        help="print a progress line to stderr every S seconds (for logs; 0: none);"
+        " default: a live line on a terminal",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
@@ -100,56 +140,106 @@ def _parser() -> _Parser:
     return parser
 
 
-def _config(args: argparse.Namespace) -> HuntConfig:
-    if args.against is None:
-        raise _UsageError("--against STRATEGY is required (or --replay FILE)")
-    if args.against not in STRATEGIES:
-        raise _UsageError(
-            f"unknown strategy {args.against!r}; expected one of {', '.join(STRATEGIES)}"
-        )
+def _check_counts(args: argparse.Namespace) -> None:
     if args.seconds is not None and not 0 < args.seconds < float("inf"):
         raise _UsageError("--seconds must be a positive number")
     if args.examples is not None and args.examples < 1:
         raise _UsageError("--examples must be at least 1")
-    if args.max_candidates < 1:
+    if args.max_candidates is not None and args.max_candidates < 1:
         raise _UsageError("--max-candidates must be at least 1")
-    if args.workers < 1:
-        raise _UsageError("--workers must be at least 1")
-    if args.shrink < 0:
+    if args.shrink is not None and args.shrink < 0:
         raise _UsageError("--shrink must be 0 or more")
-    if args.out.exists() and not args.out.is_dir():
-        raise _UsageError(f"--out {args.out} exists and is not a directory")
+    if args.batch is not None and args.batch < 1:
+        raise _UsageError("--batch must be at least 1")
+    if args.progress is not None and not 0 <= args.progress < float("inf"):
+        raise _UsageError("--progress must be 0 or more seconds")
+    for name in ("out", "state"):
+        path = getattr(args, name)
+        if path is not None and path.exists() and not path.is_dir():
+            raise _UsageError(f"--{name} {path} exists and is not a directory")
+
+
+def _config(args: argparse.Namespace) -> HuntConfig:
+    if args.against is None:
+        raise _UsageError("--against STRATEGY is required (or --replay FILE, --resume DIR)")
+    if args.against not in STRATEGIES:
+        raise _UsageError(
+            f"unknown strategy {args.against!r}; expected one of {', '.join(STRATEGIES)}"
+        )
     examples = args.examples
     if examples is None and args.seconds is None:
         examples = DEFAULT_EXAMPLES
     return HuntConfig(
         strategy=args.against,
-        seed=args.seed,
+        seed=0 if args.seed is None else args.seed,
         examples=examples,
         seconds=args.seconds,
-        max_candidates=args.max_candidates,
-        workers=args.workers,
-        out=args.out,
-        shrink_per_kind=args.shrink,
+        max_candidates=DEFAULT_MAX_CANDIDATES
+        if args.max_candidates is None
+        else args.max_candidates,
+        workers=1 if args.workers is None else args.workers,
+        out=DEFAULT_OUT if args.out is None else args.out,
+        shrink_per_kind=DEFAULT_SHRINK_PER_KIND if args.shrink is None else args.shrink,
+        batch=args.batch,
     )
 
 
-def _progress_line(stream: TextIO) -> Callable[[int, Counter[FindingKind], float], None]:
-    last = [0.0]
+# what a resumed hunt takes from its state directory, never from the command line
+_SAVED = ("against", "seed", "max_candidates", "shrink", "out", "batch", "state")
 
-    def show(examples: int, counts: Counter[FindingKind], elapsed: float) -> None:
-        if elapsed - last[0] < 0.2:
-            return
-        last[0] = elapsed
-        found = " ".join(
-            f"{kind.value} {n} ({1000 * n / examples:.1f}/1000)"
-            for kind, n in sorted(counts.items(), key=lambda kv: list(FindingKind).index(kv[0]))
+
+def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntConfig:
+    given = [name for name in _SAVED if getattr(args, name) is not None]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise _UsageError(f"--resume takes the hunt's settings from its state; drop {flags}")
+    examples, seconds = saved.get("examples"), saved.get("seconds")
+    if args.examples is not None or args.seconds is not None:
+        examples, seconds = args.examples, args.seconds
+    try:
+        if saved.get("strategy") not in STRATEGIES:
+            raise ValueError(f"unknown strategy {saved.get('strategy')!r}")
+        out = saved.get("out")
+        return HuntConfig(
+            strategy=str(saved["strategy"]),
+            seed=int(saved["seed"]),
+            examples=None if examples is None else int(examples),
+            seconds=None if seconds is None else float(seconds),
+            max_candidates=int(saved["max_candidates"]),
+            workers=1 if args.workers is None else args.workers,
+            out=None if out is None else Path(out),
+            shrink_per_kind=int(saved["shrink_per_kind"]),
+            batch=None if saved.get("batch") is None else int(saved["batch"]),
         )
-        rate = examples / elapsed if elapsed > 0 else 0.0
-        stream.write(f"\r\x1b[K{examples} examples, {rate:.0f}/s | {found or 'no findings'}")
-        stream.flush()
+    except (KeyError, TypeError, ValueError) as error:
+        raise _UsageError(f"{args.resume}: the saved settings are not usable: {error}") from None
 
-    return show
+
+def _unfinished(path: Path) -> bool:
+    """Whether ``path`` holds a hunt that was stopped and could still be resumed."""
+    if not (path / CONFIG).exists():
+        return False
+    try:
+        report = json.loads((path / FINDINGS).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return True
+    return not (isinstance(report, dict) and report.get("complete") is True)
+
+
+def _progress_text(progress: Progress) -> str:
+    found = " ".join(
+        f"{kind.value} {n} ({1000 * n / progress.examples:.1f}/1000)"
+        for kind, n in sorted(progress.counts.items(), key=lambda kv: _KIND_ORDER[kv[0]])
+        if n
+    )
+    of = "" if progress.target is None else f"/{progress.target:,}"
+    return (
+        f"hunt: {progress.examples:,}{of} examples, {progress.rate:.0f}/s,"
+        f" {progress.elapsed:.0f} s | {found or 'no findings'}"
+    )
+
+
+_KIND_ORDER = {kind: index for index, kind in enumerate(FindingKind)}
 
 
 def _summary(report: HuntReport) -> str:
@@ -168,6 +258,13 @@ def _summary(report: HuntReport) -> str:
             )
     if not any(counts.values()):
         lines.append("  no findings")
+    rerun = (
+        f"; {report.rerun_batches} batch(es) re-run after a worker was lost"
+        if report.rerun_batches
+        else ""
+    )
+    resumed = f"; resumed at example {report.resumed_from}" if report.resumed_from else ""
+    lines.append(f"  engine: {report.engine}{rerun}{resumed}")
     if report.exact_is_wrong:
         lines.append(
             "  !! an exact strategy is wrong (exact-disagreement or crash): this is a bug in"
@@ -214,6 +311,76 @@ def _replay_main(path: Path, as_json: bool) -> int:
     return 0 if result.reproduced else 1
 
 
+def _interrupted(report: HuntReport, state: Path | None) -> str:
+    target = "" if report.target is None else f" of {report.target:,}"
+    found = ", ".join(f"{kind} {n}" for kind, n in report.counts().items() if n) or "none"
+    text = (
+        f"assembler hunt: interrupted after {report.examples:,}{target} examples (0.."
+        f"{report.examples - 1} judged, {report.rate:.0f}/s); findings so far: {found}"
+    )
+    if state is not None:
+        text += f"; written to {state / FINDINGS}; continue with: assembler hunt --resume {state}"
+    return text
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_counts(args)
+    try:
+        spec = engine_spec(args)
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
+    journal = None
+    if args.resume is not None:
+        try:
+            journal = open_state(args.resume)
+        except StateError as error:
+            raise _UsageError(str(error)) from None
+        config, state, temporary = _resumed_config(args, journal.settings), args.resume, False
+    else:
+        config = _config(args)
+        if args.state is not None and _unfinished(args.state):
+            raise _UsageError(
+                f"--state {args.state} holds a stopped hunt; continue it with --resume"
+                f" {args.state}, or choose another folder"
+            )
+        temporary = args.state is None
+        state = Path(tempfile.mkdtemp(prefix="assembler-hunt-")) if temporary else args.state
+    mode = choose_mode(sys.stderr, args.progress, args.json)
+    printer = ProgressPrinter(sys.stderr, mode, args.progress or 0.0)
+    try:
+        engine = open_engine(spec)
+    except EngineError as error:
+        if temporary:
+            shutil.rmtree(state, ignore_errors=True)
+        sys.stderr.write(f"assembler hunt: error: {error}\n")
+        return EXIT_ENGINE
+    with engine, StopOnInterrupt() as interrupts:
+        try:
+            report = hunt(
+                config,
+                lambda p: printer.show(_progress_text(p)),
+                engine=engine,
+                stop=interrupts.requested,
+                state=state,
+                resume=journal,
+            )
+        except EngineError as error:
+            printer.done()
+            sys.stderr.write(
+                f"assembler hunt: error: {error}; the findings so far are in"
+                f" {state / FINDINGS}; continue with: assembler hunt --resume {state}\n"
+            )
+            return EXIT_ENGINE
+    printer.done()
+    print(json.dumps(report.to_dict(), indent=2) if args.json else _summary(report))
+    if not report.complete:
+        sys.stderr.write(_interrupted(report, state) + "\n")
+        return EXIT_INTERRUPTED
+    if temporary:
+        shutil.rmtree(state, ignore_errors=True)
+    return 1 if report.exact_is_wrong else 0
+
+
 def main(argv: Iterable[str]) -> int:
     """``assembler hunt ...``. Input: the arguments after ``hunt``. Output: the exit code."""
     args_list = list(argv)
@@ -222,19 +389,12 @@ def main(argv: Iterable[str]) -> int:
     try:
         args = _parser().parse_args(args_list)
         if args.replay is not None:
-            if args.against is not None:
-                raise _UsageError("--replay takes the strategy from the saved case; drop --against")
+            if args.against is not None or args.resume is not None:
+                raise _UsageError(
+                    "--replay takes the strategy from the saved case; drop --against/--resume"
+                )
             return _replay_main(args.replay, args.json)
-        config = _config(args)
-        progress = _progress_line(sys.stderr) if sys.stderr.isatty() and not args.json else None
-        report = hunt(config, progress)
-        if progress is not None:
-            sys.stderr.write("\r\x1b[K")
-        if args.json:
-            print(json.dumps(report.to_dict(), indent=2))
-        else:
-            print(_summary(report))
-        return 1 if report.exact_is_wrong else 0
+        return _run(args)
     except _UsageError as error:
         sys.stderr.write(f"assembler hunt: error: {error}\n")
         return 2
@@ -242,7 +402,7 @@ def main(argv: Iterable[str]) -> int:
         return done.code
     except KeyboardInterrupt:
         sys.stderr.write("\nassembler hunt: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

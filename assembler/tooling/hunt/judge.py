@@ -1,6 +1,7 @@
 """Judging one request: is the strategy under test right, against the exact answer?
 
-Input: a valid request dict and a strategy name.
+Input: a valid request dict and a strategy name (or several: ``reference`` computes
+the exact answer once and ``judge_against`` judges each strategy against it).
 Output: a ``Judgement``: ``kind`` None when the strategy agrees with the exact
 answer, else one ``FindingKind``, checked in this order: ``crash``,
 ``exact-disagreement``, ``false-bundle``, ``false-refusal``, ``suboptimal-value``,
@@ -10,7 +11,8 @@ second opinion on small requests), and every bundle by the independent verifier.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -20,7 +22,18 @@ from ...model.errors import EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
 from ...verifiers.bundle import verify
 
-__all__ = ["EXACT", "FindingKind", "Judgement", "judge", "judge_safely"]
+__all__ = [
+    "EXACT",
+    "Finding",
+    "FindingKind",
+    "Judgement",
+    "Reference",
+    "judge",
+    "judge_against",
+    "judge_many_safely",
+    "judge_safely",
+    "reference",
+]
 
 EXACT = ("cpsat", "enumerate")
 # the second opinion costs exponential time; above this many candidates it is skipped
@@ -40,18 +53,36 @@ class FindingKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Finding:
+    """One example where the strategy was wrong, before shrinking."""
+
+    example: int
+    kind: FindingKind
+    explanation: str
+    candidates: int
+
+
+@dataclass(frozen=True, slots=True)
 class Judgement:
     """The verdict on one request: ``kind`` is None when the strategy is right.
 
     ``skipped`` is true when no verdict could be reached (the strategy answered
     ``undecided`` or cannot run at this size). ``answers`` maps a role (``tested``,
     ``exact``, ``oracle``) to that answer's ``Result.to_dict()`` without timings.
+    ``value_lost`` and ``optimum`` are the numbers a sweep sums (one definition of
+    value loss for hunts and sweeps).
     """
 
     kind: FindingKind | None
     explanation: str
     answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     skipped: bool = False
+    # optimum minus the tested value when the tested bundle is legal and an optimum
+    # exists; None otherwise (a refusal, an illegal bundle, no verdict)
+    value_lost: int | None = None
+    optimum: int | None = None
+    # the tested strategy's wall time: measurement, not part of the verdict
+    seconds: float = field(default=0.0, compare=False)
 
 
 def _answer(result: Result) -> dict[str, Any]:
@@ -95,29 +126,50 @@ def _exact_mismatch(a: Result, b: Result) -> str | None:
     return None
 
 
-def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> Judgement:
-    """Run ``strategy`` and the exact solver on ``request`` and classify the outcome.
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """The exact answer to one request, checked once and shared by every strategy
+    judged on it. ``verdict`` is set when it decides every strategy's judgement alike:
+    an exact strategy crashed or failed its checks, or cpsat proved nothing."""
 
-    Input: a valid request dict and a strategy name. Output: a ``Judgement``.
-    Raises ``InvalidRequest`` when the request is not valid (the shrinker relies on it).
+    exact: Result | None
+    answers: Mapping[str, Mapping[str, Any]]
+    verdict: Judgement | None
+    seconds: float = field(default=0.0, compare=False)
+
+
+def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
+    """The exact answer (cpsat, and enumerate as a second opinion on small requests).
+
+    Input: a valid request dict. Output: a ``Reference``. Raises ``InvalidRequest``
+    when the request is not valid.
     """
     answers: dict[str, Mapping[str, Any]] = {}
+    started = time.perf_counter()
     try:
         exact = assemble(request, strategy="cpsat")
     except InvalidRequest:
         raise
     except Exception as error:
-        return Judgement(FindingKind.CRASH, f"cpsat raised {type(error).__name__}: {error}")
+        verdict = Judgement(FindingKind.CRASH, f"cpsat raised {type(error).__name__}: {error}")
+        return Reference(None, answers, verdict)
+    seconds = time.perf_counter() - started
     answers["exact"] = _answer(exact)
     broken = _violations(request, exact)
     if broken:
-        return Judgement(
-            FindingKind.EXACT_DISAGREEMENT,
-            f"cpsat's own answer fails the verifier: {broken}",
+        return Reference(
+            exact,
             answers,
+            Judgement(
+                FindingKind.EXACT_DISAGREEMENT,
+                f"cpsat's own answer fails the verifier: {broken}",
+                answers,
+            ),
+            seconds,
         )
     if exact.status is Status.UNDECIDED or (exact.status is Status.BUNDLE and not exact.optimal):
-        return Judgement(None, "cpsat did not prove its answer", answers, skipped=True)
+        skip = Judgement(None, "cpsat did not prove its answer", answers, skipped=True)
+        return Reference(exact, answers, skip, seconds)
 
     if oracle and len(request["candidates"]) <= ORACLE_MAX_CANDIDATES:
         try:
@@ -125,9 +177,10 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
         except EnumerationTooLarge:
             pass
         except Exception as error:
-            return Judgement(
+            crash = Judgement(
                 FindingKind.CRASH, f"enumerate raised {type(error).__name__}: {error}", answers
             )
+            return Reference(exact, answers, crash, seconds)
         else:
             answers["oracle"] = _answer(second)
             why = _exact_mismatch(exact, second) or (
@@ -136,12 +189,33 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
                 else None
             )
             if why:
-                return Judgement(
+                wrong = Judgement(
                     FindingKind.EXACT_DISAGREEMENT, f"cpsat and enumerate disagree: {why}", answers
                 )
+                return Reference(exact, answers, wrong, seconds)
+    return Reference(exact, answers, None, seconds)
 
+
+def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> Judgement:
+    """Run ``strategy`` and the exact solver on ``request`` and classify the outcome.
+
+    Input: a valid request dict and a strategy name. Output: a ``Judgement``.
+    Raises ``InvalidRequest`` when the request is not valid (the shrinker relies on it).
+    """
+    return judge_against(request, strategy, reference(request, oracle=oracle))
+
+
+def judge_against(request: Mapping[str, Any], strategy: str, ref: Reference) -> Judgement:
+    """Judge ``strategy`` on ``request`` against its already computed ``Reference``."""
+    if ref.verdict is not None:
+        return ref.verdict
+    exact = ref.exact
+    assert exact is not None  # a reference without an answer carries its verdict
+    answers: dict[str, Mapping[str, Any]] = dict(ref.answers)
+    started = time.perf_counter()
     try:
         tested = assemble(request, strategy=strategy)
+        seconds = time.perf_counter() - started
     except EnumerationTooLarge:
         return Judgement(None, f"{strategy} cannot run at this size", answers, skipped=True)
     except Exception as error:
@@ -150,8 +224,29 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
         )
     answers = {"tested": _answer(tested), **answers}
     if tested.status is Status.UNDECIDED:
-        return Judgement(None, f"{strategy} answered undecided", answers, skipped=True)
+        return Judgement(
+            None, f"{strategy} answered undecided", answers, skipped=True, seconds=seconds
+        )
 
+    broken = _violations(request, tested) if tested.status is Status.BUNDLE else ""
+    kind, explanation = _classify(strategy, exact, tested, broken)
+    legal = tested.status is Status.BUNDLE and not broken
+    lost = exact.value - tested.value if legal and exact.status is Status.BUNDLE else None
+    return Judgement(
+        kind,
+        explanation,
+        answers,
+        value_lost=lost,
+        optimum=exact.value if exact.status is Status.BUNDLE else None,
+        seconds=seconds,
+    )
+
+
+def _classify(
+    strategy: str, exact: Result, tested: Result, broken: str
+) -> tuple[FindingKind | None, str]:
+    """The kind of a decided answer (bundle or refusal) against the proven exact one;
+    ``broken`` is the verifier's complaint about a tested bundle ("" when legal)."""
     if tested.status is Status.REFUSED:
         if exact.status is Status.BUNDLE:
             refusal = tested.refusal
@@ -160,52 +255,44 @@ def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> 
                 why += (
                     f" (claims mandatory cost {refusal.mandatory_cost} > budget {refusal.budget})"
                 )
-            return Judgement(
+            return (
                 FindingKind.FALSE_REFUSAL,
                 f"{strategy} refused{why} but cpsat found {_describe(exact)}:"
                 f" {' '.join(exact.selected)}",
-                answers,
             )
-        if strategy in EXACT and (why := _exact_mismatch(tested, exact)):
-            return Judgement(FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {why}", answers)
-        return Judgement(None, "both refuse", answers)
+        if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+            return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {mismatch}"
+        return None, "both refuse"
 
-    broken = _violations(request, tested)
     if broken:
-        return Judgement(
-            FindingKind.FALSE_BUNDLE, f"the verifier rejects {strategy}'s bundle: {broken}", answers
-        )
+        return (FindingKind.FALSE_BUNDLE, f"the verifier rejects {strategy}'s bundle: {broken}")
     # from here the tested bundle is legal and its value and cost are verified
     if exact.status is not Status.BUNDLE:
-        return Judgement(
+        return (
             FindingKind.EXACT_DISAGREEMENT,
             f"{strategy} found a legal bundle ({_describe(tested)}) but cpsat gave"
             f" {_describe(exact)}",
-            answers,
         )
     if tested.value < exact.value:
-        return Judgement(
+        return (
             FindingKind.SUBOPTIMAL_VALUE,
             f"{strategy}'s legal bundle is worth {tested.value} (cost {tested.cost}),"
             f" cpsat's {exact.value} (cost {exact.cost})",
-            answers,
         )
     if tested.value > exact.value or tested.cost < exact.cost:
-        return Judgement(
+        return (
             FindingKind.EXACT_DISAGREEMENT,
             f"{strategy}'s legal bundle ({_describe(tested)}) beats cpsat's ({_describe(exact)})",
-            answers,
         )
     if tested.cost > exact.cost:
-        return Judgement(
+        return (
             FindingKind.SUBOPTIMAL_COST,
             f"{strategy}'s legal bundle reaches the optimal value {tested.value} at cost"
             f" {tested.cost}, cpsat at cost {exact.cost}",
-            answers,
         )
-    if strategy in EXACT and (why := _exact_mismatch(tested, exact)):
-        return Judgement(FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {why}", answers)
-    return Judgement(None, "agrees", answers)
+    if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+        return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {mismatch}"
+    return None, "agrees"
 
 
 def judge_safely(request: Mapping[str, Any], strategy: str) -> Judgement:
@@ -215,9 +302,28 @@ def judge_safely(request: Mapping[str, Any], strategy: str) -> Judgement:
     and the parser, and an exception in the verifier is a bug too: either is worth a
     saved case, and neither may take a whole hunt down.
     """
+    return judge_many_safely(request, (strategy,))[0]
+
+
+def judge_many_safely(
+    request: Mapping[str, Any], strategies: Sequence[str]
+) -> tuple[Judgement, ...]:
+    """``judge_safely`` for several strategies on one request, the exact answer
+    computed once (a sweep judges every strategy of its grid on the same request)."""
     try:
-        return judge(request, strategy)
+        ref = reference(request)
     except InvalidRequest as error:
-        return Judgement(FindingKind.CRASH, f"the request was rejected as invalid: {error}")
+        crash = Judgement(FindingKind.CRASH, f"the request was rejected as invalid: {error}")
+        return tuple(crash for _ in strategies)
     except Exception as error:
-        return Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
+        crash = Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
+        return tuple(crash for _ in strategies)
+    out = []
+    for strategy in strategies:
+        try:
+            out.append(judge_against(request, strategy, ref))
+        except Exception as error:
+            out.append(
+                Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
+            )
+    return tuple(out)

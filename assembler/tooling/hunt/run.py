@@ -4,18 +4,19 @@ Input: a ``HuntConfig`` (strategy, seed, example count or seconds, candidate cap
 workers, output folder).
 Output: a ``HuntReport``; the shrunk cases written to ``config.out``. Example ``i`` of
 seed ``s`` is ``generate(random.Random(f"{s}:{i}"), Shape.small(M))``, so a hunt is
-deterministic for a seed and example count whatever the worker count. ``replay``
-re-runs a saved case.
+deterministic for a seed and example count whatever the engine and its worker count:
+batches go to an ``Engine`` (this process, a local pool, a Dask cluster) which hands
+them back in order, and findings are merged by index. A journal in a state folder
+lets a stopped hunt continue (``state.py``). ``replay`` re-runs a saved case.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import random
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,19 +24,24 @@ from typing import Any
 
 from ...model.errors import InvalidRequest
 from ...strategies import STRATEGIES
+from ..engine import Engine, EngineError, EngineSpec, open_engine
+from ..engine.base import never
 from ..generate import Shape, generate
-from .judge import EXACT, FindingKind, Judgement, judge, judge_safely
+from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
 from .shrink import RequestDict, shrink
+from .state import HuntState, Journal
 
 __all__ = [
     "Finding",
     "HuntConfig",
     "HuntReport",
+    "Progress",
     "ReplayResult",
     "example_request",
     "hunt",
     "load_case",
     "replay",
+    "settings",
 ]
 
 DEFAULT_OUT = Path("corpus/register")
@@ -44,23 +50,14 @@ DEFAULT_MAX_CANDIDATES = 10
 # findings shrunk and written per kind: shrinking costs ~100x an example, and the
 # first few findings of a kind are almost always the same trap
 DEFAULT_SHRINK_PER_KIND = 3
-BATCH = 8
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One example where the strategy was wrong, before shrinking."""
-
-    example: int
-    kind: FindingKind
-    explanation: str
-    candidates: int
 
 
 @dataclass(frozen=True, slots=True)
 class HuntConfig:
     """One hunt: ``examples`` (a count) or ``seconds`` (a search time); ``out`` None
-    writes nothing."""
+    writes nothing. ``workers`` are local processes when ``hunt`` is given no engine;
+    ``batch`` (examples per job, None: the engine's default) and the engine change how
+    fast the answer comes, never the answer."""
 
     strategy: str
     seed: int = 0
@@ -70,6 +67,7 @@ class HuntConfig:
     workers: int = 1
     out: Path | None = DEFAULT_OUT
     shrink_per_kind: int = DEFAULT_SHRINK_PER_KIND
+    batch: int | None = None
 
     def __post_init__(self) -> None:
         if self.examples is None and self.seconds is None:
@@ -80,11 +78,18 @@ class HuntConfig:
             raise ValueError("seconds must be positive")
         if self.workers < 1 or self.max_candidates < 1 or self.shrink_per_kind < 0:
             raise ValueError("workers and max_candidates must be >= 1, shrink_per_kind >= 0")
+        if self.batch is not None and self.batch < 1:
+            raise ValueError("batch must be at least 1")
 
 
 @dataclass(frozen=True, slots=True)
 class HuntReport:
-    """What a hunt did: examples tried (a prefix 0..examples-1), findings, written cases."""
+    """What a hunt did: examples tried (a prefix 0..examples-1), findings, written cases.
+
+    ``answer()`` is the part that must be identical on every engine and worker count;
+    the rest (times, engine, batches re-run after a lost worker) describes the run.
+    ``complete`` is False when the hunt was stopped before its end (nothing shrunk).
+    """
 
     strategy: str
     seed: int
@@ -95,6 +100,11 @@ class HuntReport:
     findings: tuple[Finding, ...]
     cases: tuple[Mapping[str, Any], ...]
     paths: tuple[str, ...]
+    target: int | None = None
+    resumed_from: int = 0
+    engine: str = "local, 1 process"
+    rerun_batches: int = 0
+    complete: bool = True
 
     def counts(self) -> dict[str, int]:
         counts = Counter(f.kind for f in self.findings)
@@ -102,8 +112,9 @@ class HuntReport:
 
     @property
     def rate(self) -> float:
-        """Examples per second of search (shrinking excluded)."""
-        return self.examples / self.seconds if self.seconds > 0 else 0.0
+        """Examples per second of search in this run (shrinking excluded)."""
+        new = self.examples - self.resumed_from
+        return new / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def exact_is_wrong(self) -> bool:
@@ -113,6 +124,21 @@ class HuntReport:
         return any(f.kind in loud for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.answer(),
+            "complete": self.complete,
+            "target": self.target,
+            "resumed_from": self.resumed_from,
+            "seconds": round(self.seconds, 3),
+            "shrink_seconds": round(self.shrink_seconds, 3),
+            "examples_per_second": round(self.rate, 2),
+            "engine": self.engine,
+            "rerun_batches": self.rerun_batches,
+        }
+
+    def answer(self) -> dict[str, Any]:
+        """Strategy, seed, examples, skipped, findings by kind and in order, saved cases:
+        the same for a seed and example count on any engine."""
         per_1000 = {
             kind: round(1000 * n / self.examples, 2) if self.examples else 0.0
             for kind, n in self.counts().items()
@@ -122,9 +148,6 @@ class HuntReport:
             "seed": self.seed,
             "examples": self.examples,
             "skipped": self.skipped,
-            "seconds": round(self.seconds, 3),
-            "shrink_seconds": round(self.shrink_seconds, 3),
-            "examples_per_second": round(self.rate, 2),
             "findings": self.counts(),
             "per_1000": per_1000,
             "found": [
@@ -203,73 +226,122 @@ def _case_name(case: Mapping[str, Any]) -> str:
     return f"{case['strategy']}-{case['kind']}-{digest[:10]}.json"
 
 
-def _batches(config: HuntConfig) -> Iterator[tuple[int, Sequence[int], str, int]]:
-    start = 0
+def _jobs(
+    config: HuntConfig, start: int, batch: int, deadline: float | None
+) -> Iterator[tuple[int, Sequence[int], str, int]]:
+    """Batches of example indices from ``start``; with a deadline, none is started after
+    it (the ones in flight still finish, so the examples tried stay a prefix)."""
     while config.examples is None or start < config.examples:
-        stop = start + BATCH if config.examples is None else min(start + BATCH, config.examples)
-        # with both a count and a time, whichever ends first ends the hunt
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        stop = start + batch if config.examples is None else min(start + batch, config.examples)
         yield (config.seed, range(start, stop), config.strategy, config.max_candidates)
         start = stop
 
 
-def _outcomes(config: HuntConfig, pool: Any, deadline: float | None) -> Iterator[list[_Outcome]]:
-    """Batches of outcomes in index order, until the example count or the deadline."""
-    jobs = _batches(config)
-    if pool is None:
-        for job in jobs:
-            if deadline is not None and time.monotonic() >= deadline:
-                return
-            yield _run_batch(job)
-        return
-    # keep a few batches in flight per worker; results are taken in submission order, so
-    # the examples tried are always a prefix 0..n-1 whatever the worker count
-    pending: deque[Any] = deque()
-    exhausted = False
-    while True:
-        while not exhausted and len(pending) < 3 * config.workers:
-            if deadline is not None and time.monotonic() >= deadline:
-                exhausted = True
-                break
-            next_job = next(jobs, None)
-            if next_job is None:
-                exhausted = True
-                break
-            pending.append(pool.apply_async(_run_batch, (next_job,)))
-        if not pending:
-            return
-        yield pending.popleft().get()
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a running hunt is: examples 0..examples-1 judged, ``new`` of them in this
+    run (the rest came from a resumed journal), of ``target`` (None: until the time)."""
+
+    examples: int
+    new: int
+    target: int | None
+    counts: Mapping[FindingKind, int]
+    elapsed: float
+
+    @property
+    def rate(self) -> float:
+        return self.new / self.elapsed if self.elapsed > 0 else 0.0
+
+
+def settings(config: HuntConfig) -> dict[str, Any]:
+    """What a state directory keeps of a config: everything that decides the answer."""
+    return {
+        "strategy": config.strategy,
+        "seed": config.seed,
+        "examples": config.examples,
+        "seconds": config.seconds,
+        "max_candidates": config.max_candidates,
+        "shrink_per_kind": config.shrink_per_kind,
+        "out": None if config.out is None else str(config.out),
+        "batch": config.batch,
+    }
 
 
 def hunt(
-    config: HuntConfig, progress: Callable[[int, Counter[FindingKind], float], None] | None = None
+    config: HuntConfig,
+    progress: Callable[[Progress], None] | None = None,
+    *,
+    engine: Engine | None = None,
+    stop: Callable[[], bool] = never,
+    state: Path | None = None,
+    resume: Journal | None = None,
 ) -> HuntReport:
     """Run a hunt. Input: a ``HuntConfig``. Output: a ``HuntReport``; cases written to
-    ``config.out`` when it is set. ``progress(examples, counts, elapsed)`` is called
-    after every batch."""
-    pool = None
-    if config.workers > 1:
-        # spawn, not fork: the parent may already hold OR-Tools' threads
-        pool = multiprocessing.get_context("spawn").Pool(config.workers)
+    ``config.out`` when it is set.
+
+    ``engine`` runs the batches (default: ``config.workers`` local processes; the
+    caller closes an engine it passes). ``progress`` is called after every merged
+    batch. Once ``stop()`` is true the hunt ends after the batches already finished,
+    skips shrinking and reports ``complete`` False. ``state`` keeps a journal there
+    (``state.py``) and ends with ``findings.json``; ``resume`` (a journal read from it)
+    continues after the examples it holds. ``EngineError`` propagates once the
+    findings so far are written.
+    """
+    owned = engine is None
+    if engine is None:
+        engine = open_engine(EngineSpec(workers=config.workers))
+    journal: HuntState | None = None
+    if state is not None:
+        journal = (
+            HuntState.append_to(state)
+            if resume is not None
+            else HuntState.create(state, settings(config))
+        )
     try:
-        started = time.monotonic()
-        deadline = None if config.seconds is None else started + config.seconds
-        findings: list[Finding] = []
-        counts: Counter[FindingKind] = Counter()
-        examples = skipped = 0
-        for batch in _outcomes(config, pool, deadline):
-            for outcome in batch:
-                examples += 1
-                skipped += outcome.skipped
-                if outcome.kind is not None:
-                    counts[outcome.kind] += 1
-                    findings.append(
-                        Finding(
-                            outcome.example, outcome.kind, outcome.explanation, outcome.candidates
-                        )
-                    )
+        return _hunt(config, engine, progress, stop, journal, resume)
+    finally:
+        if owned:
+            engine.close()
+
+
+def _hunt(
+    config: HuntConfig,
+    engine: Engine,
+    progress: Callable[[Progress], None] | None,
+    stop: Callable[[], bool],
+    journal: HuntState | None,
+    resume: Journal | None,
+) -> HuntReport:
+    started = time.monotonic()
+    deadline = None if config.seconds is None else started + config.seconds
+    findings: list[Finding] = list(resume.findings) if resume is not None else []
+    counts: Counter[FindingKind] = Counter(f.kind for f in findings)
+    first = examples = resume.done if resume is not None else 0
+    skipped = resume.skipped if resume is not None else 0
+    batch = config.batch or engine.default_batch
+    partial = _Partial(config, engine, first, started)
+    try:
+        for outcomes in engine.map(_run_batch, _jobs(config, first, batch, deadline), stop):
+            found = [
+                Finding(o.example, o.kind, o.explanation, o.candidates)
+                for o in outcomes
+                if o.kind is not None
+            ]
+            lost = sum(o.skipped for o in outcomes)
+            if journal is not None and outcomes:
+                journal.record(outcomes[0].example, outcomes[-1].example + 1, lost, found)
+            examples += len(outcomes)
+            skipped += lost
+            findings.extend(found)
+            counts.update(f.kind for f in found)
             if progress is not None:
-                progress(examples, counts, time.monotonic() - started)
+                elapsed = time.monotonic() - started
+                progress(Progress(examples, examples - first, config.examples, counts, elapsed))
         searched = time.monotonic() - started
+        if stop():
+            return partial.report(examples, skipped, findings, searched, journal)
 
         shrink_started = time.monotonic()
         chosen: list[Finding] = []
@@ -282,11 +354,12 @@ def hunt(
             (config.seed, f.example, config.strategy, f.kind.value, config.max_candidates)
             for f in chosen
         ]
-        shrunk = pool.map(_shrink_job, jobs) if pool is not None else [_shrink_job(j) for j in jobs]
-    finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        shrunk = list(engine.map(_shrink_job, jobs, stop))
+        if len(shrunk) < len(jobs):
+            return partial.report(examples, skipped, findings, searched, journal)
+    except EngineError:
+        partial.report(examples, skipped, findings, time.monotonic() - started, journal)
+        raise
 
     # several findings often shrink to the same case: keep one file per distinct request
     cases: list[dict[str, Any]] = []
@@ -301,7 +374,7 @@ def hunt(
         if config.out is not None:
             config.out.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
-    return HuntReport(
+    report = HuntReport(
         strategy=config.strategy,
         seed=config.seed,
         examples=examples,
@@ -311,7 +384,57 @@ def hunt(
         findings=tuple(findings),
         cases=tuple(cases),
         paths=tuple(paths),
+        target=config.examples,
+        resumed_from=first,
+        engine=engine.description,
+        rerun_batches=engine.rerun_jobs(),
     )
+    if journal is not None:
+        journal.finish(report.to_dict())
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Partial:
+    """Builds the report of a hunt that stopped early (interrupted, or its engine
+    failed): the prefix judged so far, nothing shrunk, ``complete`` False."""
+
+    config: HuntConfig
+    engine: Engine
+    first: int
+    started: float
+
+    def report(
+        self,
+        examples: int,
+        skipped: int,
+        findings: Sequence[Finding],
+        searched: float,
+        journal: HuntState | None,
+    ) -> HuntReport:
+        try:
+            rerun = self.engine.rerun_jobs()
+        except Exception:
+            rerun = 0  # a failed engine may not answer any more
+        report = HuntReport(
+            strategy=self.config.strategy,
+            seed=self.config.seed,
+            examples=examples,
+            skipped=skipped,
+            seconds=searched,
+            shrink_seconds=0.0,
+            findings=tuple(findings),
+            cases=(),
+            paths=(),
+            target=self.config.examples,
+            resumed_from=self.first,
+            engine=self.engine.description,
+            rerun_batches=rerun,
+            complete=False,
+        )
+        if journal is not None:
+            journal.finish(report.to_dict())
+        return report
 
 
 @dataclass(frozen=True, slots=True)

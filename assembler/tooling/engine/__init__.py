@@ -1,0 +1,44 @@
+"""Where batches of examples run: this process, a local pool, or a Dask cluster.
+
+An engine is a small protocol (``base.Engine``): ``map(fn, jobs, stop)`` runs each job
+somewhere and hands the results back in job order; ``rerun_jobs()`` says how many
+had to run again after a worker was lost; ``close()``. ``open_engine(spec)`` builds
+one from an ``EngineSpec``: ``local`` with 1 worker runs in this process, with more a
+``spawn`` process pool; ``dask`` submits to the scheduler at ``spec.scheduler``, or to
+a ``LocalCluster`` of ``spec.workers`` processes. Dask is imported only here, and
+only when asked for: ``import assembler`` never loads it.
+"""
+
+from __future__ import annotations
+
+from .base import Engine, EngineError, EngineKind, EngineSpec, SerialEngine
+from .options import add_engine_arguments, engine_spec
+
+__all__ = [
+    "Engine",
+    "EngineError",
+    "EngineKind",
+    "EngineSpec",
+    "SerialEngine",
+    "add_engine_arguments",
+    "engine_spec",
+    "open_engine",
+]
+
+
+def open_engine(spec: EngineSpec) -> Engine:
+    """Start the engine ``spec`` names. Raises ``EngineError`` when it cannot start."""
+    if spec.kind is EngineKind.DASK:
+        try:
+            from .dask_engine import DaskEngine
+        except ImportError as error:
+            raise EngineError(
+                f"the dask engine needs dask.distributed ({error}); install it with"
+                " python -m pip install 'assembler[dask]'"
+            ) from None
+        return DaskEngine(spec.workers, spec.scheduler, spec.connect_timeout)
+    if spec.workers == 1:
+        return SerialEngine()
+    from .local import PoolEngine
+
+    return PoolEngine(spec.workers)
