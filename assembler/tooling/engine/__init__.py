@@ -3,10 +3,11 @@
 An engine is a small protocol (``base.Engine``): ``map(fn, jobs, stop)`` runs each job
 somewhere and hands the results back in job order; ``rerun_jobs()`` says how many
 had to run again after a worker was lost; ``close()``. ``open_engine(spec)`` builds
-one from an ``EngineSpec``: ``local`` with 1 worker runs in this process, with more a
-``spawn`` process pool; ``dask`` submits to the scheduler at ``spec.scheduler``, or to
-a ``LocalCluster`` of ``spec.workers`` processes. Dask is imported only here, and
-only when asked for: ``import assembler`` never loads it.
+one from an ``EngineSpec``: ``local`` is a ``spawn`` process pool (or, with 1 worker
+and where Ctrl-C need not be handled, this process); ``dask`` submits to the
+scheduler at ``spec.scheduler``, or to a ``LocalCluster`` of ``spec.workers``
+processes. Dask is imported only here, and only when asked for: ``import assembler``
+never loads it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ __all__ = [
 ]
 
 
-def open_engine(spec: EngineSpec) -> Engine:
-    """Start the engine ``spec`` names. Raises ``EngineError`` when it cannot start."""
+def open_engine(spec: EngineSpec, *, in_process: bool = True) -> Engine:
+    """Start the engine ``spec`` names. Raises ``EngineError`` when it cannot start.
+
+    One local worker runs in this process unless ``in_process`` is False: a command
+    that must survive Ctrl-C cleanly keeps CP-SAT out of its own process (it takes
+    over SIGINT during a solve; ``local.py`` says more)."""
     if spec.kind is EngineKind.DASK:
         try:
             from .dask_engine import DaskEngine
@@ -37,7 +42,7 @@ def open_engine(spec: EngineSpec) -> Engine:
                 " python -m pip install 'assembler[dask]'"
             ) from None
         return DaskEngine(spec.workers, spec.scheduler, spec.connect_timeout)
-    if spec.workers == 1:
+    if spec.workers == 1 and in_process:
         return SerialEngine()
     from .local import PoolEngine
 

@@ -1,24 +1,35 @@
 """The local engine: a pool of worker processes on this machine.
 
-Input: a worker count (2 or more; one worker is ``SerialEngine``, in this process).
+Input: a worker count.
 Output: an ``Engine`` whose jobs run in ``spawn``-started processes, results in job
-order. The workers ignore SIGINT: a Ctrl-C in a terminal reaches the whole process
-group, and only the parent decides what it means (stop and write what was found).
+order.
+
+The workers leave the terminal's process group (``detach``): a Ctrl-C in a terminal
+reaches the whole foreground group, and only the parent may decide what it means
+(stop and write what was found). Ignoring SIGINT in a worker is not enough: CP-SAT
+installs its own SIGINT handler for each solve, which cuts the search short (an
+unproven answer where the optimum was due), and leaves SIGINT at its default,
+fatal disposition when the solve ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from typing import Any
 
 from .base import EngineError, WindowedEngine
 
-__all__ = ["PoolEngine"]
+__all__ = ["PoolEngine", "detach"]
 
 
-def _ignore_interrupts() -> None:
+def detach() -> None:
+    """In a worker process: out of the terminal's reach (see the module's docstring)."""
+    with contextlib.suppress(OSError):  # already a session leader
+        os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -26,13 +37,13 @@ class PoolEngine(WindowedEngine):
     """Jobs in a local process pool."""
 
     def __init__(self, workers: int) -> None:
-        if workers < 2:
-            raise ValueError("a pool has 2 or more workers; one worker runs in-process")
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
         self.workers = workers
-        self.description = f"local, {workers} processes"
+        self.description = f"local, {workers} worker process{'es' if workers > 1 else ''}"
         # spawn, not fork: the parent may already hold OR-Tools' threads
         context = multiprocessing.get_context("spawn")
-        self._pool: Any = context.Pool(workers, initializer=_ignore_interrupts)
+        self._pool: Any = context.Pool(workers, initializer=detach)
 
     def _submit(self, fn: Callable[[Any], Any], job: Any) -> Any:
         return self._pool.apply_async(fn, (job,))

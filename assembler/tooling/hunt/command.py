@@ -348,7 +348,7 @@ def _run(args: argparse.Namespace) -> int:
     mode = choose_mode(sys.stderr, args.progress, args.json)
     printer = ProgressPrinter(sys.stderr, mode, args.progress or 0.0)
     try:
-        engine = open_engine(spec)
+        engine = open_engine(spec, in_process=False)
     except EngineError as error:
         if temporary:
             shutil.rmtree(state, ignore_errors=True)
