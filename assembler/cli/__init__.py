@@ -2,8 +2,8 @@
 
 Input: ``argv``. Output: text or JSON on stdout and an exit code (``exits``).
 One module per command, each imported only when called: ``compile`` (assemble one
-request), ``bench`` (the benchmarks of a clone); ``corpus run`` and ``hunt`` are
-the command lines of ``assembler.tooling``. A new command is a module here and one
+request), ``bench`` (the benchmarks of a clone); ``corpus run``, ``hunt`` and
+``sweep`` are the command lines of ``assembler.tooling``. A new command is a module here and one
 branch in ``main``.
 """
 
@@ -22,6 +22,7 @@ commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
   corpus run             run every strategy over the conformance corpus
   hunt                   search for requests where a strategy is wrong
+  sweep                  tabulate strategies' losses over shapes x budgets
   bench                  run the benchmarks
 
 'assembler <command> --help' describes each command.
@@ -47,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..tooling.hunt import main as hunt_main
 
             return int(hunt_main(rest))
+        if command == "sweep":
+            from ..tooling.sweep import main as sweep_main
+
+            return int(sweep_main(rest))
         if command == "bench":
             from .bench import bench_command
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from .shapes import Relevance, Shape
 
-__all__ = ["Relevance", "Shape", "generate"]
+__all__ = ["Relevance", "Shape", "generate", "seeded_example"]
 
 TASK_SCOPE = "proj-a"
 OTHER_SCOPES = ("proj-b", "proj-c")
@@ -451,3 +451,10 @@ def generate(rng: random.Random, shape: Shape | None = None) -> dict[str, Any]:
     ``shape`` defaults to ``Shape.small()``.
     """
     return _Builder(rng, shape or Shape.small()).build()
+
+
+def seeded_example(seed: int, index: int, shape: Shape) -> dict[str, Any]:
+    """Example ``index`` of the series seeded ``seed``: ``generate(random.Random(
+    f"{seed}:{index}"), shape)``. Any process, in any order, draws the same example,
+    which is what lets hunts and sweeps split a series into batches anywhere."""
+    return generate(random.Random(f"{seed}:{index}"), shape)

@@ -18,10 +18,11 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ...model.errors import InvalidRequest
 from ...strategies import STRATEGIES
+from ..arguments import ExitRequest, Parser, UsageError
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from ..progress import ProgressPrinter, choose_mode
 from ..stopping import StopOnInterrupt
@@ -46,28 +47,8 @@ EXIT_ENGINE = 4
 EXIT_INTERRUPTED = 130
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
-
-
-class _Parser(argparse.ArgumentParser):
-    # argparse exits the interpreter on a bad argument; main() must return instead
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        if message:
-            sys.stderr.write(message)
-        raise _Exit(status)
-
-
-def _parser() -> _Parser:
-    parser = _Parser(
+def _parser() -> Parser:
+    parser = Parser(
         prog="assembler hunt",
         description="Search random requests for answers where a strategy disagrees with the"
         " exact solver; shrink each finding and save it as a reproducible case.",
@@ -142,28 +123,28 @@ def _parser() -> _Parser:
 
 def _check_counts(args: argparse.Namespace) -> None:
     if args.seconds is not None and not 0 < args.seconds < float("inf"):
-        raise _UsageError("--seconds must be a positive number")
+        raise UsageError("--seconds must be a positive number")
     if args.examples is not None and args.examples < 1:
-        raise _UsageError("--examples must be at least 1")
+        raise UsageError("--examples must be at least 1")
     if args.max_candidates is not None and args.max_candidates < 1:
-        raise _UsageError("--max-candidates must be at least 1")
+        raise UsageError("--max-candidates must be at least 1")
     if args.shrink is not None and args.shrink < 0:
-        raise _UsageError("--shrink must be 0 or more")
+        raise UsageError("--shrink must be 0 or more")
     if args.batch is not None and args.batch < 1:
-        raise _UsageError("--batch must be at least 1")
+        raise UsageError("--batch must be at least 1")
     if args.progress is not None and not 0 <= args.progress < float("inf"):
-        raise _UsageError("--progress must be 0 or more seconds")
+        raise UsageError("--progress must be 0 or more seconds")
     for name in ("out", "state"):
         path = getattr(args, name)
         if path is not None and path.exists() and not path.is_dir():
-            raise _UsageError(f"--{name} {path} exists and is not a directory")
+            raise UsageError(f"--{name} {path} exists and is not a directory")
 
 
 def _config(args: argparse.Namespace) -> HuntConfig:
     if args.against is None:
-        raise _UsageError("--against STRATEGY is required (or --replay FILE, --resume DIR)")
+        raise UsageError("--against STRATEGY is required (or --replay FILE, --resume DIR)")
     if args.against not in STRATEGIES:
-        raise _UsageError(
+        raise UsageError(
             f"unknown strategy {args.against!r}; expected one of {', '.join(STRATEGIES)}"
         )
     examples = args.examples
@@ -192,7 +173,7 @@ def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntC
     given = [name for name in _SAVED if getattr(args, name) is not None]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
-        raise _UsageError(f"--resume takes the hunt's settings from its state; drop {flags}")
+        raise UsageError(f"--resume takes the hunt's settings from its state; drop {flags}")
     examples, seconds = saved.get("examples"), saved.get("seconds")
     if args.examples is not None or args.seconds is not None:
         examples, seconds = args.examples, args.seconds
@@ -212,7 +193,7 @@ def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntC
             batch=None if saved.get("batch") is None else int(saved["batch"]),
         )
     except (KeyError, TypeError, ValueError) as error:
-        raise _UsageError(f"{args.resume}: the saved settings are not usable: {error}") from None
+        raise UsageError(f"{args.resume}: the saved settings are not usable: {error}") from None
 
 
 def _unfinished(path: Path) -> bool:
@@ -282,11 +263,11 @@ def _replay_main(path: Path, as_json: bool) -> int:
     try:
         case = load_case(path)
     except ValueError as error:
-        raise _UsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     try:
         result = replay(case)
     except InvalidRequest as error:
-        raise _UsageError(f"{path}: the saved request is not valid: {error}") from None
+        raise UsageError(f"{path}: the saved request is not valid: {error}") from None
     got = result.judgement.kind
     if as_json:
         print(
@@ -328,18 +309,18 @@ def _run(args: argparse.Namespace) -> int:
     try:
         spec = engine_spec(args)
     except ValueError as error:
-        raise _UsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     journal = None
     if args.resume is not None:
         try:
             journal = open_state(args.resume)
         except StateError as error:
-            raise _UsageError(str(error)) from None
+            raise UsageError(str(error)) from None
         config, state, temporary = _resumed_config(args, journal.settings), args.resume, False
     else:
         config = _config(args)
         if args.state is not None and _unfinished(args.state):
-            raise _UsageError(
+            raise UsageError(
                 f"--state {args.state} holds a stopped hunt; continue it with --resume"
                 f" {args.state}, or choose another folder"
             )
@@ -390,15 +371,15 @@ def main(argv: Iterable[str]) -> int:
         args = _parser().parse_args(args_list)
         if args.replay is not None:
             if args.against is not None or args.resume is not None:
-                raise _UsageError(
+                raise UsageError(
                     "--replay takes the strategy from the saved case; drop --against/--resume"
                 )
             return _replay_main(args.replay, args.json)
         return _run(args)
-    except _UsageError as error:
+    except UsageError as error:
         sys.stderr.write(f"assembler hunt: error: {error}\n")
         return 2
-    except _Exit as done:
+    except ExitRequest as done:
         return done.code
     except KeyboardInterrupt:
         sys.stderr.write("\nassembler hunt: interrupted\n")

@@ -28,6 +28,7 @@ __all__ = [
     "FindingKind",
     "Judgement",
     "Reference",
+    "Verdicts",
     "judge",
     "judge_against",
     "judge_many_safely",
@@ -302,22 +303,29 @@ def judge_safely(request: Mapping[str, Any], strategy: str) -> Judgement:
     and the parser, and an exception in the verifier is a bug too: either is worth a
     saved case, and neither may take a whole hunt down.
     """
-    return judge_many_safely(request, (strategy,))[0]
+    return judge_many_safely(request, (strategy,)).judgements[0]
 
 
-def judge_many_safely(
-    request: Mapping[str, Any], strategies: Sequence[str]
-) -> tuple[Judgement, ...]:
+@dataclass(frozen=True, slots=True)
+class Verdicts:
+    """Several strategies judged on one request: one ``Judgement`` each, in the order
+    asked, and cpsat's wall time for the shared exact answer (0 when it failed)."""
+
+    judgements: tuple[Judgement, ...]
+    exact_seconds: float = field(default=0.0, compare=False)
+
+
+def judge_many_safely(request: Mapping[str, Any], strategies: Sequence[str]) -> Verdicts:
     """``judge_safely`` for several strategies on one request, the exact answer
     computed once (a sweep judges every strategy of its grid on the same request)."""
     try:
         ref = reference(request)
     except InvalidRequest as error:
         crash = Judgement(FindingKind.CRASH, f"the request was rejected as invalid: {error}")
-        return tuple(crash for _ in strategies)
+        return Verdicts(tuple(crash for _ in strategies))
     except Exception as error:
         crash = Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
-        return tuple(crash for _ in strategies)
+        return Verdicts(tuple(crash for _ in strategies))
     out = []
     for strategy in strategies:
         try:
@@ -326,4 +334,4 @@ def judge_many_safely(
             out.append(
                 Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
             )
-    return tuple(out)
+    return Verdicts(tuple(out), ref.seconds)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,7 +25,7 @@ from ...model.errors import InvalidRequest
 from ...strategies import STRATEGIES
 from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
-from ..generate import Shape, generate
+from ..generate import Shape, seeded_example
 from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
 from .shrink import RequestDict, shrink
 from .state import HuntState, Journal
@@ -170,7 +169,7 @@ class HuntReport:
 
 def example_request(seed: int, index: int, max_candidates: int) -> RequestDict:
     """Example ``index`` of the hunt seeded ``seed``: the same in every process."""
-    return generate(random.Random(f"{seed}:{index}"), Shape.small(max_candidates))
+    return seeded_example(seed, index, Shape.small(max_candidates))
 
 
 @dataclass(frozen=True, slots=True)
