@@ -113,8 +113,17 @@ def scheduler_address(tmp_path: Path) -> Iterator[str]:
     dask = [sys.executable, "-m", "dask"]
     processes = [
         subprocess.Popen(
-            [*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
-            + ["--scheduler-file", str(file)],
+            [
+                *dask,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(file),
+            ],
             stdout=logs[0],
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -129,8 +138,18 @@ def scheduler_address(tmp_path: Path) -> Iterator[str]:
         address = json.loads(file.read_text())["address"]
         processes.append(
             subprocess.Popen(
-                [*dask, "worker", address, "--nworkers", "2", "--nthreads", "1"]
-                + ["--host", "127.0.0.1", "--no-dashboard"],
+                [
+                    *dask,
+                    "worker",
+                    address,
+                    "--nworkers",
+                    "2",
+                    "--nthreads",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    "--no-dashboard",
+                ],
                 stdout=logs[1],
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
