@@ -192,3 +192,24 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_import_does_not_load_ortools() -> None:
     code = "import sys, assembler.tooling.conformance; sys.exit('ortools' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_local_pool_runs_the_same_corpus(baseline_report: Report) -> None:
+    from assembler.tooling.engine import EngineKind, EngineSpec, open_engine
+
+    with open_engine(EngineSpec(EngineKind.LOCAL, 2)) as engine:
+        pooled = run_corpus(CORPUS_DIR, BASELINES, engine=engine)
+
+    def timeless(report: Report) -> list[dict[str, object]]:
+        rows = [row.to_dict() for row in report.outcomes]
+        rows += [row.to_dict() for row in report.strategies]
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+
+    assert timeless(pooled) == timeless(baseline_report)
+
+
+def test_cli_rejects_a_scheduler_without_the_dask_engine(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert conformance.main(["run", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--scheduler needs --engine dask" in capsys.readouterr().err

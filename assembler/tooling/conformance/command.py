@@ -1,9 +1,10 @@
 """``assembler corpus run``: the comparison table of every strategy on the corpus.
 
-Input: ``[--strategies S,S,...] [--json] [--corpus DIR]``.
+Input: ``[--strategies S,S,...] [--json] [--corpus DIR]`` and the engine options
+(``--engine local|dask``, ``--workers W``, ``--scheduler ADDRESS``).
 Output: the table (or ``{"strategies": {...}, "cases": [...]}`` with ``--json``) and
 the exit code: 0; 1 when ``cpsat`` or ``enumerate`` disagrees with a frozen output
-or fails; 2 on a usage error or an unreadable corpus.
+or fails; 2 on a usage error or an unreadable corpus; 4 when the engine failed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from ...model.types import Status
+from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from .cases import CorpusError
 from .run import (
     DEFAULT_STRATEGIES,
@@ -29,6 +31,7 @@ __all__ = ["main", "render_table"]
 EXIT_OK = 0
 EXIT_DISAGREEMENT = 1
 EXIT_USAGE = 2
+EXIT_ENGINE = 4
 
 
 _COLUMNS = (
@@ -144,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.add_argument("--corpus", default=None, metavar="DIR", help="corpus directory")
+    add_engine_arguments(run, default_workers=1)
     return parser
 
 
@@ -160,10 +164,19 @@ def main(argv: list[str]) -> int:
         print("error: --strategies names no strategy", file=sys.stderr)
         return EXIT_USAGE
     try:
-        report = run_corpus(args.corpus, strategies)
+        spec = engine_spec(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with open_engine(spec) as engine:
+            report = run_corpus(args.corpus, strategies, engine=engine)
     except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except EngineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ENGINE
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

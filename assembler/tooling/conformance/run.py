@@ -3,7 +3,9 @@
 Input: ``Case`` values and strategy names.
 Output: a ``Report``: one ``CaseOutcome`` per case and strategy (judged against the
 frozen answer and by the independent verifier) and one ``StrategySummary`` per
-strategy. Strategies run through ``assemble``, so importing this never loads OR-Tools.
+strategy. Strategies run through ``assemble``, so importing this never loads OR-Tools;
+the (case, strategy) pairs run on an engine (this process by default, or a local pool
+or a Dask cluster: ``assembler corpus run --engine dask``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ...model.errors import AssemblerError
 from ...model.types import Result, Status
 from ...strategies import STRATEGIES
 from ...verifiers.bundle import ViolationKind, verify
+from ..engine import Engine, SerialEngine
 from .cases import Case, CorpusError, load_corpus
 
 __all__ = [
@@ -300,21 +303,31 @@ def _summarise(strategy: str, rows: Sequence[CaseOutcome]) -> StrategySummary:
     )
 
 
+def _run_job(job: tuple[Case, str, float | None]) -> CaseOutcome:
+    case, strategy, time_limit = job
+    return run_case(case, strategy, time_limit=time_limit)
+
+
 def run_corpus(
     directory: str | Path | None = None,
     strategies: Sequence[str] = DEFAULT_STRATEGIES,
     *,
     time_limit: float | None = None,
+    engine: Engine | None = None,
 ) -> Report:
-    """Run every strategy on every case of the corpus and build the report."""
+    """Run every strategy on every case of the corpus and build the report; ``engine``
+    (default: this process) runs the (case, strategy) pairs, results in order."""
     unknown = [name for name in strategies if name not in STRATEGIES]
     if unknown:
         raise CorpusError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
     corpus = load_corpus(directory)
+    names = list(dict.fromkeys(strategies))
+    jobs = [(case, strategy, time_limit) for strategy in names for case in corpus]
+    done = list((engine or SerialEngine()).map(_run_job, jobs))
     outcomes: list[CaseOutcome] = []
     summaries: list[StrategySummary] = []
-    for strategy in dict.fromkeys(strategies):
-        rows = [run_case(case, strategy, time_limit=time_limit) for case in corpus]
+    for strategy in names:
+        rows = [row for row in done if row.strategy == strategy]
         outcomes.extend(rows)
         summaries.append(_summarise(strategy, rows))
     order = {case.name: index for index, case in enumerate(corpus)}
