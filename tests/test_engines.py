@@ -28,7 +28,7 @@ from assembler.tooling.hunt import HuntConfig, HuntReport, hunt, main
 from assembler.tooling.hunt.run import Progress
 
 SEED = 7
-EXAMPLES = 480
+EXAMPLES = 240
 
 
 def _config(out: Path | None, **changes: Any) -> HuntConfig:
