@@ -28,6 +28,7 @@ import random
 import signal
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -117,7 +118,10 @@ class DaskEngine(WindowedEngine):
         self._client: Any = None
         try:
             if scheduler is None:
-                with _interrupts_ignored():
+                with _interrupts_ignored(), warnings.catch_warnings():
+                    # the scheduler's HTTP endpoints (loopback, as the cluster) move to a
+                    # free port when 8787 is taken, with a warning that helps nobody here
+                    warnings.filterwarnings("ignore", message="Port 8787 is already in use")
                     self._cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
                         n_workers=workers,
                         threads_per_worker=1,
