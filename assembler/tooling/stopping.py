@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 __all__ = ["StopOnInterrupt"]
@@ -37,12 +37,7 @@ class StopOnInterrupt:
             self._installed = True
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False

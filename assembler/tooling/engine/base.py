@@ -22,7 +22,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from types import TracebackType
 from typing import Any, Protocol, TypeVar
 
 __all__ = [
@@ -117,12 +116,7 @@ class Engine(Protocol):
 
     def __enter__(self) -> Engine: ...
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class _Closing:
@@ -132,12 +126,7 @@ class _Closing:
     def __enter__(self) -> Any:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
