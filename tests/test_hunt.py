@@ -253,6 +253,11 @@ def test_cli_text_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         (["--against", "greedy", "--bogus"], "unrecognized"),
         (["--replay", "/nonexistent/case.json"], "cannot read"),
         (["--replay", "/nonexistent/case.json", "--against", "greedy"], "--against"),
+        (["--against", "greedy", "--scheduler", "tcp://127.0.0.1:1"], "--engine dask"),
+        (["--against", "greedy", "--engine", "spark"], "invalid choice"),
+        (["--against", "greedy", "--batch", "0"], "--batch"),
+        (["--against", "greedy", "--progress", "-1"], "--progress"),
+        (["--resume", "/nonexistent/state"], "no such directory"),
     ],
 )
 def test_cli_bad_arguments_exit_2(
@@ -285,3 +290,45 @@ def test_hunt_config_needs_a_stopping_rule() -> None:
         HuntConfig(strategy="greedy", examples=None, seconds=None)
     with pytest.raises(ValueError):
         HuntConfig(strategy="greedy", workers=0)
+
+
+# -- the journal: --state and --resume ------------------------------------------------------
+
+
+def test_resume_needs_no_settings_and_refuses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    argv = ["--against", "greedy", "--examples", "24", "--shrink", "0", "--out", str(tmp_path)]
+    assert main([*argv, "--state", str(state), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert json.loads((state / "findings.json").read_text())["complete"] is True
+    # a finished hunt may be extended: only the new examples are judged
+    assert main(["--resume", str(state), "--examples", "40", "--json"]) == 0
+    more = json.loads(capsys.readouterr().out)
+    assert more["resumed_from"] == 24 and more["examples"] == 40
+    assert more["found"][: len(first["found"])] == first["found"]
+    again = hunt(HuntConfig("greedy", examples=40, out=None, shrink_per_kind=0))
+    assert more["found"] == again.answer()["found"]
+    assert main(["--resume", str(state), "--seed", "3"]) == 2
+    assert "drop --seed" in capsys.readouterr().err
+
+
+def test_a_stopped_hunt_is_not_overwritten_and_a_damaged_journal_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    report = hunt(
+        HuntConfig("greedy", examples=40, out=None, shrink_per_kind=0),
+        stop=lambda: True,
+        state=state,
+    )
+    assert not report.complete and report.examples == 0
+    saved = json.loads((state / "findings.json").read_text())
+    assert saved["complete"] is False
+    assert main(["--against", "greedy", "--state", str(state)]) == 2
+    assert "--resume" in capsys.readouterr().err
+    journal = state / "batches.jsonl"
+    journal.write_text('{"start": 0, "stop": 8, "skipped": 0, "findings": []}\n{bad\n{"x": 1}\n')
+    assert main(["--resume", str(state)]) == 2
+    assert "line 2 is damaged" in capsys.readouterr().err
