@@ -194,22 +194,25 @@ def _markdown(data: dict[str, Any], summary: dict[str, Any], about: dict[str, An
     share = dask_overhead / (dask_overhead + 64 * per_example)
     lines += [
         "",
-        f"Scaling efficiency (rate with 2 workers / 2 x rate with 1): local {eff['local']:.2f},"
-        f" dask {eff['dask']:.2f}. On 2 cores shared with other work, 2 workers cannot"
-        " have 2 cores to themselves, so these are lower bounds of what 2 free cores give."
-        f" One example costs ~{per_example:.2f} ms of a worker (local, 1 worker, batch 64).",
+        "Scaling efficiency (rate with 2 workers / 2 x rate with 1): local"
+        f" {eff['local']:.2f},"
+        f" dask {eff['dask']:.2f}. They are only as good as the machine was quiet: with"
+        " other work on the 2 cores (the load above), two workers never had two cores to"
+        " themselves and the repeats spread widely; a ratio above 1 is noise, not"
+        f" speed-up. One example cost ~{per_example:.2f} ms of a worker here (local, 1 worker,"
+        " batch 64; the README's figure for an idle core, ~500 examples/s, is ~2 ms).",
         "",
-        "Per-batch overhead: the wall time of a no-op job through the engine's whole path"
+        "Per-batch overhead: the wall time per no-op job through the engine's whole path"
         " (submit, schedule, run, fetch, hand back in order), with the hunt's window of 3"
-        " jobs in flight per worker. Sizing a cluster from it (an estimate, not measured"
-        f" beyond 2 workers): with Dask a batch of B examples spends ~{dask_overhead:.1f} /"
-        f" ({dask_overhead:.1f} + B x {per_example:.2f}) of its time on the engine, about"
-        f" {100 * share:.0f}% at the default B = 64; the client hands batches out and"
-        f" merges them one at a time, so it can feed at most ~1000 / {dask_overhead:.1f}"
-        f" = {1000 / dask_overhead:.0f} batches per second, i.e."
-        f" ~{1000 / dask_overhead * 64:,.0f} examples/s at B = 64. A cluster whose workers"
-        " together judge more than that needs a larger --batch (the answer does not"
-        " change with it).",
+        " jobs in flight per worker. How to size a cluster from it (an estimate: nothing"
+        f" was measured beyond 2 workers): a Dask batch of B examples spends about"
+        f" {dask_overhead:.1f} / ({dask_overhead:.1f} + B x {per_example:.2f}) of its time"
+        f" on the engine, {100 * share:.0f}% at the default B = 64. No-op jobs went through"
+        f" at ~{1000 / dask_overhead:.0f} per second with one worker; if that is the"
+        " client's and scheduler's ceiling, a cluster is fed at most"
+        f" ~{1000 / dask_overhead * 64:,.0f} examples/s at B = 64, and one whose workers"
+        " together judge more than that wants a larger --batch (which never changes the"
+        " answer).",
     ]
     return "\n".join(lines) + "\n"
 
