@@ -1,16 +1,19 @@
 """Counterexample hunts: find, shrink and pin where a strategy fails (issue 4).
 
 Input: a strategy name, a seed, an example count or a time budget, a candidate cap,
-a worker count and an output folder (``main(argv)`` parses them from the command
-line ``assembler hunt ...``).
+an engine (this process, a local pool, a Dask cluster) and an output folder
+(``main(argv)`` parses them from the command line ``assembler hunt ...``).
 Output: a summary (text, or JSON with ``--json``) of every disagreement between the
 strategy and the exact solver, and one JSON file per shrunk finding in ``--out``
 with ``kind``, ``strategy``, ``seed``, ``example``, ``request``, ``answers`` and a
 one-line ``explanation``. ``assembler hunt --replay FILE`` re-runs a saved case.
 
 Example ``i`` of seed ``s`` is ``generate(random.Random(f"{s}:{i}"), Shape.small(M))``,
-so a hunt is deterministic for a given seed and example count whatever the worker
-count: workers take batches of indices and the parent merges them by index.
+so a hunt is deterministic for a given seed and example count whatever the engine and
+its worker count: workers take batches of indices and the parent merges them by index.
+A state folder journals every merged batch (``state``): a hunt stopped by Ctrl-C
+writes its findings so far, and ``--resume DIR`` continues it without repeating a
+batch.
 
 Every answer is judged against ``cpsat`` (and against ``enumerate`` as a second
 opinion when the request is small enough), and every bundle by the independent
@@ -33,14 +36,14 @@ than duplicates; its ``answers`` are ``Result.to_dict()`` without the wall-clock
 
 Exit codes: 0 hunt finished; 1 an exact strategy is wrong (an exact-disagreement or
 crash, or any finding against ``cpsat`` / ``enumerate``), or a replayed case did not
-reproduce; 2 bad arguments.
+reproduce; 2 bad arguments; 4 the engine failed; 130 stopped by Ctrl-C.
 """
 
 from __future__ import annotations
 
 from .command import main
 from .judge import FindingKind, Judgement, judge
-from .run import Finding, HuntConfig, HuntReport, example_request, hunt, replay
+from .run import Finding, HuntConfig, HuntReport, Progress, example_request, hunt, replay
 from .shrink import shrink
 
 __all__ = [
@@ -49,6 +52,7 @@ __all__ = [
     "HuntConfig",
     "HuntReport",
     "Judgement",
+    "Progress",
     "example_request",
     "hunt",
     "judge",

@@ -227,7 +227,11 @@ def _summary(report: HuntReport) -> str:
     lines = [
         f"hunt against {report.strategy}, seed {report.seed}: {report.examples} examples in"
         f" {report.seconds:.1f} s ({report.rate:.1f}/s), {report.skipped} skipped;"
-        f" shrinking took {report.shrink_seconds:.1f} s",
+        + (
+            f" shrinking took {report.shrink_seconds:.1f} s"
+            if report.complete
+            else " stopped before shrinking"
+        ),
     ]
     counts = report.counts()
     for kind, n in counts.items():
