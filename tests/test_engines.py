@@ -10,6 +10,7 @@ says how far it got, and ``--resume`` finishes it with the uninterrupted answer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -157,14 +158,12 @@ def scheduler_address(tmp_path: Path) -> Iterator[str]:
         )
         yield str(address)
     finally:
+        # each was started in a session of its own: end that process group (the worker
+        # command's nanny and worker processes), a graceful close is only slower
         for process in reversed(processes):
-            process.terminate()
-        for process in reversed(processes):
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
         for log in logs:
             log.close()
 

@@ -3,8 +3,8 @@
 Input: ``argv``. Output: text or JSON on stdout and an exit code (``exits``).
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``bench`` (the benchmarks of a clone); ``corpus run``, ``hunt`` and
-``sweep`` are the command lines of ``assembler.tooling``. A new command is a module here and one
-branch in ``main``.
+``sweep`` are the command lines of ``assembler.tooling``. A new command is a module
+here and one branch in ``main``.
 """
 
 from __future__ import annotations
