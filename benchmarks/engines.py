@@ -36,18 +36,23 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from assembler.tooling.engine import Engine, EngineKind, EngineSpec, open_engine
+from assembler.tooling.engine import Engine, EngineKind, EngineSpec, SerialEngine, open_engine
 from assembler.tooling.hunt import HuntConfig, hunt
 
 from . import machine
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINES = (("local", 1), ("local", 2), ("dask", 1), ("dask", 2))
+# "serial" is the hunt in this process: its CPU time per example is the pure cost of
+# judging, against which a Dask worker's CPU time per example shows that worker's overhead
+ENGINES = (("serial", 1), ("local", 1), ("local", 2), ("dask", 1), ("dask", 2))
 
 
 def _open(kind: str, workers: int) -> tuple[Engine, float]:
     started = time.perf_counter()
-    engine = open_engine(EngineSpec(EngineKind(kind), workers), in_process=False)
+    if kind == "serial":
+        engine: Engine = SerialEngine()
+    else:
+        engine = open_engine(EngineSpec(EngineKind(kind), workers), in_process=False)
     # one batch each, so that every worker has loaded the solvers before timing
     list(engine.map(abs, range(4 * workers)))
     hunt(HuntConfig("greedy", examples=16 * workers, out=None, shrink_per_kind=0), engine=engine)
@@ -56,6 +61,18 @@ def _open(kind: str, workers: int) -> tuple[Engine, float]:
 
 def _drain(engine: Engine, jobs: int) -> list[int]:
     return list(engine.map(abs, range(jobs)))
+
+
+def _cpu(engine: Engine) -> tuple[float, float | None]:
+    """CPU seconds so far of this process (client, and a LocalCluster's scheduler and
+    nannies) and of the Dask workers (None for a local pool: not visible from here)."""
+    client = getattr(engine, "client", None)
+    workers = None if client is None else sum(client.run(time.process_time).values())
+    return time.process_time(), workers
+
+
+def _per(after: float | None, before: float | None, count: int) -> float | None:
+    return None if after is None or before is None else round(1000 * (after - before) / count, 4)
 
 
 def _load() -> list[float]:
@@ -77,8 +94,8 @@ def measure(examples: int, repeats: int, jobs: int) -> dict[str, Any]:
             name = f"{kind}-{workers}"
             engines[name], startup[name] = _open(kind, workers)
         batches = {name: [engines[name].default_batch] for name in engines}
-        for name in ("local-1", "local-2"):
-            batches[name].append(64)
+        for name in ("serial-1", "local-1", "local-2"):
+            batches[name] = sorted({*batches[name], 64})
         runs: list[dict[str, Any]] = []
         answers: dict[str, Any] = {}
         for repeat in range(repeats):
@@ -87,7 +104,9 @@ def measure(examples: int, repeats: int, jobs: int) -> dict[str, Any]:
                     config = HuntConfig(
                         "greedy", examples=examples, out=None, shrink_per_kind=0, batch=batch
                     )
+                    cpu = _cpu(engine)
                     seconds, report, before, after = _timed(partial(hunt, config, engine=engine))
+                    cpu_after = _cpu(engine)
                     answers.setdefault(name, report.answer())
                     runs.append(
                         {
@@ -98,18 +117,26 @@ def measure(examples: int, repeats: int, jobs: int) -> dict[str, Any]:
                             "search_seconds": round(report.seconds, 4),
                             "rate": round(report.rate, 1),
                             "wall_seconds": round(seconds, 4),
+                            "parent_cpu_ms_per_example": _per(cpu_after[0], cpu[0], examples),
+                            "worker_cpu_ms_per_example": _per(cpu_after[1], cpu[1], examples),
                             "load_before": before,
                             "load_after": after,
                         }
                     )
                     print(f"  {name} batch {batch}: {report.rate:.0f}/s", file=sys.stderr)
+                if name == "serial-1":
+                    continue
+                cpu = _cpu(engine)
                 seconds, _, before, after = _timed(partial(_drain, engine, jobs))
+                cpu_after = _cpu(engine)
                 runs.append(
                     {
                         "engine": name,
                         "noop_jobs": jobs,
                         "repeat": repeat,
                         "ms_per_job": round(1000 * seconds / jobs, 4),
+                        "parent_cpu_ms_per_job": _per(cpu_after[0], cpu[0], jobs),
+                        "worker_cpu_ms_per_job": _per(cpu_after[1], cpu[1], jobs),
                         "load_before": before,
                         "load_after": after,
                     }
@@ -117,7 +144,7 @@ def measure(examples: int, repeats: int, jobs: int) -> dict[str, Any]:
     finally:
         for engine in engines.values():
             engine.close()
-    reference = answers["local-1"]
+    reference = answers["serial-1"]
     return {
         "examples": examples,
         "repeats": repeats,
@@ -128,92 +155,130 @@ def measure(examples: int, repeats: int, jobs: int) -> dict[str, Any]:
     }
 
 
-def _median(runs: list[dict[str, Any]], key: str) -> tuple[float, float, float]:
-    values = [run[key] for run in runs]
+def _median(runs: list[dict[str, Any]], key: str) -> tuple[float, float, float] | None:
+    values = [run[key] for run in runs if run.get(key) is not None]
+    if not values:
+        return None
     return statistics.median(values), min(values), max(values)
 
 
 def summarise(data: dict[str, Any]) -> dict[str, Any]:
     runs = data["runs"]
-    rates: dict[str, dict[int, tuple[float, float, float]]] = {}
-    overhead: dict[str, tuple[float, float, float]] = {}
+    hunts: dict[str, dict[str, Any]] = {}
+    noop: dict[str, dict[str, Any]] = {}
     for name in data["startup_seconds"]:
-        hunts = [r for r in runs if r["engine"] == name and "rate" in r]
-        for batch in sorted({r["batch"] for r in hunts}):
-            rates.setdefault(name, {})[batch] = _median(
-                [r for r in hunts if r["batch"] == batch], "rate"
-            )
-        noop = [r for r in runs if r["engine"] == name and "ms_per_job" in r]
-        overhead[name] = _median(noop, "ms_per_job")
-    default = {name: rates[name][min(rates[name], key=lambda b: b)] for name in rates}
-    dask_default = max(rates["dask-1"])
-    efficiency = {
-        "local": default["local-2"][0] / (2 * default["local-1"][0]),
-        "dask": rates["dask-2"][dask_default][0] / (2 * rates["dask-1"][dask_default][0]),
-    }
-    per_example_ms = 1000 / rates["local-1"][64][0]
+        mine = [r for r in runs if r["engine"] == name and "rate" in r]
+        for batch in sorted({r["batch"] for r in mine}):
+            same = [r for r in mine if r["batch"] == batch]
+            hunts.setdefault(name, {})[str(batch)] = {
+                key: _median(same, key)
+                for key in ("rate", "parent_cpu_ms_per_example", "worker_cpu_ms_per_example")
+            }
+        empty = [r for r in runs if r["engine"] == name and "ms_per_job" in r]
+        if empty:
+            noop[name] = {
+                key: _median(empty, key)
+                for key in ("ms_per_job", "parent_cpu_ms_per_job", "worker_cpu_ms_per_job")
+            }
+
+    def rate(name: str, batch: int) -> float:
+        value = hunts[name][str(batch)]["rate"]
+        assert value is not None
+        return float(value[0])
+
+    dask_batch = max(int(b) for b in hunts["dask-1"])
     return {
-        "rates": {n: {str(b): v for b, v in r.items()} for n, r in rates.items()},
-        "overhead_ms": overhead,
-        "scaling_efficiency": {k: round(v, 3) for k, v in efficiency.items()},
-        "ms_per_example_local_1": round(per_example_ms, 3),
+        "hunts": hunts,
+        "noop": noop,
+        "scaling_efficiency": {
+            "local": round(rate("local-2", 8) / (2 * rate("local-1", 8)), 3),
+            "dask": round(rate("dask-2", dask_batch) / (2 * rate("dask-1", dask_batch)), 3),
+        },
     }
+
+
+def _fmt(value: tuple[float, float, float] | None, digits: int) -> str:
+    if value is None:
+        return "-"
+    med, low, high = value
+    return f"{med:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def _markdown(data: dict[str, Any], summary: dict[str, Any], about: dict[str, Any]) -> str:
     loads = [run["load_before"][0] for run in data["runs"]] + [
         run["load_after"][0] for run in data["runs"]
     ]
-    per_example = summary["ms_per_example_local_1"]
+    hunts, noop = summary["hunts"], summary["noop"]
     lines = [
         "# Engines: hunt throughput and per-batch overhead",
         "",
         f"Measured by `python -m benchmarks.engines` on {about.get('cpu')} ({os.cpu_count()}"
         f" cores), commit {about.get('commit')}, {about.get('date')}. The machine was shared:"
         f" 1-minute load average {min(loads):.2f}-{max(loads):.2f} during the runs (2 cores),"
-        " so absolute rates are noisy; the engines ran round-robin in one process so that"
-        " they saw the same load.",
+        " so wall-clock rates are noisy; the engines ran round-robin in one process so that"
+        " they saw the same load, and CPU times (less sensitive to load) are given beside.",
         "",
-        f"Hunt: greedy, seed 0, {data['examples']} examples, no shrinking;"
-        f" {data['repeats']} repeats; median [min, max] examples per second of search."
-        f" Every engine gave the same answer: {'yes' if data['same_answer'] else 'NO'}.",
+        f"Hunt: greedy, seed 0, {data['examples']} examples, no shrinking,"
+        f" {data['repeats']} repeats; median [min, max]. `serial` is the hunt in the"
+        " measuring process itself (the CPU cost of judging alone). Every engine gave the"
+        f" same answer: {'yes' if data['same_answer'] else 'NO'}.",
         "",
-        "| engine | workers | start-up s | batch | examples/s | per-batch overhead ms |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| engine | workers | start-up s | batch | examples/s | client-side CPU ms per"
+        " example | worker CPU ms per example |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, by_batch in summary["rates"].items():
+    for name, by_batch in hunts.items():
         kind, workers = name.split("-")
-        low = summary["overhead_ms"][name]
-        for batch, (med, lo, hi) in by_batch.items():
+        for batch, row in by_batch.items():
+            worker = row["parent_cpu_ms_per_example"] if kind == "serial" else None
             lines.append(
                 f"| {kind} | {workers} | {data['startup_seconds'][name]} | {batch} |"
-                f" {med:.0f} [{lo:.0f}, {hi:.0f}] | {low[0]:.2f} [{low[1]:.2f}, {low[2]:.2f}] |"
+                f" {_fmt(row['rate'], 0)} |"
+                f" {'-' if kind == 'serial' else _fmt(row['parent_cpu_ms_per_example'], 3)} |"
+                f" {_fmt(worker or row['worker_cpu_ms_per_example'], 2)} |"
             )
-    eff = summary["scaling_efficiency"]
-    dask_overhead = summary["overhead_ms"]["dask-1"][0]
-    share = dask_overhead / (dask_overhead + 64 * per_example)
     lines += [
         "",
-        "Scaling efficiency (rate with 2 workers / 2 x rate with 1): local"
-        f" {eff['local']:.2f},"
-        f" dask {eff['dask']:.2f}. They are only as good as the machine was quiet: with"
-        " other work on the 2 cores (the load above), two workers never had two cores to"
-        " themselves and the repeats spread widely; a ratio above 1 is noise, not"
-        f" speed-up. One example cost ~{per_example:.2f} ms of a worker here (local, 1 worker,"
-        " batch 64; the README's figure for an idle core, ~500 examples/s, is ~2 ms).",
+        f"Per-batch overhead: {data['noop_jobs']} no-op jobs through the engine's whole path"
+        " (submit, schedule, run, fetch, hand back in order), the hunt's window of 3 jobs in"
+        " flight per worker. Client-side CPU is this process's (with a LocalCluster: the"
+        " client, the scheduler and the nannies); worker CPU is measured on Dask's workers"
+        " only.",
         "",
-        "Per-batch overhead: the wall time per no-op job through the engine's whole path"
-        " (submit, schedule, run, fetch, hand back in order), with the hunt's window of 3"
-        " jobs in flight per worker. How to size a cluster from it (an estimate: nothing"
-        f" was measured beyond 2 workers): a Dask batch of B examples spends about"
-        f" {dask_overhead:.1f} / ({dask_overhead:.1f} + B x {per_example:.2f}) of its time"
-        f" on the engine, {100 * share:.0f}% at the default B = 64. No-op jobs went through"
-        f" at ~{1000 / dask_overhead:.0f} per second with one worker; if that is the"
-        " client's and scheduler's ceiling, a cluster is fed at most"
-        f" ~{1000 / dask_overhead * 64:,.0f} examples/s at B = 64, and one whose workers"
-        " together judge more than that wants a larger --batch (which never changes the"
-        " answer).",
+        "| engine | workers | wall ms per job | client-side CPU ms per job | worker CPU ms per"
+        " job |",
+        "|---|---:|---:|---:|---:|",
     ]
+    for name, row in noop.items():
+        kind, workers = name.split("-")
+        lines.append(
+            f"| {kind} | {workers} | {_fmt(row['ms_per_job'], 2)} |"
+            f" {_fmt(row['parent_cpu_ms_per_job'], 2)} | {_fmt(row['worker_cpu_ms_per_job'], 2)} |"
+        )
+    eff = summary["scaling_efficiency"]
+    serial = hunts["serial-1"]["64"]["parent_cpu_ms_per_example"]
+    client = noop["dask-1"]["parent_cpu_ms_per_job"]
+    lines += [
+        "",
+        f"Scaling efficiency (examples/s with 2 workers / 2 x with 1): local {eff['local']:.2f},"
+        f" dask {eff['dask']:.2f}. They are only as good as the machine was quiet: with other"
+        " work on the 2 cores (the load above), two workers never had two cores to"
+        " themselves, and a ratio above 1 is noise, not speed-up.",
+    ]
+    if serial is not None and client is not None:
+        per_example, per_batch = serial[0], client[0]
+        lines += [
+            "",
+            "Sizing a cluster (an estimate from CPU times: nothing was measured beyond 2"
+            f" workers). Judging costs ~{per_example:.2f} ms of CPU per example, so a worker"
+            f" core judges ~{1000 / per_example:.0f} examples/s. Each Dask batch costs the"
+            f" client side ~{per_batch:.1f} ms of CPU (client and scheduler together here),"
+            f" so one core there can hand out and merge ~{1000 / per_batch:.0f} batches/s:"
+            f" at the default batch of 64, ~{64000 / per_batch:,.0f} examples/s, or"
+            f" ~{64 * per_example / per_batch:.0f} busy worker cores. Beyond that raise"
+            " --batch (the answer never changes with it); a larger batch only lengthens the"
+            " overrun of a --seconds hunt and the work a lost worker takes with it.",
+        ]
     return "\n".join(lines) + "\n"
 
 
