@@ -299,9 +299,10 @@ def _replay_main(path: Path, as_json: bool) -> int:
 def _interrupted(report: HuntReport, state: Path | None) -> str:
     target = "" if report.target is None else f" of {report.target:,}"
     found = ", ".join(f"{kind} {n}" for kind, n in report.counts().items() if n) or "none"
+    judged = f"0..{report.examples - 1} judged" if report.examples else "none judged"
     text = (
-        f"assembler hunt: interrupted after {report.examples:,}{target} examples (0.."
-        f"{report.examples - 1} judged, {report.rate:.0f}/s); findings so far: {found}"
+        f"assembler hunt: interrupted after {report.examples:,}{target} examples ({judged},"
+        f" {report.rate:.0f}/s); findings so far: {found}"
     )
     if state is not None:
         text += f"; written to {state / FINDINGS}; continue with: assembler hunt --resume {state}"
