@@ -1,8 +1,10 @@
 """``assemble``: request in, result out, for every strategy.
 
 Input: a request (a mapping of parsed JSON, or a typed ``Request``), a strategy
-name, a time limit and a worker count.
-Output: a ``Result``.
+name, a time limit, a worker count, a render format and counter, and optionally a
+recorder (``ledger=``).
+Output: a ``Result``; with a recorder, the compilation is also recorded through the
+protocol of ``model.recorder`` (this module never imports a ledger).
 
 The chain every strategy shares: parse -> gates -> the named strategy (from
 ``assembler.strategies``). The time limit covers the whole call.
@@ -18,6 +20,7 @@ from typing import Any
 
 from .model.errors import InvalidRequest
 from .model.parse import parse_request
+from .model.recorder import OnParsed, Recorder, Run, record
 from .model.rendering import RenderFormat
 from .model.types import Request, Result, Status
 from .render import Counter, fit_to_budget, render_format
@@ -42,6 +45,7 @@ def assemble(
     workers: int | None = None,
     render: str | RenderFormat | None = None,
     counter: Counter | None = None,
+    ledger: Recorder | None = None,
 ) -> Result:
     """Assemble the bundle for one request with the named strategy.
 
@@ -49,7 +53,33 @@ def assemble(
     content are then gated ``no-content``. ``counter`` (needs ``render``) counts each
     form's cost from its rendered block and guarantees that the whole rendered text,
     counted as one text, fits the budget; the result is then that of the priced
-    request (``assembler.render.priced_request``)."""
+    request (``assembler.render.priced_request``). ``ledger`` (an ``assembler.Ledger``,
+    or any ``Recorder``) records the request before solving and then its outcome;
+    recording never changes the answer."""
+    if ledger is None:
+        return _assemble(request, strategy, time_limit, workers, render, counter, None)
+    run = Run(strategy, time_limit, workers, render, _counter_name(counter))
+    return record(
+        ledger,
+        request,
+        run,
+        lambda on: _assemble(request, strategy, time_limit, workers, render, counter, on),
+    )
+
+
+def _counter_name(counter: Counter | None) -> str | None:
+    return None if counter is None else f"{counter.name} {counter.version}"
+
+
+def _assemble(
+    request: Mapping[str, Any] | Request,
+    strategy: str,
+    time_limit: float | None,
+    workers: int | None,
+    render: str | RenderFormat | None,
+    counter: Counter | None,
+    on_parsed: OnParsed | None,
+) -> Result:
     limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit):
         raise InvalidRequest("time_limit", f"must be a finite number of seconds, not {limit!r}")
@@ -64,6 +94,11 @@ def assemble(
     run = load_strategy(strategy)
     started = time.perf_counter()
     parsed = parse_request(request)
+    if on_parsed is not None:
+        # the recorder writes before the solve; the time limit does not pay for it
+        paused = time.perf_counter()
+        on_parsed(parsed)
+        started += time.perf_counter() - paused
     parsed_at = time.perf_counter()
     stages: list[tuple[str, float]] = []
 
