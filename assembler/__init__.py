@@ -2,12 +2,13 @@
 
 The public API is exactly ``__all__`` (pinned by ``tests/test_api.py``). Importing
 the package loads no solver: OR-Tools is imported by ``assembler.exact.cpsat`` on the
-first exact solve.
+first exact solve, and sqlite3 is imported when a ``Ledger`` is opened.
 """
 
 from __future__ import annotations
 
 from .api import DEFAULT_TIME_LIMIT, assemble
+from .ledger import Ledger, LedgerError
 from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
@@ -46,6 +47,8 @@ __all__ = [
     "EnumerationTooLarge",
     "InvalidRequest",
     "Kind",
+    "Ledger",
+    "LedgerError",
     "Manifest",
     "ManifestItem",
     "Reason",

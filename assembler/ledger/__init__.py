@@ -1,0 +1,29 @@
+"""The ledger: a durable, replayable record of every compilation.
+
+``Ledger(path)`` is an SQLite file (WAL mode) of hash-chained events and
+content-addressed artifacts; hand it to ``assemble(..., ledger=...)`` to record a
+compilation, or read it back: ``compilation(n)``, ``replay``, ``diff``, ``verify``,
+``export``. Modules: ``events`` (kinds and the chain), ``schema`` (tables and
+migrations), ``store`` (the narrow store interface and its SQLite backend),
+``documents`` (what is stored, and back), ``ledger`` (recording and reading),
+``verify``, ``replay``, ``diff``, ``export``. The format is documented in
+``models/ledger.md``. sqlite3 is imported when a ledger is opened.
+"""
+
+from __future__ import annotations
+
+from .errors import LedgerError, UnknownCompilation
+from .events import Event, EventKind, Outcome
+from .ledger import Compilation, Ledger, Rendering, Summary
+
+__all__ = [
+    "Compilation",
+    "Event",
+    "EventKind",
+    "Ledger",
+    "LedgerError",
+    "Outcome",
+    "Rendering",
+    "Summary",
+    "UnknownCompilation",
+]

@@ -1,0 +1,219 @@
+"""What the ledger stores about a compilation, as plain JSON documents, and back.
+
+Input: a parsed ``Request`` (or whatever a caller passed, when it did not parse), a
+``Run``, a ``Result`` or an exception. Output: canonical JSON documents whose
+``content`` is replaced by ``content_sha256`` (the bytes go to content-addressed
+artifacts), and the inverse: a request dict that ``assemble`` accepts, a ``Result``
+rebuilt from its stored dict.
+
+A request document is the request in its own JSON format (models/README.md section 2),
+candidates in the order they arrived, defaults left out, each ``content`` replaced by
+``content_sha256``: feeding it back (with the contents restored) gives the same
+``Request``, so a replay solves exactly what was offered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..model.recorder import Run
+from ..model.types import (
+    Candidate,
+    Decision,
+    Reason,
+    Refusal,
+    RefusalCode,
+    Request,
+    RequiredIdentity,
+    Result,
+    Role,
+    Status,
+    Verdict,
+)
+from .events import canonical, sha256_hex
+
+__all__ = [
+    "error_document",
+    "raw_document",
+    "request_document",
+    "request_from_document",
+    "result_from_dict",
+    "run_document",
+    "run_from_document",
+]
+
+
+def _candidate_document(c: Candidate, digests: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": c.id,
+        "identity": c.identity,
+        "form": c.form,
+        "cost": c.cost,
+        "relevance": c.relevance,
+    }
+    if c.required:
+        out["required"] = True
+    if c.scope != "unknown":
+        out["scope"] = c.scope
+    if c.transfer_from is not None:
+        out["transfer"] = {"from": c.transfer_from}
+    for name in ("source", "version", "channel", "group"):
+        value = getattr(c, name)
+        if value is not None:
+            out[name] = value
+    if c.role is Role.INSTRUCTION:
+        out["role"] = c.role.value
+    for name in ("depends_on", "lineage", "labels"):
+        value = getattr(c, name)
+        if value:
+            out[name] = list(value)
+    if c.content is not None:
+        digest = digests.get(c.content)
+        if digest is None:
+            digest = digests[c.content] = sha256_hex(c.content.encode("utf-8"))
+        out["content_sha256"] = digest
+    return out
+
+
+def request_document(
+    request: Request, digests: dict[str, str] | None = None
+) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The request as a JSON document without its contents, and the contents by sha256.
+
+    ``digests`` caches content -> sha256 across calls (a system prompt offered in every
+    turn is hashed once per process).
+    """
+    cache: dict[str, str] = {} if digests is None else digests
+    task = request.task
+    task_doc: dict[str, Any] = {"id": task.id, "budget": task.budget}
+    if task.scope is not None:
+        task_doc["scope"] = task.scope
+    task_doc["operation"] = task.operation.value
+    task_doc["min_relevance"] = task.min_relevance
+    if task.required:
+        task_doc["required"] = list(task.required)
+    if task.seal:
+        task_doc["seal"] = list(task.seal)
+    arrival = sorted(request.candidates, key=lambda c: c.position)
+    document: dict[str, Any] = {
+        "task": task_doc,
+        "candidates": [_candidate_document(c, cache) for c in arrival],
+        "sources": dict(request.sources),
+        "policy": {"authority": dict(request.authority)} if request.has_authority_table else {},
+    }
+    contents = {
+        cache[c.content]: c.content.encode("utf-8") for c in arrival if c.content is not None
+    }
+    return document, contents
+
+
+def request_from_document(
+    document: dict[str, Any], content: Callable[[str], str]
+) -> dict[str, Any]:
+    """The request dict back, each ``content_sha256`` resolved by ``content``."""
+    candidates = []
+    for raw in document["candidates"]:
+        candidate = dict(raw)
+        digest = candidate.pop("content_sha256", None)
+        if digest is not None:
+            candidate["content"] = content(digest)
+        candidates.append(candidate)
+    return {**document, "candidates": candidates}
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` if JSON can carry it exactly, else its repr (marked as such)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"repr": repr(value)}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return {"repr": repr(value)}
+
+
+def raw_document(request: object) -> tuple[bytes, bool]:
+    """A request that did not parse, as JSON bytes; False when JSON could not hold it
+    exactly (then replaying it is not meaningful)."""
+    try:
+        text = json.dumps(request, sort_keys=True, ensure_ascii=False, allow_nan=True)
+        return text.encode("utf-8"), True
+    except (TypeError, ValueError):
+        return canonical(_jsonable(request)).encode("utf-8"), False
+
+
+def run_document(run: Run) -> dict[str, Any]:
+    return {
+        "strategy": _jsonable(run.strategy),
+        "time_limit": _jsonable(run.time_limit),
+        "workers": _jsonable(run.workers),
+        "render": _jsonable(run.render),
+    }
+
+
+def run_from_document(document: dict[str, Any]) -> Run:
+    return Run(
+        strategy=document["strategy"],
+        time_limit=document["time_limit"],
+        workers=document["workers"],
+        render=document.get("render"),
+    )
+
+
+def error_document(error: BaseException) -> dict[str, Any]:
+    """The error's type, message and structured fields (its public attributes)."""
+    fields = {
+        name: _jsonable(value)
+        for name, value in sorted(vars(error).items())
+        if not name.startswith("_")
+    }
+    return {"type": type(error).__name__, "message": str(error), "fields": fields}
+
+
+def result_from_dict(data: dict[str, Any]) -> Result:
+    """A ``Result`` rebuilt from ``Result.to_dict()`` (for printing a stored one)."""
+    refusal = None
+    if data["refusal"] is not None:
+        r = data["refusal"]
+        refusal = Refusal(
+            code=RefusalCode(r["code"]),
+            budget=r["budget"],
+            mandatory_cost=r["mandatory_cost"],
+            excess=r["excess"],
+            forms=tuple(r["forms"]),
+            conflict=tuple(r["conflict"]),
+            identities=tuple(
+                RequiredIdentity(
+                    i["identity"], tuple((f["id"], Reason(f["gate"])) for f in i["forms"])
+                )
+                for i in r["identities"]
+            ),
+            message=r["message"],
+        )
+    status = Status(data["status"])
+    return Result(
+        status=status,
+        strategy=data["strategy"],
+        selected=tuple(data["selected"]),
+        cost=data["cost"],
+        value=data["value"],
+        budget=data["budget"],
+        optimal=data["optimal"],
+        decisions=tuple(
+            Decision(
+                d["id"], d["identity"], Verdict(d["verdict"]), Reason(d["reason"]), d["detail"]
+            )
+            for d in data["decisions"]
+        ),
+        trace_id=data["trace_id"],
+        package_id=data["package_id"],
+        # to_dict() writes value as the bound of an optimal bundle: the same either way
+        bound=data["bound"],
+        refusal=refusal,
+        timings=tuple((k, float(v)) for k, v in data["timings"].items()),
+    )

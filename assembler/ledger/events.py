@@ -1,0 +1,132 @@
+"""Events: their kinds, the stored record, and the hash chain that links them.
+
+Input: an event's fields. Output: the ``Event`` value, the ``chain_hash`` that
+``models/ledger.md`` defines, and the enums for event kinds and compilation outcomes.
+
+The chain: every event's ``hash`` is
+
+    sha256(canonical_json({"seq", "prev", "kind", "compilation", "session",
+                           "recorded_at", "payload_sha256"}))
+
+where ``prev`` is the hash of event ``seq - 1`` (``GENESIS`` for the first event) and
+``payload_sha256`` is the sha256 of the payload exactly as stored (canonical JSON,
+UTF-8). An edited payload, a changed field, a removed or reordered event all break
+the recomputation at a precise sequence number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "GENESIS",
+    "Event",
+    "EventKind",
+    "Outcome",
+    "canonical",
+    "chain_hash",
+    "sha256_hex",
+]
+
+GENESIS = "0" * 64
+
+
+class EventKind(StrEnum):
+    REQUESTED = "compilation_requested"
+    COMPILED = "compiled"
+    REFUSED = "refused"
+    FAILED = "failed"
+
+
+class Outcome(StrEnum):
+    """How a compilation ended, as read back: its outcome event, or none."""
+
+    COMPILED = "compiled"
+    REFUSED = "refused"
+    FAILED = "failed"
+    # a request whose outcome never arrived (the process died): never a success
+    INTERRUPTED = "interrupted"
+
+
+OUTCOME_OF = {
+    EventKind.COMPILED: Outcome.COMPILED,
+    EventKind.REFUSED: Outcome.REFUSED,
+    EventKind.FAILED: Outcome.FAILED,
+}
+
+
+def canonical(data: Any) -> str:
+    """The project's canonical JSON (models/README.md section 11)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def chain_hash(
+    seq: int,
+    prev: str,
+    kind: str,
+    compilation: int,
+    session: str | None,
+    recorded_at: str,
+    payload: str,
+) -> str:
+    envelope = {
+        "seq": seq,
+        "prev": prev,
+        "kind": kind,
+        "compilation": compilation,
+        "session": session,
+        "recorded_at": recorded_at,
+        "payload_sha256": sha256_hex(payload.encode("utf-8")),
+    }
+    return sha256_hex(canonical(envelope).encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One stored event. ``payload`` is the canonical JSON text exactly as stored."""
+
+    seq: int
+    kind: str
+    compilation: int
+    session: str | None
+    recorded_at: str
+    payload: str
+    prev_hash: str
+    hash: str
+
+    def data(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.payload)
+        return loaded
+
+    def expected_hash(self) -> str:
+        return chain_hash(
+            self.seq,
+            self.prev_hash,
+            self.kind,
+            self.compilation,
+            self.session,
+            self.recorded_at,
+            self.payload,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The exported form (one JSON line of ``ledger export``)."""
+        return {
+            "type": "event",
+            "seq": self.seq,
+            "kind": self.kind,
+            "compilation": self.compilation,
+            "session": self.session,
+            "recorded_at": self.recorded_at,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+            "payload": self.data(),
+        }

@@ -1,0 +1,383 @@
+"""``Ledger``: records compilations (it is a ``Recorder``) and reads them back.
+
+Input: a ledger path; as a recorder, what ``assemble()`` reports (the parsed request
+and run before solving, then the result or the error). Output: events appended to the
+store, and for readers ``Summary`` rows, whole ``Compilation`` records (request,
+result, error, rendering) and the events themselves.
+
+One compilation is two events in two transactions: ``compilation_requested`` before
+the solve, then one outcome (``compiled``, ``refused`` or ``failed``). Its number is
+the sequence number of its ``compilation_requested`` event; a request with no outcome
+reads as ``interrupted``. The ledger records what was decided and what bytes were
+prepared; it never claims that a model received them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ..model.recorder import Run
+from ..model.types import Request, Result, Status
+from .documents import (
+    error_document,
+    raw_document,
+    request_document,
+    request_from_document,
+    run_document,
+    run_from_document,
+)
+from .errors import LedgerError, UnknownCompilation
+from .events import OUTCOME_OF, Event, EventKind, Outcome, canonical, sha256_hex
+from .store import SqliteStore, Store
+
+__all__ = ["Compilation", "Ledger", "Rendering", "Summary"]
+
+# a content -> sha256 cache this large covers an agent's recurring material
+_DIGEST_CACHE = 4096
+
+
+@cache
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("assembler")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """Bytes prepared for a model (not: received by one), with their manifest."""
+
+    format: str
+    data: bytes
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One compilation as ``ledger list`` shows it, read from its events alone."""
+
+    number: int
+    session: str | None
+    requested_at: str
+    outcome: Outcome
+    status: str | None
+    strategy: str
+    task: str | None
+    candidates: int | None
+    selected: int | None
+    cost: int | None
+    budget: int | None
+    package_id: str | None
+    trace_id: str | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Compilation:
+    """Everything recorded about one compilation, artifacts resolved."""
+
+    number: int
+    session: str | None
+    outcome: Outcome
+    run: Run
+    version: str
+    events: tuple[Event, ...]
+    # the request as offered (contents restored); None when it never parsed
+    request: dict[str, Any] | None
+    # the input exactly as given when it did not parse (JSON text), else None
+    raw_request: str | None
+    raw_exact: bool
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    rendering: Rendering | None
+
+    @property
+    def requested_at(self) -> str:
+        return self.events[0].recorded_at
+
+    @property
+    def finished_at(self) -> str | None:
+        return self.events[1].recorded_at if len(self.events) > 1 else None
+
+
+def rendering_of(result: Result) -> Rendering | None:
+    """The rendering a result carries, if any.
+
+    ``Result`` carries no rendering yet (issue 9 adds ``assemble(render=...)``); when it
+    does, this is the one place that reads it, and everything downstream (artifacts,
+    the manifest in the event, ``diff``'s first divergent byte) already handles it.
+    """
+    found = getattr(result, "rendering", None)
+    if found is None:
+        return None
+    manifest = found.manifest
+    return Rendering(
+        format=str(found.format),
+        data=bytes(found.data),
+        manifest=dict(manifest.to_dict() if hasattr(manifest, "to_dict") else manifest),
+    )
+
+
+class _Recording:
+    """One compilation being recorded; it accepts exactly one outcome."""
+
+    def __init__(self, ledger: Ledger, number: int, session: str | None) -> None:
+        self._ledger = ledger
+        self.number = number
+        self._session = session
+        self._done = False
+
+    def _append(self, kind: EventKind, payload: dict[str, Any], blobs: dict[str, bytes]) -> Event:
+        if self._done:
+            raise LedgerError(
+                self._ledger.path, f"compilation {self.number} already has an outcome"
+            )
+        self._done = True
+        return self._ledger._store.append(
+            kind.value, self.number, self._session, canonical(payload), blobs
+        )
+
+    def answered(self, result: Result) -> None:
+        document = canonical(result.to_dict()).encode("utf-8")
+        digest = sha256_hex(document)
+        blobs = {digest: document}
+        rendered: dict[str, Any] | None = None
+        rendering = rendering_of(result)
+        if rendering is not None:
+            rendered_sha = sha256_hex(rendering.data)
+            blobs[rendered_sha] = rendering.data
+            rendered = {
+                "format": rendering.format,
+                "rendered_sha256": rendered_sha,
+                "size": len(rendering.data),
+                "manifest": rendering.manifest,
+            }
+        payload = {
+            "result": digest,
+            "status": result.status.value,
+            "strategy": result.strategy,
+            "selected": list(result.selected),
+            "cost": result.cost,
+            "value": result.value,
+            "budget": result.budget,
+            "optimal": result.optimal,
+            "package_id": result.package_id,
+            "trace_id": result.trace_id,
+            "refusal": None if result.refusal is None else result.refusal.code.value,
+            "rendering": rendered,
+        }
+        kind = EventKind.REFUSED if result.status is Status.REFUSED else EventKind.COMPILED
+        self._append(kind, payload, blobs)
+
+    def failed(self, error: Exception) -> None:
+        self._append(EventKind.FAILED, {"error": error_document(error)}, {})
+
+
+class Ledger:
+    """A durable, replayable record of compilations in one SQLite file.
+
+    ``Ledger(path)`` creates the file when it does not exist; ``readonly=True`` opens
+    an existing ledger without ever writing to it. ``session`` names the session of
+    every compilation recorded through this object (default: the request's task id).
+    Pass it to ``assemble(..., ledger=...)`` to record a compilation.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        session: str | None = None,
+        readonly: bool = False,
+        store: Store | None = None,
+    ) -> None:
+        self._store: Store = store if store is not None else SqliteStore(path, readonly=readonly)
+        self.path = self._store.path
+        self.session = session
+        self._digests: dict[str, str] = {}
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the Recorder protocol ---------------------------------------------------
+
+    def requested(self, request: Request, run: Run) -> _Recording:
+        if len(self._digests) > _DIGEST_CACHE:
+            self._digests.clear()
+        document, blobs = request_document(request, self._digests)
+        text = canonical(document).encode("utf-8")
+        digest = sha256_hex(text)
+        blobs[digest] = text
+        payload = {
+            "request": digest,
+            "raw": None,
+            "raw_exact": True,
+            "run": run_document(run),
+            "version": _version(),
+            "task": request.task.id,
+            "budget": request.task.budget,
+            "candidates": len(request.candidates),
+        }
+        session = self.session if self.session is not None else request.task.id
+        event = self._store.append(
+            EventKind.REQUESTED.value, None, session, canonical(payload), blobs
+        )
+        return _Recording(self, event.seq, session)
+
+    def invalid(self, request: object, run: Run, error: Exception) -> None:
+        """A call rejected before a request existed: the raw input, then ``failed``."""
+        if isinstance(request, Request):
+            recording = self.requested(request, run)
+        else:
+            raw, exact = raw_document(request)
+            digest = sha256_hex(raw)
+            task = request.get("task") if isinstance(request, dict) else None
+            task_id = task.get("id") if isinstance(task, dict) else None
+            task_id = task_id if isinstance(task_id, str) else None
+            payload = {
+                "request": None,
+                "raw": digest,
+                "raw_exact": exact,
+                "run": run_document(run),
+                "version": _version(),
+                "task": task_id,
+                "budget": None,
+                "candidates": None,
+            }
+            session = self.session if self.session is not None else task_id
+            event = self._store.append(
+                EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw}
+            )
+            recording = _Recording(self, event.seq, session)
+        recording.failed(error)
+
+    # -- reading ------------------------------------------------------------------
+
+    def events(self, after: int = 0) -> Iterator[Event]:
+        return self._store.events(after)
+
+    def artifact(self, sha256: str) -> bytes:
+        data = self._store.blob(sha256)
+        if data is None:
+            raise LedgerError(self.path, f"artifact {sha256} is missing; run verify")
+        return data
+
+    def summaries(self) -> list[Summary]:
+        """Every compilation, in order, from its events (no artifact is read)."""
+        requested: dict[int, Event] = {}
+        outcomes: dict[int, Event] = {}
+        for event in self._store.events():
+            if event.kind == EventKind.REQUESTED:
+                requested[event.compilation] = event
+            else:
+                outcomes[event.compilation] = event
+        return [_summary(ev, outcomes.get(number)) for number, ev in requested.items()]
+
+    def numbers(self, session: str | None = None) -> list[int]:
+        return [s.number for s in self.summaries() if session is None or s.session == session]
+
+    def resolve(self, ref: str) -> int:
+        """A compilation number from ``N`` or ``last``; UnknownCompilation otherwise."""
+        if ref == "last":
+            numbers = self.numbers()
+            if not numbers:
+                raise UnknownCompilation(self.path, ref, "holds no compilation yet")
+            return numbers[-1]
+        if not ref.isdigit():
+            raise UnknownCompilation(
+                self.path, ref, f"{ref!r} is not a compilation number (a number, or 'last')"
+            )
+        number = int(ref)
+        events = self._store.compilation_events(number)
+        if not events or events[0].kind != EventKind.REQUESTED:
+            raise UnknownCompilation(self.path, ref, f"holds no compilation {number}")
+        return number
+
+    def previous(self, number: int) -> int | None:
+        """The compilation before ``number`` in the same session, if any."""
+        session = self.compilation(number).session
+        earlier = [n for n in self.numbers(session) if n < number]
+        return earlier[-1] if earlier else None
+
+    def compilation(self, number: int) -> Compilation:
+        events = self._store.compilation_events(number)
+        if not events or events[0].kind != EventKind.REQUESTED:
+            raise UnknownCompilation(self.path, str(number), f"holds no compilation {number}")
+        first = events[0]
+        asked = first.data()
+        outcome_event = events[1] if len(events) > 1 else None
+        request = raw = None
+        if asked["request"] is not None:
+            document = json.loads(self.artifact(asked["request"]))
+            request = request_from_document(
+                document, lambda sha: self.artifact(sha).decode("utf-8")
+            )
+        if asked["raw"] is not None:
+            raw = self.artifact(asked["raw"]).decode("utf-8")
+        result = error = None
+        rendering = None
+        outcome = Outcome.INTERRUPTED
+        if outcome_event is not None:
+            outcome = OUTCOME_OF[EventKind(outcome_event.kind)]
+            answer = outcome_event.data()
+            if outcome is Outcome.FAILED:
+                error = answer["error"]
+            else:
+                result = json.loads(self.artifact(answer["result"]))
+                if answer["rendering"] is not None:
+                    r = answer["rendering"]
+                    data = self.artifact(r["rendered_sha256"])
+                    rendering = Rendering(r["format"], data, r["manifest"])
+        return Compilation(
+            number=number,
+            session=first.session,
+            outcome=outcome,
+            run=run_from_document(asked["run"]),
+            version=asked["version"],
+            events=tuple(events),
+            request=request,
+            raw_request=raw,
+            raw_exact=asked["raw_exact"],
+            result=result,
+            error=error,
+            rendering=rendering,
+        )
+
+
+def _summary(asked: Event, answer: Event | None) -> Summary:
+    request = asked.data()
+    outcome = Outcome.INTERRUPTED
+    answered: dict[str, Any] = {}
+    if answer is not None:
+        outcome = OUTCOME_OF.get(EventKind(answer.kind), Outcome.INTERRUPTED)
+        answered = answer.data()
+    error = answered.get("error")
+    return Summary(
+        number=asked.compilation,
+        session=asked.session,
+        requested_at=asked.recorded_at,
+        outcome=outcome,
+        status=answered.get("status"),
+        strategy=str(request["run"]["strategy"]),
+        task=request["task"],
+        candidates=request["candidates"],
+        selected=len(answered["selected"]) if "selected" in answered else None,
+        cost=answered.get("cost"),
+        budget=answered.get("budget", request["budget"]),
+        package_id=answered.get("package_id"),
+        trace_id=answered.get("trace_id"),
+        error=None if error is None else f"{error['type']}: {error['message']}",
+    )

@@ -1,0 +1,51 @@
+"""The ledger's SQLite schema and its forward migrations.
+
+Input: nothing. Output: ``MIGRATIONS`` (step ``i`` takes a database from schema
+version ``i`` to ``i + 1``), ``SCHEMA_VERSION`` and ``FORMAT`` (the ``meta`` entry that
+tells a ledger from any other SQLite file).
+
+The version lives in SQLite's ``user_version``; ``models/ledger.md`` documents every
+table. A step is only ever appended: a ledger written by an older version is brought
+forward in one transaction when it is opened for writing, and a ledger from a newer
+version is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FORMAT", "MIGRATIONS", "SCHEMA_VERSION"]
+
+FORMAT = "assembler-ledger"
+
+_V1 = (
+    """CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    f"INSERT INTO meta (key, value) VALUES ('format', '{FORMAT}')",
+    # content-addressed artifacts: the request document, each candidate's content,
+    # the result document, the rendered bytes; sha256 is over the decoded bytes
+    """CREATE TABLE blobs (
+        sha256 TEXT PRIMARY KEY,
+        size   INTEGER NOT NULL,
+        codec  TEXT NOT NULL CHECK (codec IN ('raw', 'zlib')),
+        data   BLOB NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE events (
+        seq         INTEGER PRIMARY KEY,
+        kind        TEXT NOT NULL,
+        compilation INTEGER NOT NULL,
+        session     TEXT,
+        recorded_at TEXT NOT NULL,
+        payload     TEXT NOT NULL,
+        prev_hash   TEXT NOT NULL,
+        hash        TEXT NOT NULL
+    )""",
+    "CREATE INDEX events_by_compilation ON events (compilation, seq)",
+    "CREATE INDEX events_by_session ON events (session, seq)",
+    # at most one outcome per compilation, whatever the writers do
+    """CREATE UNIQUE INDEX one_outcome ON events (compilation)
+        WHERE kind != 'compilation_requested'""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,334 @@
+"""Where events and artifacts live: the narrow ``Store`` interface and its SQLite backend.
+
+Input: a path (and whether to open it read-only). Output: a ``Store``: ``append``
+(one event and the artifacts it references, in one transaction), reads of events and
+artifacts by key, and the checks ``verify`` needs. Errors are ``LedgerError`` with a
+one-line reason.
+
+The ledger above knows only ``Store``; a server database can implement it later.
+``SqliteStore`` uses the standard library's sqlite3 in WAL mode (imported when a
+ledger is opened, not when ``assembler`` is imported). ``append`` takes SQLite's write
+lock first (``BEGIN IMMEDIATE``), then reads the chain's head, so that the sequence
+number and the previous hash are assigned atomically across threads and processes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import threading
+import zlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import quote
+
+from .errors import LedgerError
+from .events import GENESIS, Event, chain_hash
+from .schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteStore", "Store"]
+
+# a writer waits this long for another process's transaction before giving up
+BUSY_TIMEOUT_SECONDS = 60.0
+# artifacts at least this large are compressed when that saves a tenth or more
+_COMPRESS_FROM = 256
+
+_COLUMNS = "seq, kind, compilation, session, recorded_at, payload, prev_hash, hash"
+
+
+class Store(Protocol):
+    path: str
+
+    def append(
+        self,
+        kind: str,
+        compilation: int | None,
+        session: str | None,
+        payload: str,
+        blobs: Mapping[str, bytes],
+    ) -> Event: ...
+
+    def events(self, after: int = 0) -> Iterator[Event]: ...
+
+    def compilation_events(self, compilation: int) -> list[Event]: ...
+
+    def blob(self, sha256: str) -> bytes | None: ...
+
+    def blob_index(self) -> Iterator[tuple[str, int]]: ...
+
+    def structure_problems(self) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _encode(data: bytes) -> tuple[str, bytes]:
+    if len(data) >= _COMPRESS_FROM:
+        packed = zlib.compress(data, 1)
+        if len(packed) * 10 <= len(data) * 9:
+            return "zlib", packed
+    return "raw", data
+
+
+class SqliteStore:
+    """A ledger in one SQLite file (WAL mode)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+        self.path = os.fspath(path)
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+        # artifacts this object knows are committed: appends skip them (never deleted)
+        self._known: set[str] = set()
+        self._connection()
+
+    # -- connection -------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        # a connection must not cross fork(): a child opens its own
+        if self._conn is None or self._pid != os.getpid():
+            self._conn = self._open()
+            self._pid = os.getpid()
+            self._known = set()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
+        exists = Path(self.path).is_file()
+        if self.readonly and not exists:
+            raise LedgerError(self.path, "no such ledger file")
+        if Path(self.path).is_dir():
+            raise LedgerError(self.path, "is a directory, not a ledger file")
+        mode = "ro" if self.readonly else "rwc"
+        uri = f"file:{quote(os.path.abspath(self.path))}?mode={mode}"
+        try:
+            conn = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc, "cannot open") from None
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if not self.readonly:
+                conn.execute("PRAGMA journal_mode=WAL")
+                # WAL with synchronous=NORMAL survives a killed process; models/ledger.md
+                # says what a power cut can cost
+                conn.execute("PRAGMA synchronous=NORMAL")
+                if version != SCHEMA_VERSION:
+                    self._migrate(conn)
+            self._check_format(conn)
+        except LedgerError:
+            conn.close()
+            raise
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._error(exc, "cannot open") from None
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # read again under the write lock: another process may have migrated
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise LedgerError(self.path, "is an SQLite database but not a ledger")
+            if version > SCHEMA_VERSION:
+                raise self._newer(version)
+            for step in MIGRATIONS[version:]:
+                for statement in step:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _check_format(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise self._newer(version)
+        if version < SCHEMA_VERSION:
+            if version == 0:
+                raise LedgerError(self.path, "is not a ledger (empty, or another kind of file)")
+            raise LedgerError(
+                self.path,
+                f"has schema version {version}; open it for writing once to migrate it"
+                f" to {SCHEMA_VERSION}",
+            )
+        row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        if row is None or row[0] != FORMAT:
+            raise LedgerError(self.path, "is an SQLite database but not a ledger")
+
+    def _newer(self, version: int) -> LedgerError:
+        return LedgerError(
+            self.path,
+            f"was written with schema version {version}; this assembler reads up to"
+            f" {SCHEMA_VERSION}: upgrade assembler to read it",
+        )
+
+    def _error(self, exc: Exception, doing: str) -> LedgerError:
+        name = str(getattr(exc, "sqlite_errorname", ""))
+        if name.startswith("SQLITE_READONLY"):
+            reason = "the file or its file system is read-only"
+        elif name == "SQLITE_FULL":
+            reason = "the disk (or the database's size limit) is full"
+        elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
+            reason = f"another process held the ledger for more than {BUSY_TIMEOUT_SECONDS:g} s"
+        elif name == "SQLITE_NOTADB":
+            reason = "is not a ledger (not an SQLite database)"
+            return LedgerError(self.path, reason)
+        elif name.startswith("SQLITE_CORRUPT"):
+            reason = f"the database file is damaged ({exc}); run 'assembler ledger PATH verify'"
+        elif name.startswith("SQLITE_CANTOPEN"):
+            reason = "the file cannot be opened (missing folder or no permission)"
+        else:
+            reason = str(exc) or type(exc).__name__
+        return LedgerError(self.path, f"{doing}: {reason}")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    # -- writing ----------------------------------------------------------------
+
+    def append(
+        self,
+        kind: str,
+        compilation: int | None,
+        session: str | None,
+        payload: str,
+        blobs: Mapping[str, bytes],
+    ) -> Event:
+        """Append one event and the artifacts it references, atomically.
+
+        ``compilation`` None starts a compilation: its number is the new event's seq.
+        """
+        import sqlite3
+
+        if self.readonly:
+            raise LedgerError(self.path, "cannot write: opened read-only")
+        with self._lock:
+            conn = self._connection()
+            fresh = [sha for sha in blobs if sha not in self._known]
+            # compressed before taking the lock, so the critical section stays short
+            rows = [(sha, len(blobs[sha]), *_encode(blobs[sha])) for sha in fresh]
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    event = self._append_locked(conn, kind, compilation, session, payload, rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.IntegrityError:
+                raise LedgerError(
+                    self.path, f"compilation {compilation} already has an outcome"
+                ) from None
+            except sqlite3.Error as exc:
+                raise self._error(exc, "nothing was recorded") from None
+            self._known.update(fresh)
+            return event
+
+    def _append_locked(
+        self,
+        conn: sqlite3.Connection,
+        kind: str,
+        compilation: int | None,
+        session: str | None,
+        payload: str,
+        rows: list[tuple[str, int, str, bytes]],
+    ) -> Event:
+        head = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS)
+        number = seq if compilation is None else compilation
+        at = _now()
+        if rows:
+            conn.executemany(
+                "INSERT OR IGNORE INTO blobs (sha256, size, codec, data) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+        digest = chain_hash(seq, prev, kind, number, session, at, payload)
+        event = Event(seq, kind, number, session, at, payload, prev, digest)
+        conn.execute(
+            f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, kind, number, session, at, payload, prev, digest),
+        )
+        return event
+
+    # -- reading ----------------------------------------------------------------
+
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        import sqlite3
+
+        with self._lock:
+            try:
+                return list(self._connection().execute(sql, args))
+            except sqlite3.Error as exc:
+                raise self._error(exc, "cannot read") from None
+
+    def events(self, after: int = 0) -> Iterator[Event]:
+        """Every event after ``after``, in sequence order, read in pages."""
+        while True:
+            rows = self._read(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT 2000", (after,)
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield Event(*row)  # type: ignore[arg-type]
+            after = int(rows[-1][0])  # type: ignore[call-overload]
+
+    def compilation_events(self, compilation: int) -> list[Event]:
+        rows = self._read(
+            f"SELECT {_COLUMNS} FROM events WHERE compilation = ? ORDER BY seq", (compilation,)
+        )
+        return [Event(*row) for row in rows]  # type: ignore[arg-type]
+
+    def blob(self, sha256: str) -> bytes | None:
+        rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))
+        if not rows:
+            return None
+        codec, data = rows[0]
+        assert isinstance(data, bytes)
+        if codec == "raw":
+            return data
+        try:
+            return zlib.decompress(data)
+        except zlib.error as exc:
+            raise LedgerError(self.path, f"artifact {sha256} cannot be decoded: {exc}") from None
+
+    def blob_index(self) -> Iterator[tuple[str, int]]:
+        """Every stored artifact's key and decoded size, in key order, read in pages."""
+        after = ""
+        while True:
+            rows = self._read(
+                "SELECT sha256, size FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT 5000",
+                (after,),
+            )
+            if not rows:
+                return
+            for key, size in rows:
+                yield str(key), int(size)  # type: ignore[call-overload]
+            after = str(rows[-1][0])
+
+    def structure_problems(self) -> list[str]:
+        """SQLite's own check of the file's pages and indexes ([] when sound)."""
+        rows = self._read("PRAGMA quick_check")
+        found = [str(row[0]) for row in rows]
+        return [] if found == ["ok"] else found
