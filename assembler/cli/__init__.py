@@ -20,6 +20,7 @@ _USAGE = """usage: assembler <command> [options]
 
 commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
+  ledger                 list, show, replay, diff, verify, export a ledger
   corpus run             run every strategy over the conformance corpus
   hunt                   search for requests where a strategy is wrong
   sweep                  tabulate strategies' losses over shapes x budgets
@@ -40,6 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .compile import compile_command
 
             return compile_command(rest)
+        if command == "ledger":
+            from .ledger import ledger_command
+
+            return ledger_command(rest)
         if command == "corpus":
             from ..tooling.conformance import main as corpus_main
 

@@ -4,7 +4,11 @@ Input: the arguments after ``compile``. Output: the result as JSON (or the text
 table with ``--format text``; the rendered model input with ``--render FORMAT``, or
 its manifest with ``--manifest``) on stdout and an exit code: 0 bundle, 1 refused,
 3 undecided, 2 invalid input or usage (one line on stderr naming the field and the
-candidate; never a traceback).
+candidate; never a traceback), or a ledger that cannot be opened or written.
+
+``--ledger PATH`` records the compilation (``assembler.Ledger``): the request before
+solving, then its outcome (with the rendered bytes and manifest under ``--render``);
+an invalid request is recorded as ``failed``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from ..model.errors import AssemblerError
+from ..model.recorder import Run
 from ..strategies import STRATEGIES
 from .exits import EXIT, EXIT_INVALID
 
@@ -44,6 +49,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--manifest", action="store_true", help="with --render: print the manifest instead"
     )
+    parser.add_argument("--ledger", metavar="PATH", help="record the compilation in this ledger")
+    parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
     return parser
 
 
@@ -81,22 +88,40 @@ class _UsageError(Exception):
     pass
 
 
+def _text(data: str | bytes) -> str:
+    # what the ledger keeps of a request that is not JSON: the text itself
+    return data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+
+
 def compile_command(argv: Sequence[str]) -> int:
     from ..api import assemble
     from ..model.parse import request_from_json
     from ..stages.trace import render_text
 
     args = _compile_parser().parse_args(argv)
+    ledger = None
     try:
-        request = request_from_json(_read(args.request))
         if args.manifest and args.render is None:
             raise _UsageError("--manifest needs --render FORMAT")
+        if args.ledger is not None:
+            from ..ledger import Ledger
+
+            ledger = Ledger(args.ledger, session=args.session)
+        text = _read(args.request)
+        try:
+            request = request_from_json(text)
+        except AssemblerError as exc:
+            if ledger is not None:
+                run = Run(args.strategy, args.time_limit, args.workers, args.render)
+                ledger.invalid(_text(text), run, exc)
+            raise
         result = assemble(
             request,
             strategy=args.strategy,
             time_limit=args.time_limit,
             workers=args.workers,
             render=args.render,
+            ledger=ledger,
         )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -104,6 +129,9 @@ def compile_command(argv: Sequence[str]) -> int:
     except AssemblerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    finally:
+        if ledger is not None:
+            ledger.close()
     if args.render is not None and result.rendering is not None:
         rendering = result.rendering
         if args.manifest:

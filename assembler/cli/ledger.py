@@ -1,0 +1,320 @@
+"""``assembler ledger <list|show|replay|diff|verify|export> LEDGER ...``: read a ledger.
+
+Input: the arguments after ``ledger``. Output: text (or JSON with ``--json``) on
+stdout and an exit code: 0 done (replay identical, verify clean), 1 a replay differs
+or has nothing to compare with, or verify found a problem, 2 bad input (a missing or
+foreign ledger file, an unknown compilation id, a usage error) with one line on
+stderr and no traceback.
+
+Every subcommand opens the ledger read-only: reading appends nothing. ``replay`` runs
+the recorded request with the current code and never writes what it finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..ledger import Compilation, Ledger, LedgerError, Outcome
+from ..model.errors import AssemblerError
+from .exits import EXIT_BUNDLE, EXIT_INVALID
+
+__all__ = ["EXIT_FOUND", "ledger_command"]
+
+# a replay that differs (or has no recorded outcome), or verify finding a problem
+EXIT_FOUND = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_INVALID)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="assembler ledger", description="Read a ledger of compilations.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("ledger", help="the ledger file (written by compile --ledger)")
+        return sub
+
+    listing = command("list", "list the compilations, oldest first")
+    listing.add_argument("--session", help="only this session's compilations")
+    listing.add_argument("--json", action="store_true")
+    show = command("show", "print one compilation like compile --format text, with its outcome")
+    show.add_argument("id", help="a compilation number (see list), or 'last'")
+    show.add_argument("--json", action="store_true", help="the whole record as JSON")
+    show.add_argument("--rendered", action="store_true",
+                      help="write the rendered bytes exactly as they were prepared")  # fmt: skip
+    replay = command("replay", "re-run a recorded request with the current code and compare")
+    replay.add_argument("id")
+    replay.add_argument("--json", action="store_true")
+    diff = command("diff", "what changed between two compilations (default A: the previous"
+                   " one of B's session)")  # fmt: skip
+    diff.add_argument("ids", nargs="+", metavar="ID", help="A B, or B alone")
+    diff.add_argument("--json", action="store_true")
+    verify = command("verify", "check the hash chain and every stored artifact")
+    verify.add_argument("--json", action="store_true")
+    export = command("export", "write every event (and its artifacts) as JSON lines")
+    export.add_argument("--out", help="a file to write (default: stdout)")
+    export.add_argument("--no-artifacts", action="store_true", help="events only")
+    return parser
+
+
+def ledger_command(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        with Ledger(args.ledger, readonly=True) as ledger:
+            return int(_COMMANDS[args.command](ledger, args))
+    except (LedgerError, AssemblerError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except OSError as exc:
+        print(f"error: {exc.filename or args.ledger}: {exc.strerror}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _short(digest: str | None) -> str:
+    return "-" if digest is None else digest[:12]
+
+
+def _list(ledger: Ledger, args: argparse.Namespace) -> int:
+    rows = [s for s in ledger.summaries() if args.session is None or s.session == args.session]
+    if args.json:
+        _json([{**_asdict(s), "outcome": s.outcome.value} for s in rows])
+        return EXIT_BUNDLE
+    lines = [f"{'#':>6}  {'session':<24} {'requested':<27} {'outcome':<11} {'status':<9}"
+             f" {'offered':>7} {'sel':>4} {'cost/budget':>13}  package"]  # fmt: skip
+    for s in rows:
+        spent = "-" if s.cost is None else f"{s.cost}/{s.budget}"
+        lines.append(
+            f"{s.number:>6}  {str(s.session)[:24]:<24} {s.requested_at:<27} {s.outcome.value:<11}"
+            f" {s.status or '-':<9} {_dash(s.candidates):>7} {_dash(s.selected):>4}"
+            f" {spent:>13}  {_short(s.package_id)}"
+        )
+        if s.error:
+            lines.append(f"{'':>8}{s.error}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_BUNDLE
+
+
+def _dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _asdict(value: Any) -> dict[str, Any]:
+    return {name: getattr(value, name) for name in value.__slots__}
+
+
+def _setting(value: Any, default: str) -> str:
+    return f"{default} (default)" if value is None else str(value)
+
+
+def _show(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.documents import result_from_dict
+    from ..stages.trace import render_text
+
+    record = ledger.compilation(ledger.resolve(args.id))
+    if args.rendered:
+        if record.rendering is None:
+            print(f"error: compilation {record.number} was not rendered", file=sys.stderr)
+            return EXIT_INVALID
+        sys.stdout.buffer.write(record.rendering.data)
+        return EXIT_BUNDLE
+    if args.json:
+        _json(_record_dict(record))
+        return EXIT_BUNDLE
+    run = record.run
+    lines = [
+        f"compilation {record.number}, session {record.session!r}: {record.outcome.value}",
+        f"requested {record.requested_at}"
+        + (f", answered {record.finished_at}" if record.finished_at else ""),
+        f"strategy {run.strategy}, time limit {_setting(run.time_limit, '10 s')}, workers"
+        f" {_setting(run.workers, '1')}; recorded by assembler {record.version}",
+    ]
+    if record.request is not None:
+        lines.append(f"offered {len(record.request['candidates'])} candidates")
+    if record.rendering is not None:
+        r = record.rendering
+        lines.append(f"rendered {r.format}: {len(r.data)} bytes prepared (show --rendered)")
+    if record.outcome is Outcome.INTERRUPTED:
+        lines.append(
+            "no outcome was recorded: the process ended during the compilation (interrupted;"
+            " this is not a success)"
+        )
+    elif record.outcome is Outcome.FAILED:
+        error = record.error or {}
+        lines.append(f"failed: {error.get('type')}: {error.get('message')}")
+        for name, value in error.get("fields", {}).items():
+            lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    if record.result is not None:
+        sys.stdout.write("\n" + render_text(result_from_dict(record.result)))
+    return EXIT_BUNDLE
+
+
+def _record_dict(record: Compilation) -> dict[str, Any]:
+    return {
+        "compilation": record.number,
+        "session": record.session,
+        "outcome": record.outcome.value,
+        "requested_at": record.requested_at,
+        "finished_at": record.finished_at,
+        "run": _asdict(record.run),
+        "version": record.version,
+        "request": record.request,
+        "raw_request": record.raw_request,
+        "result": record.result,
+        "error": record.error,
+        "rendering": None
+        if record.rendering is None
+        else {
+            "format": record.rendering.format,
+            "size": len(record.rendering.data),
+            "manifest": record.rendering.manifest,
+        },
+        "events": [event.to_dict() for event in record.events],
+    }
+
+
+def _replay(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.replay import replay
+
+    found = replay(ledger.compilation(ledger.resolve(args.id)))
+    if args.json:
+        _json(found.to_dict())
+    else:
+        head = f"replay {found.number}: recorded {found.recorded.value}, now {found.now}"
+        if found.identical:
+            ids = "" if found.result is None else (
+                f"; package {_short(found.result['package_id'])},"
+                f" trace {_short(found.result['trace_id'])}"
+            )  # fmt: skip
+            lines = [f"{head}: identical{ids}"]
+        elif found.recorded is Outcome.INTERRUPTED:
+            lines = [f"{head}: nothing to compare"]
+        else:
+            lines = [f"{head}: DIFFERS in {len(found.differences)} place(s)"]
+        for d in found.differences:
+            lines.append(f"  {d.what}: recorded {d.recorded}; now {d.now}")
+        if found.note:
+            lines.append(f"note: {found.note}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_BUNDLE if found.identical else EXIT_FOUND
+
+
+def _diff(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.diff import diff
+
+    if len(args.ids) > 2:
+        print("error: diff takes one or two compilation ids", file=sys.stderr)
+        return EXIT_INVALID
+    b = ledger.resolve(args.ids[-1])
+    if len(args.ids) == 2:
+        a = ledger.resolve(args.ids[0])
+    else:
+        previous = ledger.previous(b)
+        if previous is None:
+            print(f"error: compilation {b} is the first of its session", file=sys.stderr)
+            return EXIT_INVALID
+        a = previous
+    found = diff(ledger.compilation(a), ledger.compilation(b))
+    if args.json:
+        _json(found.to_dict())
+        return EXIT_BUNDLE
+    sys.stdout.write(_diff_text(found))
+    return EXIT_BUNDLE
+
+
+def _diff_text(d: Any) -> str:
+    lines = [f"diff {d.a} -> {d.b} (session {d.sessions[0]!r} -> {d.sessions[1]!r})"]
+    lines.append(
+        f"outcome {d.outcomes[0]}/{d.statuses[0] or '-'} -> {d.outcomes[1]}/{d.statuses[1] or '-'}"
+    )
+    for name, (x, y) in (("package", d.package_ids), ("trace", d.trace_ids)):
+        lines.append(f"{name:<8} {_short(x)} -> {_short(y)}" + ("" if x == y else " (changed)"))
+    for title, items, sign in (("entered", d.entered, "+"), ("left", d.left, "-")):
+        lines.append(f"{title} ({len(items)}):")
+        lines += [f"  {sign} {i.identity}: {i.form} (cost {i.cost})" for i in items]
+    lines.append(f"changed form ({len(d.changed)}):")
+    for c in d.changed:
+        lines.append(
+            f"  ~ {c.identity}: {c.before.form} -> {c.after.form} ({', '.join(c.what)};"
+            f" cost {c.before.cost} -> {c.after.cost})"
+        )
+    lines.append(
+        f"tokens {d.costs[0]} -> {d.costs[1]} ({d.token_delta:+d}); budget"
+        f" {_dash(d.budgets[0])} -> {_dash(d.budgets[1])}"
+    )
+    lines.append(
+        f"offered: {len(d.offered_added)} added, {len(d.offered_removed)} removed,"
+        f" {len(d.offered_changed)} changed"
+    )
+    lines.append(
+        f"common prefix: the first {d.common_prefix} selected forms in render order are"
+        f" unchanged ({d.selected[0]} -> {d.selected[1]} selected)"
+    )
+    if not d.both_rendered:
+        lines.append("rendered bytes: not recorded for both (compile with --render to record them)")
+    elif d.rendered_identical:
+        lines.append(f"rendered bytes: identical ({d.rendered_sizes[0]} bytes)")
+    else:
+        lines.append(
+            f"rendered bytes: first divergent byte at offset {d.first_divergent_byte}"
+            f" (sizes {d.rendered_sizes[0]} -> {d.rendered_sizes[1]}); bytes before it are a"
+            " reusable prefix"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _verify(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.verify import verify
+
+    report = verify(ledger)
+    if args.json:
+        _json(report.to_dict())
+    else:
+        head = f"head {report.head_seq} {_short(report.head_hash)}"
+        counts = (
+            f"{report.events} events, {report.compilations} compilations"
+            f" ({report.interrupted} interrupted), {report.artifacts} artifacts; {head}"
+        )
+        if report.ok:
+            sys.stdout.write(f"ledger OK: {counts}\n")
+        else:
+            lines = [f"ledger DAMAGED: {len(report.problems)} problem(s); {counts}"]
+            lines += [f"  {p.where}: {p.kind.value}: {p.detail}" for p in report.problems]
+            sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_BUNDLE if report.ok else EXIT_FOUND
+
+
+def _export(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.export import export
+
+    if args.out is None:
+        export(ledger, sys.stdout, artifacts=not args.no_artifacts)
+        return EXIT_BUNDLE
+    with open(args.out, "w", encoding="utf-8") as out:
+        count = export(ledger, out, artifacts=not args.no_artifacts)
+    print(f"wrote {count} lines to {args.out}", file=sys.stderr)
+    return EXIT_BUNDLE
+
+
+_COMMANDS = {
+    "list": _list,
+    "show": _show,
+    "replay": _replay,
+    "diff": _diff,
+    "verify": _verify,
+    "export": _export,
+}
