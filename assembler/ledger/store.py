@@ -108,20 +108,19 @@ class SqliteStore:
             raise LedgerError(self.path, "no such ledger file")
         if Path(self.path).is_dir():
             raise LedgerError(self.path, "is a directory, not a ledger file")
-        mode = "ro" if self.readonly else "rwc"
-        uri = f"file:{quote(os.path.abspath(self.path))}?mode={mode}"
         try:
-            conn = sqlite3.connect(
-                uri,
-                uri=True,
-                timeout=BUSY_TIMEOUT_SECONDS,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            conn, version = self._connect("ro" if self.readonly else "rwc")
         except sqlite3.Error as exc:
-            raise self._error(exc, "cannot open") from None
+            if not (self.readonly and self._wal_is_empty()):
+                raise self._error(exc, "cannot open") from None
+            # A reader of a WAL database needs its shared-memory file, which a full or
+            # read-only disk cannot hold; with no WAL content left, the main file is
+            # the whole ledger and can be read as immutable
+            try:
+                conn, version = self._connect("ro", immutable=True)
+            except sqlite3.Error:
+                raise self._error(exc, "cannot open") from None
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode=WAL")
                 # WAL with synchronous=NORMAL survives a killed process; models/ledger.md
@@ -137,6 +136,33 @@ class SqliteStore:
             conn.close()
             raise self._error(exc, "cannot open") from None
         return conn
+
+    def _connect(self, mode: str, *, immutable: bool = False) -> tuple[sqlite3.Connection, int]:
+        """A connection and the schema version it reads (SQLite opens the file lazily,
+        so reading something is what shows whether it can be opened)."""
+        import sqlite3
+
+        uri = f"file:{quote(os.path.abspath(self.path))}?mode={mode}"
+        if immutable:
+            uri += "&immutable=1"
+        conn = sqlite3.connect(
+            uri,
+            uri=True,
+            timeout=BUSY_TIMEOUT_SECONDS,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            return conn, int(conn.execute("PRAGMA user_version").fetchone()[0])
+        except BaseException:
+            conn.close()
+            raise
+
+    def _wal_is_empty(self) -> bool:
+        try:
+            return os.path.getsize(self.path + "-wal") == 0
+        except OSError:
+            return not os.path.exists(self.path + "-wal")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -181,7 +207,9 @@ class SqliteStore:
 
     def _error(self, exc: Exception, doing: str) -> LedgerError:
         name = str(getattr(exc, "sqlite_errorname", ""))
-        if name.startswith("SQLITE_READONLY"):
+        if self._statvfs_flag(os.ST_RDONLY):
+            reason = "its file system is mounted read-only"
+        elif name.startswith("SQLITE_READONLY"):
             reason = "the file or its file system is read-only"
         elif name == "SQLITE_FULL":
             reason = "the disk (or the database's size limit) is full"
@@ -193,10 +221,24 @@ class SqliteStore:
         elif name.startswith("SQLITE_CORRUPT"):
             reason = f"the database file is damaged ({exc}); run 'assembler ledger PATH verify'"
         elif name.startswith("SQLITE_CANTOPEN"):
-            reason = "the file cannot be opened (missing folder or no permission)"
+            reason = "the file cannot be opened (missing folder, no permission or read-only)"
+        elif name.startswith("SQLITE_IOERR") and self._disk_is_full():
+            reason = "the disk is full"
         else:
             reason = str(exc) or type(exc).__name__
         return LedgerError(self.path, f"{doing}: {reason}")
+
+    def _disk_is_full(self) -> bool:
+        try:
+            return os.statvfs(os.path.dirname(os.path.abspath(self.path))).f_bavail == 0
+        except OSError:
+            return False
+
+    def _statvfs_flag(self, flag: int) -> bool:
+        try:
+            return bool(os.statvfs(os.path.dirname(os.path.abspath(self.path))).f_flag & flag)
+        except OSError:
+            return False
 
     def close(self) -> None:
         with self._lock:
