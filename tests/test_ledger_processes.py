@@ -10,6 +10,7 @@ left mounted when the process ends.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -89,7 +90,7 @@ def test_concurrent_writers_lose_nothing_and_interleave_no_partial_compilation(
         assert all(s.outcome in (Outcome.COMPILED, Outcome.REFUSED) for s in mine)
     # the writers really interleaved: sessions alternate somewhere in the global order
     order = [s.session for s in summaries]
-    assert sum(a != b for a, b in zip(order, order[1:], strict=False)) > writers
+    assert sum(a != b for a, b in itertools.pairwise(order)) > writers
 
 
 def test_a_writer_killed_while_solving_leaves_an_interrupted_compilation(tmp_path: Path) -> None:

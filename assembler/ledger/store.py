@@ -103,11 +103,10 @@ class SqliteStore:
     def _open(self) -> sqlite3.Connection:
         import sqlite3
 
-        exists = Path(self.path).is_file()
-        if self.readonly and not exists:
-            raise LedgerError(self.path, "no such ledger file")
         if Path(self.path).is_dir():
             raise LedgerError(self.path, "is a directory, not a ledger file")
+        if self.readonly and not Path(self.path).is_file():
+            raise LedgerError(self.path, "no such ledger file")
         try:
             conn, version = self._connect("ro" if self.readonly else "rwc")
         except sqlite3.Error as exc:
@@ -211,8 +210,9 @@ class SqliteStore:
             reason = "its file system is mounted read-only"
         elif name.startswith("SQLITE_READONLY"):
             reason = "the file or its file system is read-only"
-        elif name == "SQLITE_FULL":
-            reason = "the disk (or the database's size limit) is full"
+        elif name == "SQLITE_FULL" or (name.startswith("SQLITE_IOERR") and self._disk_is_full()):
+            full = self._disk_is_full()
+            reason = "the disk is full" if full else "the database reached its size limit"
         elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
             reason = f"another process held the ledger for more than {BUSY_TIMEOUT_SECONDS:g} s"
         elif name == "SQLITE_NOTADB":
@@ -222,8 +222,6 @@ class SqliteStore:
             reason = f"the database file is damaged ({exc}); run 'assembler ledger PATH verify'"
         elif name.startswith("SQLITE_CANTOPEN"):
             reason = "the file cannot be opened (missing folder, no permission or read-only)"
-        elif name.startswith("SQLITE_IOERR") and self._disk_is_full():
-            reason = "the disk is full"
         else:
             reason = str(exc) or type(exc).__name__
         return LedgerError(self.path, f"{doing}: {reason}")

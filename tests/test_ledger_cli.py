@@ -1,0 +1,168 @@
+"""The ledger's command line, run as a user would: separate processes, exit codes, output.
+
+The README's flow (compile the shipped example with ``--ledger``, then ``ledger show``,
+``replay``, ``diff``, ``verify``), the export against its JSON Schema (and the chain
+re-checked from the export alone), and bad input: one line, exit 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from assembler import verify
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "models" / "examples"
+EXAMPLE = EXAMPLES / "review-migration.json"
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "assembler", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        input=stdin,
+    )
+
+
+def test_the_readme_flow(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "run.db")
+    compiled = cli("compile", str(EXAMPLE), "--ledger", ledger, "--format", "text")
+    assert compiled.returncode == 0, compiled.stderr
+    as_json = cli("compile", str(EXAMPLE), "--ledger", ledger)
+    assert as_json.returncode == 0
+    assert verify(json.loads(EXAMPLE.read_text()), json.loads(as_json.stdout)) == []
+
+    shown = cli("ledger", "show", ledger, "1")
+    assert shown.returncode == 0
+    head, _, table = shown.stdout.partition("\n\n")
+    assert head.startswith("compilation 1, session 'review-migration-0042': compiled")
+    assert "offered 24 candidates" in head
+    # the stored compilation prints exactly as compile --format text printed it
+    assert table == compiled.stdout
+
+    replayed = cli("ledger", "replay", ledger, "1")
+    assert replayed.returncode == 0
+    assert replayed.stdout.startswith("replay 1: recorded compiled, now bundle: identical")
+
+    diffed = cli("ledger", "diff", ledger, "3")  # the previous one of its session: 1
+    assert diffed.returncode == 0
+    assert diffed.stdout.startswith("diff 1 -> 3")
+    assert "entered (0)" in diffed.stdout and "tokens 3870 -> 3870 (+0)" in diffed.stdout
+    assert "the first 10 selected forms in render order are unchanged" in diffed.stdout
+
+    checked = cli("ledger", "verify", ledger)
+    assert checked.returncode == 0 and checked.stdout.startswith("ledger OK: 4 events")
+
+    listed = cli("ledger", "list", ledger, "--json")
+    rows = json.loads(listed.stdout)
+    assert [(r["number"], r["outcome"], r["status"]) for r in rows] == [
+        (1, "compiled", "bundle"),
+        (3, "compiled", "bundle"),
+    ]
+
+
+def test_refusals_invalid_input_and_sessions_are_recorded(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "run.db")
+    refused = cli("compile", str(EXAMPLES / "mandatory-over-budget.json"), "--ledger", ledger,
+                  "--session", "s1")  # fmt: skip
+    assert refused.returncode == 1
+    bad = cli("compile", "-", "--ledger", ledger, "--session", "s1", stdin="{broken")
+    assert bad.returncode == 2 and "malformed JSON" in bad.stderr
+    shown = cli("ledger", "show", ledger, "last")
+    assert shown.returncode == 0
+    assert "compilation 3, session 's1': failed" in shown.stdout
+    assert "failed: InvalidRequest: $: malformed JSON" in shown.stdout
+    # replaying the same text gives the same error: identical
+    assert cli("ledger", "replay", ledger, "3").returncode == 0
+    shown = cli("ledger", "show", ledger, "1", "--json")
+    record = json.loads(shown.stdout)
+    assert record["outcome"] == "refused"
+    assert record["result"]["refusal"]["code"] == "MANDATORY_OVER_BUDGET"
+    assert [e["kind"] for e in record["events"]] == ["compilation_requested", "refused"]
+    listed = cli("ledger", "list", ledger, "--session", "s1")
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 4  # header, 2, error
+
+
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((ROOT / "models/ledger-export.schema.json").read_text())
+    return schema
+
+
+def test_export_follows_its_schema_and_carries_a_checkable_chain(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "run.db")
+    for name in ("review-migration.json", "mandatory-over-budget.json", "tool-results.json"):
+        cli("compile", str(EXAMPLES / name), "--ledger", ledger)
+    cli("compile", "-", "--ledger", ledger, stdin='{"task": {"id": "x"}}')
+    out = tmp_path / "export.jsonl"
+    done = cli("ledger", "export", ledger, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    validator = jsonschema.Draft202012Validator(_schema())
+    for line in lines:
+        validator.validate(line)
+    assert lines[0]["type"] == "header" and lines[0]["schema"] == 1
+    events = [line for line in lines if line["type"] == "event"]
+    artifacts = {line["sha256"]: line for line in lines if line["type"] == "artifact"}
+    assert len(events) == 8
+    # the chain and every artifact, re-checked from the export alone
+    prev = "0" * 64
+    for event in events:
+        payload = json.dumps(event["payload"], sort_keys=True, separators=(",", ":"),
+                             ensure_ascii=False)  # fmt: skip
+        envelope = {
+            "seq": event["seq"], "prev": prev, "kind": event["kind"],
+            "compilation": event["compilation"], "session": event["session"],
+            "recorded_at": event["recorded_at"],
+            "payload_sha256": hashlib.sha256(payload.encode()).hexdigest(),
+        }  # fmt: skip
+        text = json.dumps(envelope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert event["prev_hash"] == prev
+        prev = hashlib.sha256(text.encode()).hexdigest()
+        assert event["hash"] == prev
+    for sha, artifact in artifacts.items():
+        data = artifact["data"].encode() if artifact["encoding"] == "utf-8" else (
+            base64.b64decode(artifact["data"])
+        )  # fmt: skip
+        assert hashlib.sha256(data).hexdigest() == sha and len(data) == artifact["size"]
+    requested = events[0]["payload"]
+    assert requested["request"] in artifacts and requested["run"]["strategy"] == "cpsat"
+    bare = cli("ledger", "export", ledger, "--no-artifacts")
+    assert [json.loads(x)["type"] for x in bare.stdout.splitlines()][1:] == ["event"] * 8
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "run.db")
+    assert cli("compile", str(EXAMPLE), "--ledger", ledger).returncode == 0
+    not_a_ledger = tmp_path / "notes.txt"
+    not_a_ledger.write_text("hello")
+    cases = [
+        (("ledger", "show", ledger, "99"), "holds no compilation 99"),
+        (("ledger", "show", ledger, "2"), "holds no compilation 2"),  # an outcome's seq
+        (("ledger", "replay", ledger, "abc"), "not a compilation number"),
+        (("ledger", "diff", ledger, "1"), "first of its session"),
+        (("ledger", "show", ledger, "1", "--rendered"), "was not rendered"),
+        (("ledger", "verify", str(tmp_path / "missing.db")), "no such ledger file"),
+        (("ledger", "list", str(not_a_ledger)), "not an SQLite database"),
+        (("compile", str(EXAMPLE), "--ledger", str(not_a_ledger)), "not an SQLite database"),
+        (("compile", str(EXAMPLE), "--ledger", str(tmp_path / "no/dir/x.db")), "cannot be opened"),
+    ]
+    for args, needle in cases:
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert needle in done.stderr, (args, done.stderr)
+        assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    for args in (("ledger",), ("ledger", "show"), ("ledger", "frobnicate", ledger)):
+        done = cli(*args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+    # nothing was written by any of it
+    assert cli("ledger", "verify", ledger).stdout.startswith("ledger OK: 2 events")
