@@ -397,3 +397,20 @@ def test_diff_of_consecutive_turns(tmp_path: Path) -> None:
     assert found.offered_added == ("new",) and found.offered_removed == ("old",)
     assert found.offered_changed == ("doc-full",)
     assert not found.both_rendered and found.first_divergent_byte is None
+
+
+def test_the_request_document_is_canonical_json() -> None:
+    from assembler.ledger.documents import request_document
+    from assembler.ledger.events import canonical
+
+    memo: dict[Any, Any] = {}
+    for seed in range(15):
+        parsed = parse_request(generated(seed, forms=25))
+        for fragments in (None, memo, memo):  # fresh, then memoised
+            text, contents = request_document(parsed, fragments)
+            assert canonical(json.loads(text)) == text
+            assert contents == {
+                hashlib.sha256(c.content.encode()).hexdigest(): c.content
+                for c in parsed.candidates
+                if c.content is not None
+            }

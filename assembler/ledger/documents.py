@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..model.recorder import Run
@@ -40,13 +41,15 @@ __all__ = [
     "raw_document",
     "request_document",
     "request_from_document",
+    "result_dict",
+    "result_document",
     "result_from_dict",
     "run_document",
     "run_from_document",
 ]
 
 
-def _candidate_document(c: Candidate, digests: dict[str, str]) -> dict[str, Any]:
+def _candidate_document(c: Candidate) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": c.id,
         "identity": c.identity,
@@ -71,22 +74,29 @@ def _candidate_document(c: Candidate, digests: dict[str, str]) -> dict[str, Any]
         if value:
             out[name] = list(value)
     if c.content is not None:
-        digest = digests.get(c.content)
-        if digest is None:
-            digest = digests[c.content] = sha256_hex(c.content.encode("utf-8"))
-        out["content_sha256"] = digest
+        out["content_sha256"] = sha256_hex(c.content.encode("utf-8"))
     return out
 
 
-def request_document(
-    request: Request, digests: dict[str, str] | None = None
-) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The request as a JSON document without its contents, and the contents by sha256.
+# candidate -> (its canonical JSON in a request document, its content's sha256)
+Fragments = dict[Candidate, tuple[str, str | None]]
+# past this many distinct candidates the memo starts again (bounded memory)
+_FRAGMENTS_KEPT = 50_000
 
-    ``digests`` caches content -> sha256 across calls (a system prompt offered in every
-    turn is hashed once per process).
+
+def request_document(
+    request: Request, fragments: Fragments | None = None
+) -> tuple[str, dict[str, str]]:
+    """The request as canonical JSON text without its contents, and the contents by sha256.
+
+    ``fragments`` memoises each candidate's part across calls: material offered again
+    (a system prompt, the history of an agent's session) is neither re-encoded nor
+    re-hashed. The text is exactly ``canonical(document)`` (tested): the keys are
+    written in sorted order.
     """
-    cache: dict[str, str] = {} if digests is None else digests
+    memo: Fragments = {} if fragments is None else fragments
+    if len(memo) > _FRAGMENTS_KEPT:
+        memo.clear()
     task = request.task
     task_doc: dict[str, Any] = {"id": task.id, "budget": task.budget}
     if task.scope is not None:
@@ -97,17 +107,23 @@ def request_document(
         task_doc["required"] = list(task.required)
     if task.seal:
         task_doc["seal"] = list(task.seal)
-    arrival = sorted(request.candidates, key=lambda c: c.position)
-    document: dict[str, Any] = {
-        "task": task_doc,
-        "candidates": [_candidate_document(c, cache) for c in arrival],
-        "sources": dict(request.sources),
-        "policy": {"authority": dict(request.authority)} if request.has_authority_table else {},
-    }
-    contents = {
-        cache[c.content]: c.content.encode("utf-8") for c in arrival if c.content is not None
-    }
-    return document, contents
+    parts = []
+    contents: dict[str, str] = {}
+    for c in sorted(request.candidates, key=lambda c: c.position):
+        known = memo.get(c)
+        if known is None:
+            document = _candidate_document(c)
+            known = memo[c] = (canonical(document), document.get("content_sha256"))
+        parts.append(known[0])
+        if known[1] is not None:
+            assert c.content is not None
+            contents[known[1]] = c.content
+    policy = {"authority": dict(request.authority)} if request.has_authority_table else {}
+    text = (
+        f'{{"candidates":[{",".join(parts)}],"policy":{canonical(policy)},'
+        f'"sources":{canonical(dict(request.sources))},"task":{canonical(task_doc)}}}'
+    )
+    return text, contents
 
 
 def request_from_document(
@@ -173,6 +189,24 @@ def error_document(error: BaseException) -> dict[str, Any]:
         if not name.startswith("_")
     }
     return {"type": type(error).__name__, "message": str(error), "fields": fields}
+
+
+def result_document(result: Result) -> bytes:
+    """``Result.to_dict()`` as stored: decisions as rows [id, identity, verdict, reason,
+    detail] (a third of the bytes, and no dict per decision to build)."""
+    data = replace(result, decisions=()).to_dict()
+    data["decisions"] = [
+        [d.id, d.identity, d.verdict, d.reason, d.detail] for d in result.decisions
+    ]
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def result_dict(document: bytes) -> dict[str, Any]:
+    """The stored result document back as ``Result.to_dict()`` gave it."""
+    data: dict[str, Any] = json.loads(document)
+    keys = ("id", "identity", "verdict", "reason", "detail")
+    data["decisions"] = [dict(zip(keys, row, strict=True)) for row in data["decisions"]]
+    return data
 
 
 def result_from_dict(data: dict[str, Any]) -> Result:

@@ -24,10 +24,13 @@ from typing import Any
 from ..model.recorder import Run
 from ..model.types import Request, Result, Status
 from .documents import (
+    Fragments,
     error_document,
     raw_document,
     request_document,
     request_from_document,
+    result_dict,
+    result_document,
     run_document,
     run_from_document,
 )
@@ -36,9 +39,6 @@ from .events import OUTCOME_OF, Event, EventKind, Outcome, canonical, sha256_hex
 from .store import SqliteStore, Store
 
 __all__ = ["Compilation", "Ledger", "Rendering", "Summary"]
-
-# a content -> sha256 cache this large covers an agent's recurring material
-_DIGEST_CACHE = 4096
 
 
 @cache
@@ -135,7 +135,9 @@ class _Recording:
         self._session = session
         self._done = False
 
-    def _append(self, kind: EventKind, payload: dict[str, Any], blobs: dict[str, bytes]) -> Event:
+    def _append(
+        self, kind: EventKind, payload: dict[str, Any], blobs: dict[str, bytes | str]
+    ) -> Event:
         if self._done:
             raise LedgerError(
                 self._ledger.path, f"compilation {self.number} already has an outcome"
@@ -146,9 +148,9 @@ class _Recording:
         )
 
     def answered(self, result: Result) -> None:
-        document = canonical(result.to_dict()).encode("utf-8")
+        document = result_document(result)
         digest = sha256_hex(document)
-        blobs = {digest: document}
+        blobs: dict[str, bytes | str] = {digest: document}
         rendered: dict[str, Any] | None = None
         rendering = rendering_of(result)
         if rendering is not None:
@@ -201,7 +203,7 @@ class Ledger:
         self._store: Store = store if store is not None else SqliteStore(path, readonly=readonly)
         self.path = self._store.path
         self.session = session
-        self._digests: dict[str, str] = {}
+        self._fragments: Fragments = {}
 
     def close(self) -> None:
         self._store.close()
@@ -215,12 +217,10 @@ class Ledger:
     # -- the Recorder protocol ---------------------------------------------------
 
     def requested(self, request: Request, run: Run) -> _Recording:
-        if len(self._digests) > _DIGEST_CACHE:
-            self._digests.clear()
-        document, blobs = request_document(request, self._digests)
-        text = canonical(document).encode("utf-8")
-        digest = sha256_hex(text)
-        blobs[digest] = text
+        text, contents = request_document(request, self._fragments)
+        document = text.encode("utf-8")
+        digest = sha256_hex(document)
+        blobs: dict[str, bytes | str] = {**contents, digest: document}
         payload = {
             "request": digest,
             "raw": None,
@@ -336,7 +336,7 @@ class Ledger:
             if outcome is Outcome.FAILED:
                 error = answer["error"]
             else:
-                result = json.loads(self.artifact(answer["result"]))
+                result = result_dict(self.artifact(answer["result"]))
                 if answer["rendering"] is not None:
                     r = answer["rendering"]
                     data = self.artifact(r["rendered_sha256"])

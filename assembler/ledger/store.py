@@ -49,7 +49,7 @@ class Store(Protocol):
         compilation: int | None,
         session: str | None,
         payload: str,
-        blobs: Mapping[str, bytes],
+        blobs: Mapping[str, bytes | str],
     ) -> Event: ...
 
     def events(self, after: int = 0) -> Iterator[Event]: ...
@@ -75,6 +75,15 @@ def _encode(data: bytes) -> tuple[str, bytes]:
         if len(packed) * 10 <= len(data) * 9:
             return "zlib", packed
     return "raw", data
+
+
+def _row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
+    if isinstance(data, str):
+        # offered content: stored once and found again across compilations, so it is
+        # kept as it is (compressing every new one would cost more than the solve)
+        raw = data.encode("utf-8")
+        return sha, len(raw), "raw", raw
+    return (sha, len(data), *_encode(data))
 
 
 class SqliteStore:
@@ -252,11 +261,14 @@ class SqliteStore:
         compilation: int | None,
         session: str | None,
         payload: str,
-        blobs: Mapping[str, bytes],
+        blobs: Mapping[str, bytes | str],
     ) -> Event:
         """Append one event and the artifacts it references, atomically.
 
         ``compilation`` None starts a compilation: its number is the new event's seq.
+        ``blobs`` maps sha256 to bytes (a compilation's own documents and rendering,
+        compressed when that pays) or text (offered content, stored as UTF-8 as it is);
+        artifacts this store already holds are skipped without being encoded.
         """
         import sqlite3
 
@@ -266,7 +278,7 @@ class SqliteStore:
             conn = self._connection()
             fresh = [sha for sha in blobs if sha not in self._known]
             # compressed before taking the lock, so the critical section stays short
-            rows = [(sha, len(blobs[sha]), *_encode(blobs[sha])) for sha in fresh]
+            rows = [_row(sha, blobs[sha]) for sha in fresh]
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
