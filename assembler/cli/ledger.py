@@ -20,19 +20,13 @@ from typing import Any
 
 from ..ledger import Compilation, Ledger, LedgerError, Outcome
 from ..model.errors import AssemblerError
+from .compile import _Parser
 from .exits import EXIT_BUNDLE, EXIT_INVALID
 
 __all__ = ["EXIT_FOUND", "ledger_command"]
 
 # a replay that differs (or has no recorded outcome), or verify finding a problem
 EXIT_FOUND = 1
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INVALID)
 
 
 def _parser() -> argparse.ArgumentParser:

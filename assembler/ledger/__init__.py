@@ -2,8 +2,8 @@
 
 ``Ledger(path)`` is an SQLite file (WAL mode) of hash-chained events and
 content-addressed artifacts; hand it to ``assemble(..., ledger=...)`` to record a
-compilation, or read it back: ``compilation(n)``, ``replay``, ``diff``, ``verify``,
-``export``. Modules: ``events`` (kinds and the chain), ``schema`` (tables and
+compilation, or read it back with ``summaries()`` and ``compilation(n)``; the modules
+``verify``, ``replay``, ``diff`` and ``export`` work on an open ledger. Modules: ``events`` (kinds and the chain), ``schema`` (tables and
 migrations), ``store`` (the narrow store interface and its SQLite backend),
 ``documents`` (what is stored, and back), ``ledger`` (recording and reading),
 ``verify``, ``replay``, ``diff``, ``export``. The format is documented in
