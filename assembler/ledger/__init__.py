@@ -3,11 +3,12 @@
 ``Ledger(path)`` is an SQLite file (WAL mode) of hash-chained events and
 content-addressed artifacts; hand it to ``assemble(..., ledger=...)`` to record a
 compilation, or read it back with ``summaries()`` and ``compilation(n)``; the modules
-``verify``, ``replay``, ``diff`` and ``export`` work on an open ledger. Modules: ``events`` (kinds and the chain), ``schema`` (tables and
-migrations), ``store`` (the narrow store interface and its SQLite backend),
-``documents`` (what is stored, and back), ``ledger`` (recording and reading),
-``verify``, ``replay``, ``diff``, ``export``. The format is documented in
-``models/ledger.md``. sqlite3 is imported when a ledger is opened.
+``verify``, ``replay``, ``diff`` and ``export`` work on an open ledger.
+Modules: ``events`` (kinds and the chain), ``schema`` (tables and migrations),
+``store`` (the narrow store interface and its SQLite backend), ``documents`` (what
+is stored, and back), ``ledger`` (recording and reading), ``verify``, ``replay``,
+``diff``, ``export``. The format is documented in ``models/ledger.md``. sqlite3 is
+imported when a ledger is opened.
 """
 
 from __future__ import annotations
