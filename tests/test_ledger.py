@@ -414,3 +414,13 @@ def test_the_request_document_is_canonical_json() -> None:
                 for c in parsed.candidates
                 if c.content is not None
             }
+
+
+def test_the_request_document_knows_every_field_of_the_request() -> None:
+    # a field added to the model must be written by the ledger too, or replays lose it
+    from dataclasses import fields
+
+    from assembler.ledger.documents import CANDIDATE_ATTRIBUTES, TASK_ATTRIBUTES
+
+    assert {f.name for f in fields(assembler.Candidate)} == CANDIDATE_ATTRIBUTES
+    assert {f.name for f in fields(assembler.Task)} == TASK_ATTRIBUTES

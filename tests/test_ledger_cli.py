@@ -166,3 +166,90 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         assert done.returncode == 2 and "Traceback" not in done.stderr
     # nothing was written by any of it
     assert cli("ledger", "verify", ledger).stdout.startswith("ledger OK: 2 events")
+
+
+def _later_turn(tmp_path: Path) -> tuple[Path, str]:
+    """The agent example a turn later: one evidence item's content was rewritten."""
+    request = json.loads((EXAMPLES / "agent-tool-call.json").read_text())
+    for candidate in request["candidates"]:
+        if candidate.get("kind", "evidence") == "evidence" and "content" in candidate:
+            candidate["content"] += " (revised)"
+            changed = candidate["id"]
+            break
+    path = tmp_path / "turn2.json"
+    path.write_text(json.dumps(request))
+    return path, changed
+
+
+def test_rendered_compilations_keep_their_bytes_and_manifest(tmp_path: Path) -> None:
+    from assembler import verify_rendering
+    from assembler.ledger import Ledger
+
+    ledger = str(tmp_path / "run.db")
+    example = EXAMPLES / "agent-tool-call.json"
+    first = cli("compile", str(example), "--render", "text", "--ledger", ledger)
+    assert first.returncode == 0, first.stderr
+    turn2, changed = _later_turn(tmp_path)
+    second = cli("compile", str(turn2), "--render", "text", "--ledger", ledger)
+    assert second.returncode == 0, second.stderr
+    manifest = json.loads(cli("compile", str(example), "--render", "text", "--manifest").stdout)
+    body = cli("compile", str(example), "--render", "openai-chat", "--ledger", ledger)
+
+    # the bytes prepared, exactly as compile printed them, read by another process
+    shown = subprocess.run(
+        [sys.executable, "-m", "assembler", "ledger", "show", ledger, "1", "--rendered"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0 and shown.stdout == first.stdout.encode("utf-8")
+    record = json.loads(cli("ledger", "show", ledger, "1", "--json").stdout)
+    assert record["rendering"]["manifest"] == manifest
+    assert record["result"]["rendering"]["manifest"] == manifest
+    as_body = cli("ledger", "show", ledger, "5", "--body")
+    assert json.loads(as_body.stdout) == json.loads(body.stdout)
+    with Ledger(ledger, readonly=True) as opened:
+        for number in (1, 3, 5):
+            c = opened.compilation(number)
+            assert c.request is not None and c.result is not None and c.rendering is not None
+            assert verify(c.request, c.result) == []
+            assert verify_rendering(c.request, c.result, c.rendering.to_dict()) == []
+
+    replayed = cli("ledger", "replay", ledger, "3")
+    assert replayed.returncode == 0 and "identical" in replayed.stdout
+
+    a, b = first.stdout.encode("utf-8"), second.stdout.encode("utf-8")
+    expected = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    diffed = cli("ledger", "diff", ledger, "1", "3", "--json")
+    found = json.loads(diffed.stdout)
+    assert found["rendered"]["first_divergent_byte"] == expected
+    assert found["rendered"]["sizes"] == [len(a), len(b)]
+    assert [c["after"]["form"] for c in found["changed"]] == [changed]
+    assert found["changed"][0]["what"] == ["content"]
+    text = cli("ledger", "diff", ledger, "1", "3").stdout
+    assert f"first divergent byte at offset {expected}" in text
+    assert cli("ledger", "verify", ledger).returncode == 0
+
+
+_CHANGED_LAYOUT = """
+import sys
+from assembler.render import layout
+from assembler.cli import main
+# the current code renders differently: every item now closes with a blank line
+layout._CLOSE = "\\n</item>\\n\\n"
+sys.exit(main(["ledger", "replay", sys.argv[1], "1"]))
+"""
+
+
+def test_replay_names_the_first_divergent_rendered_byte(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "run.db")
+    first = cli("compile", str(EXAMPLES / "agent-tool-call.json"), "--render", "text",
+                "--ledger", ledger)  # fmt: skip
+    assert first.returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-c", _CHANGED_LAYOUT, ledger], capture_output=True, text=True
+    )
+    assert done.returncode == 1, done.stderr
+    expected = first.stdout.encode("utf-8").index(b"\n</item>\n") + len(b"\n</item>\n")
+    assert f"first divergent byte at offset {expected}" in done.stdout
+    assert "rendered bytes: recorded" in done.stdout and "manifest items" in done.stdout
+    assert "package_id" not in done.stdout  # the selection did not change
+    assert cli("ledger", "verify", ledger).returncode == 0

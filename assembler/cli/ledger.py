@@ -44,8 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     show = command("show", "print one compilation like compile --format text, with its outcome")
     show.add_argument("id", help="a compilation number (see list), or 'last'")
     show.add_argument("--json", action="store_true", help="the whole record as JSON")
-    show.add_argument("--rendered", action="store_true",
-                      help="write the rendered bytes exactly as they were prepared")  # fmt: skip
+    show.add_argument(
+        "--rendered",
+        action="store_true",
+        help="write the rendered text's bytes exactly as they were prepared",
+    )
+    show.add_argument("--body", action="store_true",
+                      help="write the provider body (canonical JSON) as prepared")  # fmt: skip
     replay = command("replay", "re-run a recorded request with the current code and compare")
     replay.add_argument("id")
     replay.add_argument("--json", action="store_true")
@@ -119,11 +124,12 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
     from ..stages.trace import render_text
 
     record = ledger.compilation(ledger.resolve(args.id))
-    if args.rendered:
+    if args.rendered or args.body:
         if record.rendering is None:
             print(f"error: compilation {record.number} was not rendered", file=sys.stderr)
             return EXIT_INVALID
-        sys.stdout.buffer.write(record.rendering.data)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(record.rendering.data if args.rendered else record.rendering.body)
         return EXIT_BUNDLE
     if args.json:
         _json(_record_dict(record))
@@ -140,7 +146,10 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
         lines.append(f"offered {len(record.request['candidates'])} candidates")
     if record.rendering is not None:
         r = record.rendering
-        lines.append(f"rendered {r.format}: {len(r.data)} bytes prepared (show --rendered)")
+        lines.append(
+            f"rendered {r.format}: {len(r.data)} bytes prepared, sha256"
+            f" {r.manifest['rendered_sha256']} (show --rendered; --body for the provider body)"
+        )
     if record.outcome is Outcome.INTERRUPTED:
         lines.append(
             "no outcome was recorded: the process ended during the compilation (interrupted;"
@@ -172,11 +181,7 @@ def _record_dict(record: Compilation) -> dict[str, Any]:
         "error": record.error,
         "rendering": None
         if record.rendering is None
-        else {
-            "format": record.rendering.format,
-            "size": len(record.rendering.data),
-            "manifest": record.rendering.manifest,
-        },
+        else {"size": len(record.rendering.data), **record.rendering.to_dict()},
         "events": [event.to_dict() for event in record.events],
     }
 
@@ -184,7 +189,7 @@ def _record_dict(record: Compilation) -> dict[str, Any]:
 def _replay(ledger: Ledger, args: argparse.Namespace) -> int:
     from ..ledger.replay import replay
 
-    found = replay(ledger.compilation(ledger.resolve(args.id)))
+    found = replay(ledger.compilation(ledger.resolve(args.id)), path=ledger.path)
     if args.json:
         _json(found.to_dict())
     else:

@@ -74,7 +74,8 @@ class Diff:
     offered_added: tuple[str, ...]
     offered_removed: tuple[str, ...]
     offered_changed: tuple[str, ...]
-    common_prefix: int  # selected forms, in render order, identical at the start of both
+    # admitted forms identical at the start of both, in rendered (else render) order
+    common_prefix: int
     selected: tuple[int, int]
     rendered_sizes: tuple[int | None, int | None]
     # first divergent byte of the rendered inputs: None when identical or not rendered
@@ -133,10 +134,15 @@ def _item(candidate: dict[str, Any]) -> Item:
 
 
 def _bundle(compilation: Compilation) -> list[Item]:
+    """The admitted forms in the order they were rendered (the manifest's), else in the
+    result's render order."""
     if compilation.result is None:
         return []
     offered = _offered(compilation)
-    return [_item(offered[form]) for form in compilation.result["selected"]]
+    order = compilation.result["selected"]
+    if compilation.rendering is not None:
+        order = [item["id"] for item in compilation.rendering.manifest["items"]]
+    return [_item(offered[form]) for form in order]
 
 
 def diff(a: Compilation, b: Compilation) -> Diff:

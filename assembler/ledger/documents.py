@@ -24,6 +24,7 @@ from ..model.recorder import Run
 from ..model.types import (
     Candidate,
     Decision,
+    Kind,
     Reason,
     Refusal,
     RefusalCode,
@@ -37,6 +38,8 @@ from ..model.types import (
 from .events import canonical, sha256_hex
 
 __all__ = [
+    "CANDIDATE_ATTRIBUTES",
+    "TASK_ATTRIBUTES",
     "error_document",
     "raw_document",
     "request_document",
@@ -69,6 +72,15 @@ def _candidate_document(c: Candidate) -> dict[str, Any]:
             out[name] = value
     if c.role is Role.INSTRUCTION:
         out["role"] = c.role.value
+    # kind and role default from each other (models/README.md section 2)
+    if c.kind is not (Kind.SYSTEM if c.role is Role.INSTRUCTION else Kind.EVIDENCE):
+        out["kind"] = c.kind.value
+    for name in ("tool_call_id", "tool_name"):
+        value = getattr(c, name)
+        if value is not None:
+            out[name] = value
+    if c.turn:
+        out["turn"] = c.turn
     for name in ("depends_on", "lineage", "labels"):
         value = getattr(c, name)
         if value:
@@ -77,6 +89,18 @@ def _candidate_document(c: Candidate) -> dict[str, Any]:
         out["content_sha256"] = sha256_hex(c.content.encode("utf-8"))
     return out
 
+
+# every Candidate field the document writes (a new field must be added here and above:
+# tests/test_ledger.py checks this against the dataclass)
+CANDIDATE_ATTRIBUTES = frozenset(
+    {"id", "identity", "form", "cost", "relevance", "required", "scope", "transfer_from",
+     "source", "version", "channel", "group", "role", "kind", "tool_call_id", "tool_name",
+     "turn", "depends_on", "lineage", "labels", "content", "position"}
+)  # fmt: skip
+TASK_ATTRIBUTES = frozenset(
+    {"id", "budget", "scope", "operation", "min_relevance", "required", "seal",
+     "instruction", "query"}
+)  # fmt: skip
 
 # candidate -> (its canonical JSON in a request document, its content's sha256)
 Fragments = dict[Candidate, tuple[str, str | None]]
@@ -107,6 +131,10 @@ def request_document(
         task_doc["required"] = list(task.required)
     if task.seal:
         task_doc["seal"] = list(task.seal)
+    for name in ("instruction", "query"):
+        value = getattr(task, name)
+        if value is not None:
+            task_doc[name] = value
     parts = []
     contents: dict[str, str] = {}
     for c in sorted(request.candidates, key=lambda c: c.position):
@@ -169,6 +197,7 @@ def run_document(run: Run) -> dict[str, Any]:
         "time_limit": _jsonable(run.time_limit),
         "workers": _jsonable(run.workers),
         "render": _jsonable(run.render),
+        "counter": _jsonable(run.counter),
     }
 
 
@@ -178,6 +207,7 @@ def run_from_document(document: dict[str, Any]) -> Run:
         time_limit=document["time_limit"],
         workers=document["workers"],
         render=document.get("render"),
+        counter=document.get("counter"),
     )
 
 
@@ -193,8 +223,9 @@ def error_document(error: BaseException) -> dict[str, Any]:
 
 def result_document(result: Result) -> bytes:
     """``Result.to_dict()`` as stored: decisions as rows [id, identity, verdict, reason,
-    detail] (a third of the bytes, and no dict per decision to build)."""
-    data = replace(result, decisions=()).to_dict()
+    detail] (a third of the bytes, and no dict per decision to build), and without the
+    rendering, whose text and body are artifacts of their own."""
+    data = replace(result, decisions=(), rendering=None).to_dict()
     data["decisions"] = [
         [d.id, d.identity, d.verdict, d.reason, d.detail] for d in result.decisions
     ]
@@ -248,6 +279,8 @@ def result_from_dict(data: dict[str, Any]) -> Result:
         package_id=data["package_id"],
         # to_dict() writes value as the bound of an optimal bundle: the same either way
         bound=data["bound"],
+        # printing a stored result needs its decisions, not its rendering
+        rendering=None,
         refusal=refusal,
         timings=tuple((k, float(v)) for k, v in data["timings"].items()),
     )

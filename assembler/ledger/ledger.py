@@ -53,11 +53,22 @@ def _version() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Rendering:
-    """Bytes prepared for a model (not: received by one), with their manifest."""
+    """The bytes prepared for a model (not: received by one), as recorded: the rendered
+    text's UTF-8 bytes, the provider body (canonical JSON) and the manifest."""
 
     format: str
     data: bytes
+    body: bytes
     manifest: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``Rendering.to_dict()`` gave it when it was recorded."""
+        return {
+            "format": self.format,
+            "text": self.data.decode("utf-8"),
+            "body": json.loads(self.body),
+            "manifest": self.manifest,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,7 @@ class Compilation:
     # the input exactly as given when it did not parse (JSON text), else None
     raw_request: str | None
     raw_exact: bool
+    # Result.to_dict() as it was (its rendering included); None unless answered
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     rendering: Rendering | None
@@ -106,24 +118,6 @@ class Compilation:
     @property
     def finished_at(self) -> str | None:
         return self.events[1].recorded_at if len(self.events) > 1 else None
-
-
-def rendering_of(result: Result) -> Rendering | None:
-    """The rendering a result carries, if any.
-
-    ``Result`` carries no rendering yet (issue 9 adds ``assemble(render=...)``); when it
-    does, this is the one place that reads it, and everything downstream (artifacts,
-    the manifest in the event, ``diff``'s first divergent byte) already handles it.
-    """
-    found = getattr(result, "rendering", None)
-    if found is None:
-        return None
-    manifest = found.manifest
-    return Rendering(
-        format=str(found.format),
-        data=bytes(found.data),
-        manifest=dict(manifest.to_dict() if hasattr(manifest, "to_dict") else manifest),
-    )
 
 
 class _Recording:
@@ -152,15 +146,18 @@ class _Recording:
         digest = sha256_hex(document)
         blobs: dict[str, bytes | str] = {digest: document}
         rendered: dict[str, Any] | None = None
-        rendering = rendering_of(result)
+        rendering = result.rendering
         if rendering is not None:
-            rendered_sha = sha256_hex(rendering.data)
-            blobs[rendered_sha] = rendering.data
+            text, body = rendering.data, rendering.body_json.encode("utf-8")
+            rendered_sha, body_sha = sha256_hex(text), sha256_hex(body)
+            blobs[rendered_sha] = text
+            blobs[body_sha] = body
             rendered = {
-                "format": rendering.format,
+                "format": rendering.format.value,
                 "rendered_sha256": rendered_sha,
-                "size": len(rendering.data),
-                "manifest": rendering.manifest,
+                "body_sha256": body_sha,
+                "size": len(text),
+                "manifest": rendering.manifest.to_dict(),
             }
         payload = {
             "result": digest,
@@ -339,8 +336,13 @@ class Ledger:
                 result = result_dict(self.artifact(answer["result"]))
                 if answer["rendering"] is not None:
                     r = answer["rendering"]
-                    data = self.artifact(r["rendered_sha256"])
-                    rendering = Rendering(r["format"], data, r["manifest"])
+                    rendering = Rendering(
+                        r["format"],
+                        self.artifact(r["rendered_sha256"]),
+                        self.artifact(r["body_sha256"]),
+                        r["manifest"],
+                    )
+                    result["rendering"] = rendering.to_dict()
         return Compilation(
             number=number,
             session=first.session,

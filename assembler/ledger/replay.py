@@ -2,8 +2,9 @@
 
 Input: a ``Compilation`` read from a ledger. Output: a ``Replay``: what was recorded,
 what the current code answers, and every ``Difference`` by name (status, selection,
-package_id, trace_id, decisions, refusal, rendered bytes, the error), empty when the
-answer is identical.
+package_id, trace_id, decisions, refusal, the rendered bytes with the first
+divergent byte, the provider body, the manifest, the error), empty when the answer is
+identical.
 
 A replay never writes to the ledger: history is not rewritten when an answer changes
 (a fixed bug, a changed rule); the difference is reported and the caller decides.
@@ -20,7 +21,9 @@ from typing import Any
 from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.parse import request_from_json
+from ..render.counters import Counter, Utf8Bytes
 from .documents import error_document
+from .errors import LedgerError
 from .events import Outcome
 from .ledger import Compilation
 
@@ -84,8 +87,46 @@ def _short(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
+def _compare_renderings(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[Difference]:
+    if old == new:
+        return []
+    if old is None or new is None:
+        return [Difference("rendering", "none" if old is None else "rendered",
+                           "none" if new is None else "rendered")]  # fmt: skip
+    found = []
+    a, b = old["text"].encode("utf-8"), new["text"].encode("utf-8")
+    offset = first_divergence(a, b)
+    if offset is not None:
+        found.append(
+            Difference(
+                "rendered bytes",
+                f"{len(a)} bytes, sha256 {old['manifest']['rendered_sha256']}",
+                f"{len(b)} bytes, sha256 {new['manifest']['rendered_sha256']}; first"
+                f" divergent byte at offset {offset}",
+            )
+        )
+    if old["body"] != new["body"]:
+        found.append(
+            Difference(
+                "provider body",
+                f"sha256 {old['manifest']['request_body_sha256']}",
+                f"sha256 {new['manifest']['request_body_sha256']}",
+            )
+        )
+    for key in sorted(old["manifest"].keys() | new["manifest"].keys()):
+        x, y = old["manifest"].get(key), new["manifest"].get(key)
+        if x != y and key not in ("rendered_sha256", "request_body_sha256"):
+            found.append(Difference(f"manifest {key}", _clip(x), _clip(y)))
+    return found
+
+
+def _clip(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def _compare_results(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
-    found: list[Difference] = []
+    found = _compare_renderings(old.get("rendering"), new.get("rendering"))
     for key in ("status", "strategy", "package_id", "trace_id", "cost", "value", "budget",
                 "optimal", "bound"):  # fmt: skip
         if old.get(key) != new.get(key):
@@ -131,8 +172,24 @@ class _Unparsable:
         self.error = error
 
 
-def replay(compilation: Compilation) -> Replay:
+def _counter(recorded: str | None, given: Counter | None, path: str) -> Counter | None:
+    if given is not None or recorded is None:
+        return given
+    builtin = Utf8Bytes()
+    if recorded == f"{builtin.name} {builtin.version}":
+        return builtin
+    raise LedgerError(
+        path,
+        f"this compilation counted tokens with {recorded!r}, which a replay cannot rebuild;"
+        " replay it from Python with replay(compilation, counter=...)",
+    )
+
+
+def replay(compilation: Compilation, counter: Counter | None = None, path: str = "") -> Replay:
+    """Re-run ``compilation`` with the current code; ``counter`` stands for a recorded
+    token counter that the ledger cannot rebuild (only ``Utf8Bytes`` is rebuilt)."""
     run = compilation.run
+    counting = _counter(run.counter, counter, path)
     if compilation.request is not None:
         request: Any = compilation.request
     else:
@@ -147,7 +204,12 @@ def replay(compilation: Compilation) -> Replay:
         if isinstance(request, _Unparsable):
             raise request.error
         answer = assemble(
-            request, strategy=run.strategy, time_limit=run.time_limit, workers=run.workers
+            request,
+            strategy=run.strategy,
+            time_limit=run.time_limit,
+            workers=run.workers,
+            render=run.render,
+            counter=counting,
         )
         result = answer.to_dict()
         now = answer.status.value

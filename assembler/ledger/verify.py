@@ -98,6 +98,7 @@ def references(event: Event, data: dict[str, Any], ledger: Ledger) -> Iterator[t
         yield data["result"], "the result document"
         if data.get("rendering"):
             yield data["rendering"]["rendered_sha256"], "the rendered bytes"
+            yield data["rendering"]["body_sha256"], "the provider body"
 
 
 _KINDS = frozenset(kind.value for kind in EventKind)
