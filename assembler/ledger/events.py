@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+# the project's canonical JSON (models/README.md section 11), the one package_id uses
+from ..stages.trace import canonical_json as canonical
+
 __all__ = [
     "GENESIS",
     "Event",
@@ -57,11 +60,6 @@ OUTCOME_OF = {
     EventKind.REFUSED: Outcome.REFUSED,
     EventKind.FAILED: Outcome.FAILED,
 }
-
-
-def canonical(data: Any) -> str:
-    """The project's canonical JSON (models/README.md section 11)."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sha256_hex(data: bytes) -> str:
