@@ -41,7 +41,6 @@ _V1 = (
         hash        TEXT NOT NULL
     )""",
     "CREATE INDEX events_by_compilation ON events (compilation, seq)",
-    "CREATE INDEX events_by_session ON events (session, seq)",
     # at most one outcome per compilation, whatever the writers do
     """CREATE UNIQUE INDEX one_outcome ON events (compilation)
         WHERE kind != 'compilation_requested'""",
