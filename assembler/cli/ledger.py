@@ -97,7 +97,8 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
     for s in rows:
         spent = "-" if s.cost is None else f"{s.cost}/{s.budget}"
         lines.append(
-            f"{s.number:>6}  {str(s.session)[:24]:<24} {s.requested_at:<27} {s.outcome.value:<11}"
+            f"{s.number:>6}  {(s.session or '-')[:24]:<24} {s.requested_at:<27}"
+            f" {s.outcome.value:<11}"
             f" {s.status or '-':<9} {_dash(s.candidates):>7} {_dash(s.selected):>4}"
             f" {spent:>13}  {_short(s.package_id)}"
         )
@@ -105,6 +106,10 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
             lines.append(f"{'':>8}{s.error}")
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_BUNDLE
+
+
+def _session(session: str | None) -> str:
+    return "-" if session is None else repr(session)
 
 
 def _dash(value: int | None) -> str:
@@ -136,7 +141,7 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
         return EXIT_BUNDLE
     run = record.run
     lines = [
-        f"compilation {record.number}, session {record.session!r}: {record.outcome.value}",
+        f"compilation {record.number}, session {_session(record.session)}: {record.outcome.value}",
         f"requested {record.requested_at}"
         + (f", answered {record.finished_at}" if record.finished_at else ""),
         f"strategy {run.strategy}, time limit {_setting(run.time_limit, '10 s')}, workers"
@@ -236,7 +241,8 @@ def _diff(ledger: Ledger, args: argparse.Namespace) -> int:
 
 
 def _diff_text(d: Any) -> str:
-    lines = [f"diff {d.a} -> {d.b} (session {d.sessions[0]!r} -> {d.sessions[1]!r})"]
+    lines = [f"diff {d.a} -> {d.b} (session {_session(d.sessions[0])} ->"
+             f" {_session(d.sessions[1])})"]  # fmt: skip
     lines.append(
         f"outcome {d.outcomes[0]}/{d.statuses[0] or '-'} -> {d.outcomes[1]}/{d.statuses[1] or '-'}"
     )
