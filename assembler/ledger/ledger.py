@@ -186,7 +186,8 @@ class Ledger:
     ``Ledger(path)`` creates the file when it does not exist; ``readonly=True`` opens
     an existing ledger without ever writing to it. ``session`` names the session of
     every compilation recorded through this object (default: the request's task id).
-    Pass it to ``assemble(..., ledger=...)`` to record a compilation.
+    ``store`` puts another ``Store`` (the narrow interface of ``ledger.store``) in place
+    of the SQLite file. Pass the ledger to ``assemble(..., ledger=...)`` to record.
     """
 
     def __init__(
