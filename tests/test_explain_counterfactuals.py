@@ -124,10 +124,23 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
         assert best is not None and set(reference.selected) == best[0]
     else:
         assert best is None
-    sweep: dict[int, set[str]] | None = None
+    sweep: dict[int, tuple[set[str], int]] | None = None
     for item in answers.items:
         identity = item.identity
-        if item.kind is Kind.LEFT_OUT:
+        if item.kind in (Kind.LEFT_OUT, Kind.BUDGET) and sweep is None:
+            sweep = budget_sweep(data, oracle)
+        if item.kind is Kind.BUDGET:
+            assert sweep is not None
+            rise = next((b for b in sorted(sweep) if sweep[b][1] > sweep[oracle.budget][1]), None)
+            figure = item.figure("next_budget")
+            assert figure is not None and figure.status is FigureStatus.PROVEN, figure
+            if rise is None:
+                assert figure.never
+                assert_proven(item, "gain", 0)
+            else:
+                assert figure.exact == rise, (figure, rise)
+                assert_proven(item, "gain", sweep[rise][1] - sweep[oracle.budget][1])
+        elif item.kind is Kind.LEFT_OUT:
             forced = oracle.best(oracle.budget, oracle.required | {identity})
             assert item.feasible is (forced is not None)
             if forced is None:
@@ -137,9 +150,8 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
                 assert_proven(item, "cost_change", forced[2] - best[2])
                 assert set(item.entered) == forced[0] - best[0]
                 assert set(item.left) == best[0] - forced[0]
-            if sweep is None:
-                sweep = budget_sweep(data, oracle)
-            first = next((b for b in sorted(sweep) if identity in sweep[b]), None)
+            assert sweep is not None
+            first = next((b for b in sorted(sweep) if identity in sweep[b][0]), None)
             figure = item.figure("smallest_budget")
             assert figure is not None and figure.status is FigureStatus.PROVEN, figure
             if first is None:
@@ -187,19 +199,20 @@ def check_refusal(item: Counterfactual, answers: Counterfactuals, oracle: Oracle
     assert item.feasible is (closure <= oracle.budget)
 
 
-def budget_sweep(data: dict[str, Any], oracle: Oracle) -> dict[int, set[str]]:
-    """Admitted identities of the brute-force optimum at every budget from the
-    request's own to the sum of all costs (past it nothing can change)."""
-    admitted: dict[int, set[str]] = {}
+def budget_sweep(data: dict[str, Any], oracle: Oracle) -> dict[int, tuple[set[str], int]]:
+    """Admitted identities and value of the brute-force optimum at every budget from
+    the request's own to the sum of all costs (past it nothing can change)."""
+    admitted: dict[int, tuple[set[str], int]] = {}
     for budget in range(oracle.budget, max(oracle.budget, oracle.total) + 1):
         at = json.loads(json.dumps(data))
         at["task"]["budget"] = budget
         result = assembler.assemble(at, strategy="enumerate")
         assert assembler.verify(at, result) == []
         assert result.status is assembler.Status.BUNDLE
-        admitted[budget] = {
-            d.identity for d in result.decisions if d.verdict is assembler.Verdict.ADMITTED
-        }
+        admitted[budget] = (
+            {d.identity for d in result.decisions if d.verdict is assembler.Verdict.ADMITTED},
+            result.value,
+        )
         mine = oracle.best(budget, oracle.required)
         assert mine is not None and mine[0] == set(result.selected)
     return admitted

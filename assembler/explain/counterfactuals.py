@@ -10,6 +10,8 @@ Every figure compares exact optima of derived requests (``derive``), solved by
 (``limits``). With V*(R) the optimal value and C*(R) the cost of the optimal bundle
 of a request R at its budget B:
 
+* more budget: ``next_budget``, the least budget above B at which the optimal value
+  rises, and ``gain``, by how much (``budgets``);
 * left out (an eligible identity i the result does not admit): ``value_lost`` =
   V*(R) - V*(R with i required), ``cost_change`` = C*(R with i required) - C*(R);
   when no legal bundle admits i at B, ``closure`` = the cheapest selection meeting
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from ..model.objective import form_value
 from ..model.types import Candidate, Request, Result, Status, Verdict
 from ..stages.gates import GateReport
-from .budgets import smallest_budget
+from .budgets import next_breakpoint, smallest_budget
 from .derive import forced_in, not_required, only_form, priced, without_identity
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, FigureStatus, Kind
 from .limits import Clock, Deadline, Limits
@@ -87,6 +89,7 @@ def counterfactuals(
         return ranked[: limits.top]
 
     if reference is None or reference.status is not Status.REFUSED:
+        items.append(_more_budget(request, reference, clock))
         for identity in ask(Kind.LEFT_OUT, asked.left_out()):
             items.append(_left_out(request, identity, reference, clock))
         for identity in ask(Kind.ADMITTED, asked.admitted()):
@@ -96,8 +99,10 @@ def counterfactuals(
         closure = deadline.solve(priced(request))
         mandatory = _cost_figure("closure", "mandatory closure", _cost_range(closure), deadline)
         for identity in ask(Kind.CONFLICT, asked.ranked(reference.refusal.conflict)):
-            items.append(_dropped(request, identity, mandatory, clock))
-            items.append(_cheapest(request, identity, mandatory, clock, asked))
+            single = len(asked.eligible_forms(identity)) == 1
+            items.append(_dropped(request, identity, mandatory, clock, single))
+            if not single:
+                items.append(_cheapest(request, identity, mandatory, clock, asked))
     elif reference.refusal is not None:
         named = [item.identity for item in reference.refusal.identities]
         for identity in ask(Kind.CONFLICT, asked.ranked(named)):
@@ -284,6 +289,18 @@ def _left_out(
     )
 
 
+def _more_budget(request: Request, reference: Result | None, clock: Clock) -> Counterfactual:
+    question = f"a budget above {request.task.budget}"
+    if reference is None or clock.exhausted():
+        missing = _not_evaluated(
+            "next_budget", "next budget at which the optimum gains value", COST_UNIT
+        )
+        return Counterfactual(Kind.BUDGET, "", question, (missing,))
+    budget, gain, there = next_breakpoint(request, reference, clock.figure())
+    entered, left = _moved(reference, there) if there is not None else ((), ())
+    return Counterfactual(Kind.BUDGET, "", question, (budget, gain), None, entered, left)
+
+
 def _admitted(
     request: Request, identity: str, reference: Result | None, clock: Clock
 ) -> Counterfactual:
@@ -330,7 +347,9 @@ def _closure_question(
     return figures, _fits(bounds, request.task.budget)
 
 
-def _dropped(request: Request, identity: str, mandatory: Figure, clock: Clock) -> Counterfactual:
+def _dropped(
+    request: Request, identity: str, mandatory: Figure, clock: Clock, single: bool
+) -> Counterfactual:
     deadline = clock.figure()
     derived = not_required(request, identity)
     figures, fits = _closure_question(request, derived, mandatory, deadline)
@@ -345,7 +364,9 @@ def _dropped(request: Request, identity: str, mandatory: Figure, clock: Clock) -
                 deadline,
             ),
         )
-    return Counterfactual(Kind.CONFLICT, identity, "no longer required", figures, fits)
+    # with one eligible form, "only its cheapest form" is the request itself: nothing saved
+    note = "it has one eligible form: no cheaper form to take" if single else ""
+    return Counterfactual(Kind.CONFLICT, identity, "no longer required", figures, fits, note=note)
 
 
 def _cheapest(
@@ -358,10 +379,7 @@ def _cheapest(
     figures, fits = _closure_question(
         request, only_form(request, identity, cheapest.id), mandatory, deadline
     )
-    note = ""
-    if len(forms) == 1:
-        note = "it has no other eligible form"
-    return Counterfactual(Kind.CONFLICT, identity, question, figures, fits, note=note)
+    return Counterfactual(Kind.CONFLICT, identity, question, figures, fits)
 
 
 def _requirement(request: Request, identity: str, clock: Clock) -> Counterfactual:

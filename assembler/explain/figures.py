@@ -36,6 +36,7 @@ class FigureStatus(StrEnum):
 class Kind(StrEnum):
     """Which question a counterfactual answers."""
 
+    BUDGET = "budget"  # a bigger budget: where the optimum next gains value
     LEFT_OUT = "left out"  # an eligible identity the bundle leaves out: force it in
     ADMITTED = "admitted"  # an admitted identity: take it out
     CONFLICT = "refusal"  # an identity a refusal names: drop it, or its cheapest form

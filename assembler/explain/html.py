@@ -1,0 +1,393 @@
+"""The inspector page: one self-contained HTML document per explanation.
+
+Input: an ``Explanation``. Output: the page as a string.
+
+The page needs nothing but itself: the style is inline, there is no script, no
+font, no image and no link to fetch, and a Content-Security-Policy forbids the
+browser to fetch anything (``default-src 'none'``), so it opens from disk in any
+browser, offline, and reads the same with scripting off. Every text taken from the
+request or the result is escaped. The key figures carry ``data-figure`` attributes
+(``budget``, ``used``, ``slack``, ``value``, ``mandatory``, ``excess``) so that a
+test can find them in the rendered DOM.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from .explanation import Explanation
+from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure
+from .scene import Capacity, Item, Scene, Segment, SegmentKind
+from .style import PALETTE, STYLE
+from .wording import KIND_TITLES, grouped, verdict
+
+__all__ = ["ROW_LIMIT", "render_html"]
+
+# rows per table; a request of 100k candidates would otherwise make a page no one reads
+ROW_LIMIT = 500
+
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none';"
+    " form-action 'none'"
+)
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def _cls(text: str) -> str:
+    return text.replace(" ", "-")
+
+
+def render_html(explanation: Explanation) -> str:
+    scene = explanation.scene
+    parts = [
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        f"<title>explain {_e(scene.task)}: {_e(scene.status.value)}</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
+        _header(scene),
+        "<main>",
+        _capacity(scene),
+        _categories(scene),
+        _admitted(scene),
+        _rejected(scene),
+        _counterfactuals(explanation),
+        _diagnostics(explanation),
+        _lineage(scene),
+        "</main>",
+        _footer(scene),
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _header(scene: Scene) -> str:
+    status = scene.status.value
+    proof = ""
+    if status == "bundle":
+        proof = "proven optimal" if scene.optimal else "not proven optimal"
+    code = f" {scene.refusal_code.value}" if scene.refusal_code is not None else ""
+    badge = f'<span class="badge s-{status}">{_e(status)}{_e(code)}</span>'
+    how = f'<span class="why">{_e(scene.strategy)}{", " + proof if proof else ""}</span>'
+    refusal = ""
+    if scene.refusal_message:
+        refusal = f'<p class="refusal"><strong>Refusal:</strong> {_e(scene.refusal_message)}</p>'
+    return (
+        "<header>"
+        '<p class="kicker">assembler explain: one compilation, inspected</p>'
+        f'<h1><span class="id">{_e(scene.task)}</span> {badge} {how}</h1>'
+        f'<p class="scenario">{_e(scene.scenario)}</p>'
+        f'<p class="boundary">{_e(scene.boundary)}</p>'
+        f"{refusal}"
+        f'<p class="note" role="note"><strong>Not established.</strong>'
+        f" {_e(scene.not_established)}</p>"
+        "</header>"
+    )
+
+
+def _figure(name: str, label: str, value: int | None, unit: str, extra: str = "") -> str:
+    shown = "unknown" if value is None else str(value)
+    return (
+        f'<div><dt>{_e(label)}</dt><dd><span class="num" data-figure="{name}">{_e(shown)}</span>'
+        f" {_e(unit)}{_e(extra)}</dd></div>"
+    )
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.4f}%"
+
+
+def _segment(segment: Segment, scale: int) -> str:
+    if segment.kind is SegmentKind.CATEGORY:
+        css = f"c{segment.index % len(PALETTE)}"
+    else:
+        css = segment.kind.value
+    title = f"{segment.label}: {segment.cost} {COST_UNIT}"
+    return (
+        f'<span class="seg {css}" style="width:{_percent(segment.cost, scale)}"'
+        f' title="{_e(title)}"></span>'
+    )
+
+
+def _bar(capacity: Capacity) -> str:
+    scale = capacity.scale
+    segments = "".join(_segment(s, scale) for s in capacity.segments if s.cost > 0)
+    overlay = ""
+    if capacity.mandatory is not None and capacity.excess is not None:
+        at = _percent(capacity.budget, scale)
+        overlay = (
+            f'<span class="excess" style="left:{at};width:{_percent(capacity.excess, scale)}"'
+            f' title="excess: {capacity.excess} {COST_UNIT}"></span>'
+            f'<span class="budget-line" style="left:{at}" title="budget"></span>'
+        )
+    elif capacity.used is not None and capacity.used > capacity.budget:
+        overlay = (
+            f'<span class="budget-line" style="left:{_percent(capacity.budget, scale)}"'
+            ' title="budget"></span>'
+        )
+    return (
+        f'<div class="bar" role="img" aria-label="{_e(capacity.caption)}">{segments}{overlay}</div>'
+        f'<div class="scale"><span>0</span><span>{scale} {COST_UNIT}</span></div>'
+    )
+
+
+def _legend(capacity: Capacity) -> str:
+    items = []
+    for s in capacity.segments:
+        swatch = f"c{s.index % len(PALETTE)}" if s.kind is SegmentKind.CATEGORY else s.kind.value
+        items.append(
+            f'<li><span class="swatch {swatch}"></span>{_e(s.label)}: {s.cost} {COST_UNIT}</li>'
+        )
+    if capacity.excess is not None:
+        items.append(
+            f'<li><span class="swatch excess"></span>beyond the budget (excess):'
+            f" {capacity.excess} {COST_UNIT}</li>"
+        )
+    return f'<ul class="legend">{"".join(items)}</ul>'
+
+
+def _capacity(scene: Scene) -> str:
+    capacity = scene.capacity
+    figures = [_figure("budget", "Budget", capacity.budget, COST_UNIT)]
+    if capacity.used is not None:
+        figures.append(_figure("used", "Used", capacity.used, COST_UNIT))
+        figures.append(_figure("slack", "Slack", capacity.slack, COST_UNIT))
+    if capacity.mandatory is not None:
+        figures.append(_figure("mandatory", "Mandatory closure", capacity.mandatory, COST_UNIT))
+        figures.append(_figure("excess", "Excess", capacity.excess, COST_UNIT))
+    if scene.status.value == "bundle":
+        proof = ", proven optimal" if scene.optimal else f", bound {scene.bound}"
+        figures.append(_figure("value", "Value", scene.value, VALUE_UNIT, proof))
+    return (
+        '<section id="capacity" aria-labelledby="h-capacity">'
+        '<h2 id="h-capacity">Capacity</h2>'
+        f'<dl class="figures">{"".join(figures)}</dl>'
+        f"{_bar(capacity)}{_legend(capacity)}"
+        f'<p class="caption">{_e(capacity.caption)}.</p>'
+        "</section>"
+    )
+
+
+def _categories(scene: Scene) -> str:
+    rows = []
+    for i, c in enumerate(scene.categories):
+        share = "n/a" if c.share is None else f"{c.share:.1%}"
+        rows.append(
+            f'<tr><th scope="row"><span class="swatch c{i % len(PALETTE)}"></span>'
+            f"{_e(c.role)} / {_e(c.channel)}</th>"
+            f'<td class="n">{c.counted}</td><td class="n">{c.cost}</td>'
+            f'<td class="n">{share}</td><td class="n">{c.offered}</td>'
+            f'<td class="n">{c.rejected}</td></tr>'
+        )
+    return (
+        '<section id="categories" aria-labelledby="h-categories">'
+        '<h2 id="h-categories">Categories by role and channel</h2>'
+        f"<table><caption>Forms {_e(scene.counted_as)}, their cost in {COST_UNIT}, and that"
+        " cost as a share of the budget; of all the forms offered in the category.</caption>"
+        '<thead><tr><th scope="col">role / channel</th>'
+        f'<th scope="col" class="n">{_e(scene.counted_as)}</th>'
+        f'<th scope="col" class="n">cost ({COST_UNIT})</th>'
+        '<th scope="col" class="n">share of budget</th>'
+        '<th scope="col" class="n">offered</th><th scope="col" class="n">rejected</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        "</section>"
+    )
+
+
+def _item_rows(items: tuple[Item, ...], *, admitted: bool) -> str:
+    rows = []
+    for item in items[:ROW_LIMIT]:
+        reason = f"<td>{_e(item.reason.value)}</td>" if admitted else ""
+        rows.append(
+            f'<tr><td class="id">{_e(item.id)}</td><td>{_e(item.identity)}</td>'
+            f"<td>{_e(item.form)}</td><td>{_e(item.role)} / {_e(item.channel)}</td>"
+            f'<td class="n">{item.value}</td><td class="n">{item.cost}</td>'
+            f"{reason}<td>{_e(item.detail)}</td></tr>"
+        )
+    if len(items) > ROW_LIMIT:
+        span = 8 if admitted else 7
+        rows.append(
+            f'<tr><td colspan="{span}" class="more">{len(items) - ROW_LIMIT} more not shown'
+            " (the terminal report lists every one)</td></tr>"
+        )
+    return "".join(rows)
+
+
+def _item_head(*, admitted: bool) -> str:
+    reason = '<th scope="col">reason</th>' if admitted else ""
+    return (
+        '<thead><tr><th scope="col">form id</th><th scope="col">identity</th>'
+        '<th scope="col">form</th><th scope="col">role / channel</th>'
+        f'<th scope="col" class="n">value ({VALUE_UNIT})</th>'
+        f'<th scope="col" class="n">cost ({COST_UNIT})</th>{reason}'
+        '<th scope="col">why</th></tr></thead>'
+    )
+
+
+def _admitted(scene: Scene) -> str:
+    if scene.admitted:
+        body = (
+            "<table><caption>In render order: instructions first, then by id.</caption>"
+            f"{_item_head(admitted=True)}<tbody>{_item_rows(scene.admitted, admitted=True)}"
+            "</tbody></table>"
+        )
+    else:
+        body = "<p>None: there is no bundle.</p>"
+    return (
+        '<section id="admitted" aria-labelledby="h-admitted">'
+        f'<h2 id="h-admitted">Admitted ({len(scene.admitted)})</h2>{body}</section>'
+    )
+
+
+def _rejected(scene: Scene) -> str:
+    count = sum(len(s.items) for s in scene.rejected)
+    blocks = []
+    for section in scene.rejected:
+        blocks.append(
+            f"<h3><code>{_e(section.reason.value)}</code> {_e(section.title)}"
+            f" ({len(section.items)})</h3>"
+            f'<p class="why">{_e(section.why)}.</p>'
+            f"<table>{_item_head(admitted=False)}"
+            f"<tbody>{_item_rows(section.items, admitted=False)}</tbody></table>"
+        )
+    return (
+        '<section id="rejected" aria-labelledby="h-rejected">'
+        f'<h2 id="h-rejected">Rejected ({count}), by reason</h2>'
+        f"{''.join(blocks) or '<p>None.</p>'}</section>"
+    )
+
+
+def _figure_item(figure: Figure) -> str:
+    status = figure.status.value
+    note = f' <span class="why">({_e(figure.note)})</span>' if figure.note else ""
+    return (
+        f"<li>{_e(figure.label)}: <strong>{_e(figure.shown())}</strong>"
+        f' <span class="badge f-{_cls(status)}">{_e(status)}</span>{note}</li>'
+    )
+
+
+def _counterfactual(item: Counterfactual, budget: int) -> str:
+    said = verdict(item, budget)
+    said_html = f" &mdash; {_e(said)}" if said else ""
+    moved = ""
+    if item.entered or item.left:
+        moved = (
+            f"<li>enters: {_e(', '.join(item.entered) or 'nothing')};"
+            f" leaves: {_e(', '.join(item.left) or 'nothing')}</li>"
+        )
+    note = f'<li class="why">{_e(item.note)}</li>' if item.note else ""
+    figures = "".join(_figure_item(f) for f in item.figures)
+    return (
+        f'<div class="cf"><h4><span class="id">{_e(item.identity)}</span>:'
+        f" {_e(item.question)}{said_html}</h4><ul>{figures}{moved}{note}</ul></div>"
+    )
+
+
+def _counterfactuals(explanation: Explanation) -> str:
+    answers = explanation.counterfactuals
+    budget = explanation.request.task.budget
+    head = (
+        '<section id="counterfactuals" aria-labelledby="h-counterfactuals">'
+        '<h2 id="h-counterfactuals">Counterfactuals</h2>'
+    )
+    if not answers.evaluated:
+        return head + "<p>Not evaluated (asked for the top 0).</p></section>"
+    limits = answers.limits
+    reference = answers.reference
+    against = "not available: the fresh exact solve did not finish within its limit"
+    if reference is not None:
+        against = f"a fresh exact solve of the request ({reference.status.value})"
+    intro = (
+        f"<p>Each figure is the exact optimum of a derived request, compared with {_e(against)};"
+        f" each computation ran under its own limit of {limits.per_figure:g} s, all of them"
+        f" under {limits.total:g} s, for the top {limits.top} identities of each kind by value."
+        " A figure is <em>proven</em>, a <em>bound only</em>, <em>timed out</em> or"
+        " <em>not evaluated</em>; nothing more is claimed.</p>"
+    )
+    blocks = [head, intro]
+    if answers.mandatory is not None:
+        blocks.append(f"<ul>{_figure_item(answers.mandatory)}</ul>")
+    skipped = dict(answers.skipped)
+    for kind, items in grouped(answers.items):
+        if not items:
+            continue
+        title, about = KIND_TITLES[kind]
+        blocks.append(f'<h3>{_e(title)}</h3><p class="why">{_e(about)}.</p>')
+        blocks.extend(_counterfactual(item, budget) for item in items)
+        if kind in skipped:
+            blocks.append(
+                f'<p class="more">{skipped[kind]} more not evaluated: beyond the top'
+                f" {limits.top}.</p>"
+            )
+    blocks.append("</section>")
+    return "".join(blocks)
+
+
+def _diagnostics(explanation: Explanation) -> str:
+    rows = "".join(
+        f'<li><span><span class="badge l-{_cls(d.label.value)}">{_e(d.label.value)}</span></span>'
+        f'<span class="topic">{_e(d.topic)}</span><span>{_e(d.statement)}</span></li>'
+        for d in explanation.diagnostics
+    )
+    return (
+        '<section id="diagnostics" aria-labelledby="h-diagnostics">'
+        '<h2 id="h-diagnostics">Diagnostics</h2>'
+        '<p class="why">confirmed: established by a computation; informational: a fact,'
+        " not a problem; potential: a possible problem this compilation cannot settle;"
+        " unknown: the inputs do not say; not evaluated: outside what was computed.</p>"
+        f'<ul class="diagnostics">{rows}</ul></section>'
+    )
+
+
+def _lineage(scene: Scene) -> str:
+    lineage = scene.lineage
+    rows = []
+    for entry, hits in lineage.seals:
+        gated = ", ".join(f"{form} (by {how})" for form, how in hits) or "no candidate"
+        rows.append(("seal", entry, f"gates {gated}"))
+    for form, ancestors, decided in lineage.derived:
+        rows.append(("lineage", form, f"derives from {', '.join(ancestors)}; {decided}"))
+    for form, origin, scope, decided in lineage.transfers:
+        rows.append(("transfer", form, f"from {origin} (scope {scope}); {decided}"))
+    for source, current, forms in lineage.sources:
+        now = "no current version given" if current is None else f"current version {current}"
+        listed = "; ".join(
+            f"{f} at {v if v is not None else 'no version'}: {d}" for f, v, d in forms
+        )
+        rows.append(("source", source, f"{now}. {listed}"))
+    if rows:
+        body = (
+            '<table><thead><tr><th scope="col">kind</th><th scope="col">name</th>'
+            '<th scope="col">what it does here</th></tr></thead><tbody>'
+            + "".join(
+                f'<tr><td>{_e(k)}</td><td class="id">{_e(n)}</td><td>{_e(w)}</td></tr>'
+                for k, n, w in rows[:ROW_LIMIT]
+            )
+            + "</tbody></table>"
+        )
+    else:
+        body = "<p>No seals, lineage, transfers or source versions in this request.</p>"
+    return (
+        '<section id="lineage" aria-labelledby="h-lineage">'
+        f'<h2 id="h-lineage">Lineage and seals</h2>{body}</section>'
+    )
+
+
+def _footer(scene: Scene) -> str:
+    package = scene.package_id or "none (no bundle)"
+    return (
+        "<footer>"
+        f"<p>package_id <code>{_e(package)}</code></p>"
+        f"<p>trace_id <code>{_e(scene.trace_id)}</code></p>"
+        "<p>A self-contained page: no script, no font, no image and no network request.</p>"
+        "</footer>"
+    )

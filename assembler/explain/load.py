@@ -1,0 +1,119 @@
+"""Reading a result back and checking that it belongs to its request.
+
+Input: a result as ``Result.to_dict()`` wrote it (``models/result.schema.json``) or
+a ``Result``, and the validated ``Request`` it claims to answer.
+Output: the ``Result``, or ``InvalidResult`` naming the field that is wrong: a
+result that is not one, or one whose budget or candidates are not the request's
+(an explanation of a result against the wrong request would explain nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model.errors import AssemblerError
+from ..model.types import (
+    Decision,
+    Reason,
+    Refusal,
+    RefusalCode,
+    Request,
+    RequiredIdentity,
+    Result,
+    Status,
+    Verdict,
+)
+
+__all__ = ["InvalidResult", "paired", "result_from_dict"]
+
+
+class InvalidResult(AssemblerError, ValueError):
+    """The result is not a result, or not a result of this request.
+
+    ``field`` is the JSON path of the offending value (``decisions``, ``budget``...).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.reason = message
+        super().__init__(f"result {field}: {message}")
+
+
+def result_from_dict(data: Mapping[str, Any]) -> Result:
+    """A ``Result`` rebuilt from its JSON contract."""
+    if not isinstance(data, Mapping):
+        raise InvalidResult("$", f"a result must be a JSON object, not {type(data).__name__}")
+    try:
+        refusal = None if data["refusal"] is None else _refusal(data["refusal"])
+        return Result(
+            status=Status(data["status"]),
+            strategy=str(data["strategy"]),
+            selected=tuple(data["selected"]),
+            cost=int(data["cost"]),
+            value=int(data["value"]),
+            budget=int(data["budget"]),
+            optimal=bool(data["optimal"]),
+            decisions=tuple(
+                Decision(
+                    d["id"], d["identity"], Verdict(d["verdict"]), Reason(d["reason"]), d["detail"]
+                )
+                for d in data["decisions"]
+            ),
+            trace_id=str(data["trace_id"]),
+            package_id=data["package_id"],
+            bound=data["bound"],
+            refusal=refusal,
+            timings=tuple((str(k), float(v)) for k, v in dict(data.get("timings", {})).items()),
+        )
+    except KeyError as missing:
+        raise InvalidResult(str(missing.args[0]), "is required") from None
+    except (TypeError, ValueError) as wrong:
+        raise InvalidResult("$", f"does not follow the result format: {wrong}") from None
+
+
+def _refusal(data: Mapping[str, Any]) -> Refusal:
+    return Refusal(
+        code=RefusalCode(data["code"]),
+        budget=int(data["budget"]),
+        mandatory_cost=data["mandatory_cost"],
+        excess=data["excess"],
+        forms=tuple(data["forms"]),
+        conflict=tuple(data["conflict"]),
+        identities=tuple(
+            RequiredIdentity(
+                item["identity"], tuple((f["id"], Reason(f["gate"])) for f in item["forms"])
+            )
+            for item in data["identities"]
+        ),
+        message=str(data["message"]),
+    )
+
+
+def paired(request: Request, result: Result | Mapping[str, Any]) -> Result:
+    """The result, once it is known to answer ``request``: same budget, a decision for
+    exactly its candidates (by id and identity), selected forms it offers."""
+    answer = result if isinstance(result, Result) else result_from_dict(result)
+    if answer.budget != request.task.budget:
+        raise InvalidResult(
+            "budget", f"is {answer.budget}, but the request's budget is {request.task.budget}"
+        )
+    offered = {c.id: c.identity for c in request.candidates}
+    decided = {d.id: d.identity for d in answer.decisions}
+    if decided.keys() != offered.keys():
+        extra = sorted(decided.keys() - offered.keys())[:3]
+        missing = sorted(offered.keys() - decided.keys())[:3]
+        raise InvalidResult(
+            "decisions",
+            f"do not match the request's candidates (unknown {extra}, missing {missing}):"
+            " is this the result of another request?",
+        )
+    for form, identity in decided.items():
+        if offered[form] != identity:
+            raise InvalidResult(
+                "decisions", f"{form!r} has identity {identity!r}, not {offered[form]!r}"
+            )
+    unknown = [form for form in answer.selected if form not in offered]
+    if unknown:
+        raise InvalidResult("selected", f"names forms the request does not offer: {unknown[:3]}")
+    return answer

@@ -1,0 +1,64 @@
+"""The words both renderings use, so the terminal and the page say the same thing.
+
+Input: counterfactuals and figures. Output: headings, one-line verdicts and figure
+phrases (units always named, status always shown).
+"""
+
+from __future__ import annotations
+
+from .figures import Counterfactual, Figure, FigureStatus, Kind
+
+__all__ = ["KIND_TITLES", "figure_phrase", "grouped", "verdict"]
+
+KIND_TITLES: dict[Kind, tuple[str, str]] = {
+    Kind.BUDGET: (
+        "More budget",
+        "the least budget above this one at which the optimal bundle gains value, and what"
+        " it gains",
+    ),
+    Kind.LEFT_OUT: (
+        "Left out",
+        "each eligible identity the bundle leaves out, forced in at this budget; and the"
+        " smallest budget whose optimal bundle admits it",
+    ),
+    Kind.ADMITTED: ("Admitted", "each admitted identity, taken out and the request re-solved"),
+    Kind.CONFLICT: (
+        "Refusal",
+        "each identity the refusal names: no longer required, or kept only in its cheapest"
+        " form; what that saves and whether the request would then fit",
+    ),
+    Kind.GATED: ("Gated", "a gated candidate at any budget"),
+}
+
+
+def grouped(items: tuple[Counterfactual, ...]) -> list[tuple[Kind, list[Counterfactual]]]:
+    """The counterfactuals by kind, in the order of ``KIND_TITLES``."""
+    return [(kind, [i for i in items if i.kind is kind]) for kind in KIND_TITLES]
+
+
+def verdict(item: Counterfactual, budget: int) -> str:
+    """Whether the derived request has a legal bundle at the budget, in the question's words."""
+    if item.feasible is None:
+        return ""
+    if item.kind is Kind.BUDGET:
+        return ""
+    if item.kind is Kind.LEFT_OUT:
+        return "admits it" if item.feasible else f"cannot admit it within budget {budget}"
+    if item.kind is Kind.ADMITTED:
+        return "re-solved" if item.feasible else "refused without it"
+    if item.kind is Kind.CONFLICT:
+        return f"then fits budget {budget}" if item.feasible else f"still over budget {budget}"
+    return "no budget admits it"
+
+
+def figure_phrase(figure: Figure) -> str:
+    """``label: shown [status]``, with the note when there is one."""
+    text = f"{figure.label}: {figure.shown()}"
+    if (
+        figure.status is not FigureStatus.NOT_EVALUATED
+        and figure.status is not FigureStatus.TIMED_OUT
+    ):
+        text += f" [{figure.status.value}]"
+    if figure.note:
+        text += f" ({figure.note})"
+    return text
