@@ -166,8 +166,8 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
                 assert_proven(item, "cost_freed", best[2] - without[2])
         elif item.kind is Kind.GATED:
             # no selection at any budget has the gated form
-            form = item.question.split("'")[1]
-            assert not any(form in s[0] for s in oracle.selections)
+            assert item.form is not None
+            assert not any(item.form in s[0] for s in oracle.selections)
             figure = item.figure("smallest_budget")
             assert figure is not None and figure.never and figure.status is FigureStatus.PROVEN
         else:
@@ -191,8 +191,8 @@ def check_refusal(item: Counterfactual, answers: Counterfactuals, oracle: Oracle
         if then is not None:
             assert_proven(item, "value", oracle.value(then))
     else:
-        form = item.question.split("'")[1]
-        closure = oracle.cheapest(oracle.required, (item.identity, form))
+        assert item.form is not None
+        closure = oracle.cheapest(oracle.required, (item.identity, item.form))
     assert closure is not None
     assert_proven(item, "closure", closure)
     assert_proven(item, "saved", mandatory - closure)

@@ -2,9 +2,9 @@
 
 Input: ``argv``. Output: text or JSON on stdout and an exit code (``exits``).
 One module per command, each imported only when called: ``compile`` (assemble one
-request), ``bench`` (the benchmarks of a clone); ``corpus run``, ``hunt`` and
-``sweep`` are the command lines of ``assembler.tooling``. A new command is a module
-here and one branch in ``main``.
+request), ``explain`` (inspect a compilation), ``bench`` (the benchmarks of a clone);
+``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
+A new command is a module here and one branch in ``main``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ _USAGE = """usage: assembler <command> [options]
 
 commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
+  explain RESULT.json --request REQUEST.json [--html OUT.html]
+                         inspect a compilation, with exact counterfactuals
   ledger                 list, show, replay, diff, verify, export a ledger
   corpus run             run every strategy over the conformance corpus
   hunt                   search for requests where a strategy is wrong
@@ -41,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .compile import compile_command
 
             return compile_command(rest)
+        if command == "explain":
+            from .explain import explain_command
+
+            return explain_command(rest)
         if command == "ledger":
             from .ledger import ledger_command
 

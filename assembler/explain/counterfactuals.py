@@ -379,7 +379,7 @@ def _cheapest(
     figures, fits = _closure_question(
         request, only_form(request, identity, cheapest.id), mandatory, deadline
     )
-    return Counterfactual(Kind.CONFLICT, identity, question, figures, fits)
+    return Counterfactual(Kind.CONFLICT, identity, question, figures, fits, form=cheapest.id)
 
 
 def _requirement(request: Request, identity: str, clock: Clock) -> Counterfactual:
@@ -420,4 +420,5 @@ def _gated(candidate: Candidate, gates: GateReport) -> Counterfactual:
         (figure,),
         False,
         note=f"{gate.value}: {detail}",
+        form=candidate.id,
     )

@@ -114,6 +114,8 @@ class Counterfactual:
     entered: tuple[str, ...] = ()
     left: tuple[str, ...] = ()
     note: str = ""
+    # the one form the question is about (a gated form, a cheapest form), if any
+    form: str | None = None
 
     def figure(self, key: str) -> Figure | None:
         for figure in self.figures:
@@ -131,4 +133,5 @@ class Counterfactual:
             "entered": list(self.entered),
             "left": list(self.left),
             "note": self.note,
+            "form": self.form,
         }

@@ -16,7 +16,7 @@ from __future__ import annotations
 from html import escape
 
 from .explanation import Explanation
-from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure
+from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, Kind
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
 from .wording import KIND_TITLES, grouped, verdict
@@ -121,22 +121,24 @@ def _segment(segment: Segment, scale: int) -> str:
 def _bar(capacity: Capacity) -> str:
     scale = capacity.scale
     segments = "".join(_segment(s, scale) for s in capacity.segments if s.cost > 0)
-    overlay = ""
+    overlay = mark = ""
     if capacity.mandatory is not None and capacity.excess is not None:
         at = _percent(capacity.budget, scale)
         overlay = (
-            f'<span class="excess" style="left:{at};width:{_percent(capacity.excess, scale)}"'
+            f'<span class="over" style="left:{at};width:{_percent(capacity.excess, scale)}"'
             f' title="excess: {capacity.excess} {COST_UNIT}"></span>'
             f'<span class="budget-line" style="left:{at}" title="budget"></span>'
         )
+        mark = f'<span class="mark" style="left:{at}">budget {capacity.budget}</span>'
+
     elif capacity.used is not None and capacity.used > capacity.budget:
-        overlay = (
-            f'<span class="budget-line" style="left:{_percent(capacity.budget, scale)}"'
-            ' title="budget"></span>'
-        )
+        at = _percent(capacity.budget, scale)
+        overlay = f'<span class="budget-line" style="left:{at}" title="budget"></span>'
+        mark = f'<span class="mark" style="left:{at}">budget {capacity.budget}</span>'
     return (
         f'<div class="bar" role="img" aria-label="{_e(capacity.caption)}">{segments}{overlay}</div>'
-        f'<div class="scale"><span>0</span><span>{scale} {COST_UNIT}</span></div>'
+        f'<div class="scale"><span>0</span>{mark}<span class="end">{scale} {COST_UNIT}</span>'
+        "</div>"
     )
 
 
@@ -149,7 +151,7 @@ def _legend(capacity: Capacity) -> str:
         )
     if capacity.excess is not None:
         items.append(
-            f'<li><span class="swatch excess"></span>beyond the budget (excess):'
+            f'<li><span class="swatch sw-excess"></span>beyond the budget (excess):'
             f" {capacity.excess} {COST_UNIT}</li>"
         )
     return f'<ul class="legend">{"".join(items)}</ul>'
@@ -286,9 +288,31 @@ def _counterfactual(item: Counterfactual, budget: int) -> str:
         )
     note = f'<li class="why">{_e(item.note)}</li>' if item.note else ""
     figures = "".join(_figure_item(f) for f in item.figures)
+    who = f'<span class="id">{_e(item.identity)}</span>: ' if item.identity else ""
     return (
-        f'<div class="cf"><h4><span class="id">{_e(item.identity)}</span>:'
-        f" {_e(item.question)}{said_html}</h4><ul>{figures}{moved}{note}</ul></div>"
+        f'<div class="cf"><h4>{who}{_e(item.question)}{said_html}</h4>'
+        f"<ul>{figures}{moved}{note}</ul></div>"
+    )
+
+
+def _gated_table(items: list[Counterfactual]) -> str:
+    rows = []
+    for item in items:
+        figure = item.figures[0]
+        gate, _, why = item.note.partition(": ")
+        rows.append(
+            f'<tr><td class="id">{_e(item.form)}</td>'
+            f"<td>{_e(item.identity)}</td><td><code>{_e(gate)}</code> {_e(why)}</td>"
+            f"<td><strong>{_e(figure.shown())}</strong>"
+            f' <span class="badge f-{_cls(figure.status.value)}">{_e(figure.status.value)}</span>'
+            f"</td></tr>"
+        )
+    return (
+        '<table><thead><tr><th scope="col">form id</th><th scope="col">identity</th>'
+        '<th scope="col">gate</th><th scope="col">smallest budget that admits it</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="why">Gates never read the budget (model section 4): no budget change can'
+        " admit a gated candidate, only a change to what the gate reads.</p>"
     )
 
 
@@ -322,7 +346,11 @@ def _counterfactuals(explanation: Explanation) -> str:
             continue
         title, about = KIND_TITLES[kind]
         blocks.append(f'<h3>{_e(title)}</h3><p class="why">{_e(about)}.</p>')
-        blocks.extend(_counterfactual(item, budget) for item in items)
+        if kind is Kind.GATED:
+            blocks.append(_gated_table(items))
+        else:
+            cards = "".join(_counterfactual(item, budget) for item in items)
+            blocks.append(f'<div class="cfs">{cards}</div>')
         if kind in skipped:
             blocks.append(
                 f'<p class="more">{skipped[kind]} more not evaluated: beyond the top'

@@ -275,7 +275,7 @@ def _boundary(request: Request) -> str:
         else f"freshness against {len(request.sources)} source versions"
     )
     authority = "authority by policy table" if request.has_authority_table else "default authority"
-    seals = f"{len(task.seal)} seal entries" if task.seal else "no seals"
+    seals = {0: "no seals", 1: "1 seal entry"}.get(len(task.seal), f"{len(task.seal)} seal entries")
     return (
         f"Boundary: the budget of {task.budget} {COST_UNIT} (the request's unit, not named"
         " by it) is the only capacity stated; the model's context window and output"

@@ -27,6 +27,7 @@ header,main,footer{max-width:1180px;margin:0 auto;padding:0 24px}
 header{padding-top:20px}
 h1{font-size:1.6rem;margin:.2rem 0 .4rem;display:flex;gap:.6rem;align-items:center;
 flex-wrap:wrap}
+h1 .why{font-size:1rem;font-weight:400}
 h2{font-size:1.15rem;margin:1.6rem 0 .5rem;padding-bottom:.25rem;
 border-bottom:1px solid var(--line)}
 h3{font-size:1rem;margin:1rem 0 .35rem}
@@ -57,15 +58,18 @@ background:var(--wash);margin:.6rem 0 .3rem;overflow:hidden}
 .seg.unpriced{background:repeating-linear-gradient(45deg,#eaeef2 0 6px,#fff 6px 12px)}
 .seg.overrun{background:var(--bad)}
 .budget-line{position:absolute;top:-1px;bottom:-1px;width:0;border-left:3px solid var(--ink)}
-.excess{position:absolute;top:0;bottom:0;
-background:repeating-linear-gradient(135deg,rgba(180,35,24,.55) 0 6px,rgba(180,35,24,.15) 6px 12px)}
-.scale{display:flex;justify-content:space-between;color:var(--muted);font-size:.8rem}
+.over{position:absolute;top:0;bottom:0;
+background:repeating-linear-gradient(135deg,rgba(180,35,24,.6) 0 6px,rgba(180,35,24,.15) 6px 12px)}
+.scale{position:relative;height:1.2rem;color:var(--muted);font-size:.8rem}
+.scale span{position:absolute;top:0;white-space:nowrap}
+.scale .end{right:0}
+.scale .mark{transform:translateX(-50%);color:var(--ink);font-weight:600}
 .legend{list-style:none;padding:0;margin:.3rem 0;display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;
 font-size:.9rem}
 .swatch{display:inline-block;width:.9rem;height:.9rem;vertical-align:-2px;margin-right:.3rem;
 border:1px solid rgba(0,0,0,.25)}
 .swatch.slack{background:repeating-linear-gradient(135deg,#d0d7de 0 3px,#fff 3px 6px)}
-.swatch.excess{background:repeating-linear-gradient(135deg,#b42318 0 3px,#f4c7c3 3px 6px)}
+.swatch.sw-excess{background:repeating-linear-gradient(135deg,#b42318 0 3px,#f4c7c3 3px 6px)}
 table{border-collapse:collapse;width:100%;margin:.3rem 0 .8rem;font-size:.9rem}
 caption{text-align:left;color:var(--muted);font-size:.85rem;padding:.2rem 0}
 th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid var(--line);
@@ -73,8 +77,11 @@ vertical-align:top}
 th{background:var(--wash);font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:hover{background:#fbfcfd}
+td.id{white-space:nowrap}
+tbody th{background:none;font-weight:600}
 .why{color:var(--muted)}
-.cf{border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.5rem 0}
+.cfs{display:grid;grid-template-columns:repeat(auto-fill,minmax(30rem,1fr));gap:.6rem}
+.cf{border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem}
 .cf h4{margin:0 0 .25rem;font-size:.95rem}
 .cf ul{margin:.2rem 0;padding-left:1.2rem}
 .diagnostics{list-style:none;padding:0}

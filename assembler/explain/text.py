@@ -148,7 +148,11 @@ def _counterfactuals(explanation: Explanation) -> list[str]:
         title, about = KIND_TITLES[kind]
         lines.append(f"  {title}: {about}")
         for item in items:
-            head = f"    {item.identity} ({item.question})"
+            head = (
+                f"    {item.identity} ({item.question})"
+                if item.identity
+                else f"    {item.question}"
+            )
             said = verdict(item, budget)
             lines.append(head + (f": {said}" if said else ""))
             for figure in item.figures:

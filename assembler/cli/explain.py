@@ -1,0 +1,128 @@
+"""``assembler explain RESULT.json --request REQUEST.json``: inspect one compilation.
+
+Input: the arguments after ``explain``. Output: the terminal report on stdout, with
+``--html OUT.html`` also the self-contained inspector page, and an exit code: 0 when
+the compilation was explained (whatever its status), 2 for invalid input or usage
+(one line on stderr, never a traceback).
+
+Without RESULT the request is compiled first (with the counterfactuals' exact
+strategy). ``-`` reads the result from standard input, so ``assembler compile R.json |
+assembler explain - --request R.json`` works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+
+from ..model.errors import AssemblerError
+from .compile import _Parser, _positive_float, _positive_int, _read, _UsageError
+from .exits import EXIT_BUNDLE, EXIT_INVALID
+
+__all__ = ["explain_command"]
+
+
+def _explain_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="assembler explain",
+        description=(
+            "Inspect a compilation: where the budget went, what was kept out and why, and"
+            " exact counterfactuals, each figure with its proof status."
+        ),
+    )
+    parser.add_argument(
+        "result", nargs="?", help="result JSON file, or - for standard input (default: compile)"
+    )
+    parser.add_argument(
+        "--request", required=True, metavar="REQUEST.json", help="the request the result answers"
+    )
+    parser.add_argument("--html", metavar="OUT.html", help="also write the inspector page")
+    parser.add_argument(
+        "--counterfactuals",
+        type=_count,
+        default=5,
+        metavar="N",
+        help="questions of each kind, most valuable first (0 turns them off; default 5)",
+    )
+    parser.add_argument(
+        "--figure-limit",
+        type=_positive_float,
+        default=2.0,
+        metavar="SEC",
+        help="seconds for each counterfactual figure (default 2)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        default=30.0,
+        metavar="SEC",
+        help="seconds for all counterfactuals together (default 30)",
+    )
+    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N")
+    return parser
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def _write(path: str, text: str) -> None:
+    """Write the page whole or not at all: a reader never opens half a page."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".explain-", suffix=".html")
+    except OSError as exc:
+        raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def explain_command(argv: Sequence[str]) -> int:
+    from ..explain.explanation import explain
+    from ..explain.html import render_html
+    from ..explain.limits import Limits
+    from ..explain.text import render_report
+    from ..model.parse import request_from_json
+
+    args = _explain_parser().parse_args(argv)
+    try:
+        if args.result == "-" and args.request == "-":
+            raise _UsageError("the result and the request cannot both come from standard input")
+        request = request_from_json(_read(args.request))
+        result = None
+        if args.result is not None:
+            try:
+                result = json.loads(_read(args.result))
+            except json.JSONDecodeError as exc:
+                raise _UsageError(f"{args.result} is not JSON: {exc}") from None
+        limits = Limits(
+            top=args.counterfactuals,
+            per_figure=args.figure_limit,
+            total=args.time_limit,
+            workers=args.workers,
+        )
+        explanation = explain(request, result, limits=limits)
+        if args.html:
+            _write(args.html, render_html(explanation))
+    except (_UsageError, AssemblerError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    sys.stdout.write(render_report(explanation))
+    if args.html:
+        print(f"wrote {args.html}", file=sys.stderr)
+    return EXIT_BUNDLE

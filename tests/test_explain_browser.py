@@ -1,0 +1,185 @@
+"""The inspector pages in a real headless Chromium (Debian's ``chromium`` package).
+
+One browser is started for the module. Every shipped example and every corpus case
+is explained, written to disk and opened from its ``file://`` URL with scripting
+off; each page must make no network request but its own document, lay out the key
+figures with the values of its result (budget, used, slack, value; for a refusal
+over budget the mandatory closure and its excess), carry no script, and not
+screenshot blank. Control pages show that the network and blank checks can fail.
+
+When Chromium is missing these tests fail if the environment variable ``CI`` is set
+(``.ci/run`` sets it, after installing the ``chromium`` package), and are skipped
+with that message otherwise.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chromium import Browser, BrowserError, Page, figures_in
+from PIL import Image
+
+import assembler
+from assembler.explain.explanation import explain
+from assembler.explain.html import render_html
+from assembler.explain.limits import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "models" / "examples").glob("*.json"))
+CASES = sorted((ROOT / "corpus").glob("*.json"))
+PAGES = [f"example/{p.stem}" for p in EXAMPLES] + [f"corpus/{p.stem}" for p in CASES]
+
+
+def request_of(name: str) -> dict[str, Any]:
+    kind, stem = name.split("/")
+    if kind == "example":
+        data: dict[str, Any] = json.loads(
+            (ROOT / "models" / "examples" / f"{stem}.json").read_text()
+        )
+        return data
+    case: dict[str, Any] = json.loads((ROOT / "corpus" / f"{stem}.json").read_text())["request"]
+    return case
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    try:
+        started = Browser()
+    except BrowserError as missing:
+        message = f"the browser tests need Chromium: {missing}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message + " (set CI=1 to make this a failure)")
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture(scope="module")
+def tab(browser: Browser) -> Iterator[Page]:
+    """One tab, scripting off, reused for every page (each load starts a fresh document)."""
+    page = browser.page(1280, 900, scripts=False)
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, assembler.Result]]:
+    """Every page, written once for the module: name -> (file, the result it explains)."""
+    folder = tmp_path_factory.mktemp("pages")
+    written = {}
+    for name in PAGES:
+        data = request_of(name)
+        result = assembler.assemble(data)
+        assert assembler.verify(data, result) == []
+        # the examples get the default counterfactuals; the corpus a smaller top
+        top = 5 if name.startswith("example/") else 2
+        page = render_html(explain(data, result, limits=Limits(top=top)))
+        path = folder / (name.replace("/", "-") + ".html")
+        path.write_text(page, encoding="utf-8")
+        written[name] = (path, result)
+    return written
+
+
+def opened(browser: Browser, path: Path, *, scripts: bool = False) -> Page:
+    page = browser.page(1280, 900, scripts=scripts)
+    page.load(path.as_uri())
+    return page
+
+
+def blank(png: bytes) -> bool:
+    """True when a screenshot shows (next to) nothing: one colour covers 99.5% of it."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    counts = image.getcolors(maxcolors=1 << 24) or []
+    commonest = max(n for n, _ in counts)
+    return commonest >= 0.995 * image.width * image.height
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_page_shows_its_figures_without_scripts_or_network(
+    tab: Page, pages: dict[str, tuple[Path, assembler.Result]], name: str
+) -> None:
+    path, result = pages[name]
+    tab.load(path.as_uri())
+    assert tab.requests() == [path.as_uri()], "the page fetched something"
+    dom = tab.dom()
+    expected = {"budget": str(result.budget)}
+    if result.status is assembler.Status.BUNDLE:
+        expected |= {
+            "used": str(result.cost),
+            "slack": str(result.slack),
+            "value": str(result.value),
+        }
+    refusal = result.refusal
+    if refusal is not None and refusal.mandatory_cost is not None:
+        expected |= {"mandatory": str(refusal.mandatory_cost), "excess": str(refusal.excess)}
+    assert figures_in(dom) == expected
+    # laid out, not merely present: each figure has a box with an area
+    boxes = tab.rendered("[data-figure]")
+    assert len(boxes) == len(expected) and all(b["width"] > 0 < b["height"] for b in boxes)
+    assert "<script" not in dom.lower()
+    assert "does not establish that the material was" in dom
+    assert not blank(tab.screenshot())
+
+
+def test_a_page_reads_the_same_with_scripts_on(
+    browser: Browser, pages: dict[str, tuple[Path, assembler.Result]]
+) -> None:
+    path, _ = pages["example/review-migration"]
+    quiet, lively = opened(browser, path), opened(browser, path, scripts=True)
+    try:
+        assert figures_in(quiet.dom()) == figures_in(lively.dom())
+        assert lively.requests() == [path.as_uri()]
+    finally:
+        quiet.close()
+        lively.close()
+
+
+def test_the_network_check_sees_a_fetch(browser: Browser, tmp_path: Path) -> None:
+    # a control: the same check on a page that does fetch must fail
+    path = tmp_path / "fetches.html"
+    path.write_text('<!doctype html><p>x</p><img src="http://127.0.0.1:9/pixel.png">')
+    page = opened(browser, path)
+    try:
+        assert "http://127.0.0.1:9/pixel.png" in page.requests()
+    finally:
+        page.close()
+
+
+def test_the_blank_check_sees_a_blank_page(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "blank.html"
+    path.write_text("<!doctype html><title>nothing</title>")
+    page = opened(browser, path)
+    try:
+        assert blank(page.screenshot())
+    finally:
+        page.close()
+
+
+def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path) -> None:
+    hostile = '<img src="http://127.0.0.1:9/x.png" onerror="document.title=1">'
+    data = {
+        "task": {"id": "escape </title><b>", "budget": 100},
+        "candidates": [
+            {"id": hostile, "cost": 10, "relevance": 0.5, "content": "</style><script>x</script>"}
+        ],
+    }
+    path = tmp_path / "hostile.html"
+    path.write_text(render_html(explain(data, limits=Limits(top=1))), encoding="utf-8")
+    page = opened(browser, path, scripts=True)
+    try:
+        assert page.requests() == [path.as_uri()]
+        dom = page.dom()
+        assert "<img" not in dom and "<b>" not in dom and "<script" not in dom
+        assert page.call("Runtime.evaluate", {"expression": "document.title"})["result"][
+            "value"
+        ].startswith("explain escape </title><b>")
+    finally:
+        page.close()
