@@ -33,12 +33,22 @@ from assembler.explain.limits import Limits
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "models" / "examples").glob("*.json"))
 CASES = sorted((ROOT / "corpus").glob("*.json"))
-PAGES = [f"example/{p.stem}" for p in EXAMPLES] + [f"corpus/{p.stem}" for p in CASES]
+# a rendered result shows its bytes too: one per format
+RENDERED = {
+    "rendered/review-migration": "text",
+    "rendered/shared-resolver": "openai-chat",
+    "rendered/agent-tool-call": "anthropic-messages",
+}
+PAGES = [
+    *(f"example/{p.stem}" for p in EXAMPLES),
+    *RENDERED,
+    *(f"corpus/{p.stem}" for p in CASES),
+]
 
 
 def request_of(name: str) -> dict[str, Any]:
     kind, stem = name.split("/")
-    if kind == "example":
+    if kind in ("example", "rendered"):
         data: dict[str, Any] = json.loads(
             (ROOT / "models" / "examples" / f"{stem}.json").read_text()
         )
@@ -77,10 +87,12 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, ass
     written = {}
     for name in PAGES:
         data = request_of(name)
-        result = assembler.assemble(data)
+        result = assembler.assemble(data, render=RENDERED.get(name))
         assert assembler.verify(data, result) == []
+        if result.rendering is not None:
+            assert assembler.verify_rendering(data, result, result.rendering) == []
         # the examples get the default counterfactuals; the corpus a smaller top
-        top = 5 if name.startswith("example/") else 2
+        top = 2 if name.startswith("corpus/") else 5
         page = render_html(explain(data, result, limits=Limits(top=top)))
         path = folder / (name.replace("/", "-") + ".html")
         path.write_text(page, encoding="utf-8")
@@ -120,6 +132,8 @@ def test_the_page_shows_its_figures_without_scripts_or_network(
     refusal = result.refusal
     if refusal is not None and refusal.mandatory_cost is not None:
         expected |= {"mandatory": str(refusal.mandatory_cost), "excess": str(refusal.excess)}
+    if result.rendering is not None:
+        expected["rendered-bytes"] = str(len(result.rendering.data))
     assert figures_in(dom) == expected
     # laid out, not merely present: each figure has a box with an area
     boxes = tab.rendered("[data-figure]")

@@ -165,3 +165,37 @@ def test_the_page_is_self_contained() -> None:
     assert "http://" not in lowered and "https://" not in lowered and "url(" not in lowered
     assert "default-src 'none'" in page
     assert 'data-figure="budget">' in page
+
+
+def test_a_rendered_result_shows_its_bytes_and_keeps_the_no_content_gate() -> None:
+    data = example("agent-tool-call")
+    result = assembler.assemble(data, render="openai-chat")
+    assert result.rendering is not None
+    assert assembler.verify_rendering(data, result, result.rendering) == []
+    # read back from its JSON, rendering included
+    again = result_from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again == result
+    explanation = explain(data, again, limits=Limits(top=5, audit=True))
+    rendered = explanation.scene.rendered
+    assert rendered is not None and rendered.size == len(result.rendering.data)
+    assert [i[0] for i in rendered.items] == [i.id for i in result.rendering.manifest.items]
+    assert label_of(explanation, "rendering") is Label.CONFIRMED
+    assert label_of(explanation, "re-solved") is Label.CONFIRMED
+    assert any(s.reason.value == "no-content" for s in explanation.scene.rejected)
+    # the counterfactuals keep the gate: no derived bundle admits a form without content
+    contentless = {c["id"] for c in data["candidates"] if "content" not in c}
+    assert contentless and explanation.counterfactuals.audited
+    for _, answer in explanation.counterfactuals.audited:
+        assert not contentless & set(answer.selected)
+    assert f"rendering: {rendered.size} bytes (UTF-8, openai-chat)" in render_report(explanation)
+
+
+def test_counted_costs_ask_for_the_priced_request() -> None:
+    from assembler.render import Utf8Bytes
+
+    data = example("agent-tool-call")
+    result = assembler.assemble(data, render="text", counter=Utf8Bytes())
+    with pytest.raises(InvalidResult) as caught:
+        explain(data, result, limits=QUICK)
+    assert caught.value.field == "rendering.manifest.costs"
+    assert "priced_request" in str(caught.value)

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Sequence
 
 from ..model.errors import AssemblerError
+from ..model.rendering import RenderFormat
 from .compile import _Parser, _positive_float, _positive_int, _read, _UsageError
 from .exits import EXIT_BUNDLE, EXIT_INVALID
 
@@ -63,6 +64,12 @@ def _explain_parser() -> argparse.ArgumentParser:
         help="seconds for all counterfactuals together (default 30)",
     )
     parser.add_argument("--workers", type=_positive_int, default=None, metavar="N")
+    parser.add_argument(
+        "--render",
+        choices=[f.value for f in RenderFormat],
+        default=None,
+        help="without RESULT: compile with a rendering in this format (shown on the page)",
+    )
     return parser
 
 
@@ -103,6 +110,8 @@ def explain_command(argv: Sequence[str]) -> int:
     try:
         if args.result == "-" and args.request == "-":
             raise _UsageError("the result and the request cannot both come from standard input")
+        if args.render is not None and args.result is not None:
+            raise _UsageError("--render compiles the request: give no RESULT with it")
         request = request_from_json(_read(args.request))
         result = None
         if args.result is not None:
@@ -116,7 +125,7 @@ def explain_command(argv: Sequence[str]) -> int:
             total=args.time_limit,
             workers=args.workers,
         )
-        explanation = explain(request, result, limits=limits)
+        explanation = explain(request, result, limits=limits, render=args.render)
         if args.html:
             _write(args.html, render_html(explanation))
     except (_UsageError, AssemblerError) as exc:

@@ -1,9 +1,9 @@
 """Exact counterfactuals: what the optimum would be if one thing were different.
 
-Input: a validated ``Request``, the ``Result`` being explained, its ``GateReport``
-and ``Limits``. Output: ``Counterfactuals``: the reference optimum (a fresh exact
-solve of the request) and one ``Counterfactual`` per question, for the ``top`` most
-valuable identities of each kind, every figure with its proof status.
+Input: a validated ``Request``, the ``Result`` being explained (rendered or not), its
+``GateReport`` and ``Limits``. Output: ``Counterfactuals``: the reference optimum (a
+fresh exact solve of the request) and one ``Counterfactual`` per question, for the
+``top`` most valuable identities of each kind, every figure with its proof status.
 
 Every figure compares exact optima of derived requests (``derive``), solved by
 ``assemble()`` with an exact strategy, each computation under its own deadline
@@ -41,7 +41,7 @@ from ..model.objective import form_value
 from ..model.types import Candidate, Request, Result, Status, Verdict
 from ..stages.gates import GateReport
 from .budgets import next_breakpoint, smallest_budget
-from .derive import forced_in, not_required, only_form, priced, without_identity
+from .derive import content_only, forced_in, not_required, only_form, priced, without_identity
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, FigureStatus, Kind
 from .limits import Clock, Deadline, Limits
 
@@ -77,8 +77,12 @@ def counterfactuals(
     clock = Clock(limits)
     if limits.top == 0:
         return Counterfactuals(limits, False, None, None, (), (), 0.0)
-    reference = clock.figure().solve(request)
+    # A rendered result had its forms without content gated: the reference is solved
+    # the same way, and every derived request starts from the request with that gate.
+    render = None if result.rendering is None else result.rendering.format
+    reference = clock.figure().solve(request, render)
     asked = _Questions(request, result, gates)
+    request = request if render is None else content_only(request)
     items: list[Counterfactual] = []
     skipped: list[tuple[Kind, int]] = []
     mandatory: Figure | None = None
@@ -304,7 +308,7 @@ def _more_budget(request: Request, reference: Result | None, clock: Clock) -> Co
 def _admitted(
     request: Request, identity: str, reference: Result | None, clock: Clock
 ) -> Counterfactual:
-    question = "taken out (every form of it gated)"
+    question = "taken out, every form of it gated"
     deadline = clock.figure()
     derived = deadline.solve(without_identity(request, identity))
     if derived is None:
@@ -374,7 +378,7 @@ def _cheapest(
 ) -> Counterfactual:
     forms = asked.eligible_forms(identity)
     cheapest = min(forms, key=lambda c: (c.cost, c.id))
-    question = f"kept, only in its cheapest form {cheapest.id!r} ({cheapest.cost} {COST_UNIT})"
+    question = f"kept, only in its cheapest form {cheapest.id!r} of {cheapest.cost} {COST_UNIT}"
     deadline = clock.figure()
     figures, fits = _closure_question(
         request, only_form(request, identity, cheapest.id), mandatory, deadline

@@ -17,6 +17,9 @@ solver-agnostic.
   candidates' ``required`` flags); it stays on offer.
 * ``priced(r)``: every relevance 0 and the budget unbounded, so the optimum is the
   cheapest selection meeting C1-C5: the request's mandatory closure.
+* ``content_only(r)``: every form without content gated, as a rendering gates them
+  (``no-content``), so that derived requests of a rendered result keep that gate
+  without rendering every answer.
 
 Gating uses a seal on a fresh lineage name given only to the forms concerned: sealing
 the identity's name would also seal a form whose lineage or id happens to spell it.
@@ -29,6 +32,7 @@ from dataclasses import replace
 from ..model.types import Request
 
 __all__ = [
+    "content_only",
     "forced_in",
     "not_required",
     "only_form",
@@ -80,6 +84,10 @@ def only_form(request: Request, identity: str, form_id: str) -> Request:
 def priced(request: Request) -> Request:
     candidates = tuple(replace(c, relevance=0.0) for c in request.candidates)
     return unbounded(replace(request, candidates=candidates))
+
+
+def content_only(request: Request) -> Request:
+    return _gated(request, {c.id for c in request.candidates if c.content is None})
 
 
 def _gated(request: Request, form_ids: set[str]) -> Request:

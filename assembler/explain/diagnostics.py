@@ -1,7 +1,8 @@
 """Diagnostics: findings about one compilation, each labelled with how it is known.
 
-Input: the validated ``Request``, its ``GateReport``, the ``Result``, the verifier's
-``Violation`` list and the ``Counterfactuals`` (for the fresh exact reference).
+Input: the validated ``Request``, its ``GateReport``, the ``Result``, the verifiers'
+``Violation`` lists (the bundle's, the rendering's) and the ``Counterfactuals`` (for
+the fresh exact reference).
 Output: a tuple of ``Diagnostic`` in a fixed order.
 
 The label says what kind of statement it is, never more than was computed:
@@ -65,6 +66,7 @@ def diagnose(
     gates: GateReport,
     result: Result,
     violations: list[Violation],
+    render_violations: list[Violation],
     answers: Counterfactuals,
 ) -> tuple[Diagnostic, ...]:
     found: list[Diagnostic] = []
@@ -74,14 +76,7 @@ def diagnose(
     found.extend(_labels(request, result))
     found.extend(_slack(request, gates, result))
     found.append(_figures(answers))
-    found.append(
-        Diagnostic(
-            Label.NOT_EVALUATED,
-            "rendered size",
-            f"Costs are the caller's declared costs in {COST_UNIT}; they were not counted"
-            " from rendered bytes, because rendering is not part of this compilation.",
-        )
-    )
+    found.extend(_rendering(result, render_violations))
     found.append(
         Diagnostic(
             Label.UNKNOWN,
@@ -100,6 +95,43 @@ def diagnose(
         )
     )
     return tuple(found)
+
+
+def _rendering(result: Result, violations: list[Violation]) -> list[Diagnostic]:
+    rendering = result.rendering
+    if rendering is None:
+        return [
+            Diagnostic(
+                Label.NOT_EVALUATED,
+                "rendered size",
+                f"Costs are the caller's declared costs in {COST_UNIT}; they were not counted"
+                " from rendered bytes: this result carries no rendering.",
+            )
+        ]
+    size = len(rendering.data)
+    found = [
+        Diagnostic(
+            Label.NOT_EVALUATED,
+            "rendered size",
+            f"Rendered {size} bytes ({rendering.format.value}); their token count was not"
+            f" evaluated: costs are the caller's declared costs in {COST_UNIT}.",
+        )
+    ]
+    if not violations:
+        found.append(
+            Diagnostic(
+                Label.CONFIRMED,
+                "rendering",
+                "The render verifier finds the rendered bytes bound to the selection: every"
+                " item at its offset behind its header, in layout order, the hashes holding,"
+                " no foreign content.",
+            )
+        )
+    found.extend(
+        Diagnostic(Label.CONFIRMED, f"broken rendering rule: {v.kind}", v.detail, v.forms)
+        for v in violations
+    )
+    return found
 
 
 def _legality(violations: list[Violation]) -> list[Diagnostic]:

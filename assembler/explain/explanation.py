@@ -3,11 +3,12 @@
 Input: a request (a mapping of parsed JSON or a typed ``Request``), optionally the
 result that answers it (a ``Result`` or its JSON dict; compiled here with the limits'
 exact strategy when absent), and ``Limits`` for the counterfactuals.
-Output: an ``Explanation``: the scene, the verifier's findings, the diagnostics, the
-counterfactuals and, when one is given, the comparison with another compilation.
+Output: an ``Explanation``: the scene, the verifiers' findings, the diagnostics and
+the counterfactuals.
 
 The chain is visible: parse -> pair the result with its request -> gates -> verify
--> counterfactuals -> scene -> diagnostics. Rendering it is ``text`` and ``html``.
+(and the rendering, when there is one) -> counterfactuals -> scene -> diagnostics.
+Showing it is ``text`` and ``html``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from typing import Any
 
 from ..api import assemble
 from ..model.parse import parse_request
+from ..model.rendering import RenderFormat
 from ..model.types import Request, Result, Violation
 from ..stages.gates import apply_gates
 from ..verifiers.bundle import verify
+from ..verifiers.rendering import verify_rendering
 from .counterfactuals import Counterfactuals, counterfactuals
 from .diagnostics import Diagnostic, diagnose
 from .limits import Limits
@@ -36,6 +39,8 @@ class Explanation:
     result: Result
     scene: Scene
     violations: tuple[Violation, ...]
+    # the render verifier's findings, when the result carries a rendering
+    render_violations: tuple[Violation, ...]
     diagnostics: tuple[Diagnostic, ...]
     counterfactuals: Counterfactuals
 
@@ -45,21 +50,26 @@ def explain(
     result: Result | Mapping[str, Any] | None = None,
     *,
     limits: Limits | None = None,
+    render: str | RenderFormat | None = None,
 ) -> Explanation:
-    """Inspect ``result`` (or a fresh compilation of ``request``) with counterfactuals."""
+    """Inspect ``result`` (or a fresh compilation of ``request``, rendered in ``render``
+    when given) with counterfactuals."""
     chosen = Limits() if limits is None else limits
     parsed = parse_request(request)
     if result is None:
-        result = assemble(parsed, strategy=chosen.strategy, workers=chosen.workers)
+        result = assemble(parsed, strategy=chosen.strategy, workers=chosen.workers, render=render)
     answer = paired(parsed, result)
-    gates = apply_gates(parsed)
+    rendering = answer.rendering
+    gates = apply_gates(parsed, require_content=rendering is not None)
     violations = verify(parsed, answer)
+    unfaithful = [] if rendering is None else verify_rendering(parsed, answer, rendering)
     answers = counterfactuals(parsed, answer, gates, chosen)
     return Explanation(
         request=parsed,
         result=answer,
         scene=build_scene(parsed, answer),
         violations=tuple(violations),
-        diagnostics=diagnose(parsed, gates, answer, violations, answers),
+        render_violations=tuple(unfaithful),
+        diagnostics=diagnose(parsed, gates, answer, violations, unfaithful, answers),
         counterfactuals=answers,
     )

@@ -71,7 +71,7 @@ class Figure:
         """The figure as a reader sees it, unit included; never more than was proven."""
         if self.status is FigureStatus.PROVEN:
             if self.never:
-                return "none (no budget)"
+                return "none"
             return f"{self.low} {self.unit}"
         if self.status is FigureStatus.BOUND_ONLY:
             if self.low is not None and self.high is not None:

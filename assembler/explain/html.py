@@ -7,8 +7,9 @@ font, no image and no link to fetch, and a Content-Security-Policy forbids the
 browser to fetch anything (``default-src 'none'``), so it opens from disk in any
 browser, offline, and reads the same with scripting off. Every text taken from the
 request or the result is escaped. The key figures carry ``data-figure`` attributes
-(``budget``, ``used``, ``slack``, ``value``, ``mandatory``, ``excess``) so that a
-test can find them in the rendered DOM.
+(``budget``, ``used``, ``slack``, ``value``, ``mandatory``, ``excess``, and
+``rendered-bytes`` when the result carries a rendering) so that a test can find them
+in the rendered DOM.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def render_html(explanation: Explanation) -> str:
         _capacity(scene),
         _categories(scene),
         _admitted(scene),
+        _rendered(scene),
         _rejected(scene),
         _counterfactuals(explanation),
         _diagnostics(explanation),
@@ -247,6 +249,38 @@ def _admitted(scene: Scene) -> str:
     return (
         '<section id="admitted" aria-labelledby="h-admitted">'
         f'<h2 id="h-admitted">Admitted ({len(scene.admitted)})</h2>{body}</section>'
+    )
+
+
+def _rendered(scene: Scene) -> str:
+    rendered = scene.rendered
+    if rendered is None:
+        return ""
+    costs = (
+        f"declared ({COST_UNIT}, from the request)"
+        if rendered.costs == "declared"
+        else f"counted by {rendered.counter}"
+    )
+    rows = "".join(
+        f'<tr><td class="id">{_e(form)}</td><td>{_e(kind)}</td><td class="n">{offset}</td>'
+        f'<td class="n">{length}</td><td class="n">{tokens}</td></tr>'
+        for form, kind, offset, length, tokens in rendered.items[:ROW_LIMIT]
+    )
+    return (
+        '<section id="rendering" aria-labelledby="h-rendering">'
+        '<h2 id="h-rendering">Rendering</h2>'
+        '<dl class="figures">'
+        f"{_figure('rendered-bytes', 'Rendered', rendered.size, 'bytes (UTF-8)')}"
+        f"<div><dt>Format</dt><dd>{_e(rendered.format)}</dd></div>"
+        f"<div><dt>Costs</dt><dd>{_e(costs)}</dd></div></dl>"
+        f'<p class="why">sha256 <code>{_e(rendered.sha256)}</code>. These bytes were'
+        " prepared for the call; nothing here says a model received them.</p>"
+        "<table><caption>Items in layout order: where each content sits in the rendered"
+        " bytes, and its cost.</caption>"
+        '<thead><tr><th scope="col">form id</th><th scope="col">kind</th>'
+        '<th scope="col" class="n">offset (bytes)</th><th scope="col" class="n">length'
+        ' (bytes)</th><th scope="col" class="n">cost</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></section>"
     )
 
 

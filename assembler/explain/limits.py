@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..api import assemble
 from ..model.errors import InvalidRequest
+from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 
 __all__ = ["EXACT_STRATEGIES", "Clock", "Deadline", "Limits"]
@@ -70,7 +71,7 @@ class Deadline:
     def spent(self) -> float:
         return time.monotonic() - self.started
 
-    def solve(self, request: Request) -> Result | None:
+    def solve(self, request: Request, render: RenderFormat | None = None) -> Result | None:
         """The exact answer under the time left, or None when none is left."""
         left = self.left()
         if left <= 0:
@@ -78,7 +79,11 @@ class Deadline:
             return None
         limits = self.clock.limits
         answer = assemble(
-            request, strategy=limits.strategy, time_limit=left, workers=limits.workers
+            request,
+            strategy=limits.strategy,
+            time_limit=left,
+            workers=limits.workers,
+            render=render,
         )
         self.clock.solves += 1
         if limits.audit:

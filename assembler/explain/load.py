@@ -2,9 +2,10 @@
 
 Input: a result as ``Result.to_dict()`` wrote it (``models/result.schema.json``) or
 a ``Result``, and the validated ``Request`` it claims to answer.
-Output: the ``Result``, or ``InvalidResult`` naming the field that is wrong: a
-result that is not one, or one whose budget or candidates are not the request's
-(an explanation of a result against the wrong request would explain nothing).
+Output: the ``Result`` (with its ``Rendering`` when it carries one), or
+``InvalidResult`` naming the field that is wrong: a result that is not one, or one
+whose budget or candidates are not the request's (an explanation of a result against
+the wrong request would explain nothing).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.errors import AssemblerError
+from ..model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import (
     Decision,
     Reason,
@@ -24,6 +26,7 @@ from ..model.types import (
     Status,
     Verdict,
 )
+from ..stages.trace import canonical_json
 
 __all__ = ["InvalidResult", "paired", "result_from_dict"]
 
@@ -65,6 +68,7 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
             bound=data["bound"],
             refusal=refusal,
             timings=tuple((str(k), float(v)) for k, v in dict(data.get("timings", {})).items()),
+            rendering=None if data.get("rendering") is None else _rendering(data["rendering"]),
         )
     except KeyError as missing:
         raise InvalidResult(str(missing.args[0]), "is required") from None
@@ -90,10 +94,58 @@ def _refusal(data: Mapping[str, Any]) -> Refusal:
     )
 
 
+def _rendering(data: Mapping[str, Any]) -> Rendering:
+    m = data["manifest"]
+    counter = m["counter"]
+    manifest = Manifest(
+        render_version=int(m["render_version"]),
+        format=RenderFormat(m["format"]),
+        package_id=str(m["package_id"]),
+        trace_id=str(m["trace_id"]),
+        items=tuple(
+            ManifestItem(
+                i["id"],
+                i["identity"],
+                i["form"],
+                i["kind"],
+                i["content_sha256"],
+                int(i["offset"]),
+                int(i["length"]),
+                int(i["tokens"]),
+            )
+            for i in m["items"]
+        ),
+        envelope=tuple((e["part"], int(e["offset"]), int(e["length"])) for e in m["envelope"]),
+        breakpoints=tuple(int(b) for b in m["breakpoints"]),
+        rendered_sha256=str(m["rendered_sha256"]),
+        request_body_sha256=str(m["request_body_sha256"]),
+        costs=str(m["costs"]),
+        counter_name=None if counter is None else str(counter["name"]),
+        counter_version=None if counter is None else str(counter["version"]),
+        budget=int(m["budget"]),
+        total_tokens=m["total_tokens"],
+        envelope_tokens=m["envelope_tokens"],
+    )
+    return Rendering(
+        format=RenderFormat(data["format"]),
+        text=str(data["text"]),
+        body_json=canonical_json(data["body"]),
+        manifest=manifest,
+    )
+
+
 def paired(request: Request, result: Result | Mapping[str, Any]) -> Result:
     """The result, once it is known to answer ``request``: same budget, a decision for
     exactly its candidates (by id and identity), selected forms it offers."""
     answer = result if isinstance(result, Result) else result_from_dict(result)
+    rendering = answer.rendering
+    if rendering is not None and rendering.manifest.costs == "counted":
+        counter = rendering.manifest.counter_name
+        raise InvalidResult(
+            "rendering.manifest.costs",
+            f"were counted by {counter}: the result answers the priced request"
+            " (assembler.render.priced_request), so explain that request with it",
+        )
     if answer.budget != request.task.budget:
         raise InvalidResult(
             "budget", f"is {answer.budget}, but the request's budget is {request.task.budget}"

@@ -4,8 +4,8 @@ Input: a validated ``Request`` and the ``Result`` that answers it.
 Output: a ``Scene``: the scenario and boundary lines, the capacity (budget, use by
 category, slack; or, for a refusal, the mandatory closure over the budget by its
 excess), the category table by role and channel, the admitted items, the rejected
-items grouped by reason, the lineage and seals involved, and what the compilation
-does not establish.
+items grouped by reason, the rendered bytes when the result carries a rendering, the
+lineage and seals involved, and what the compilation does not establish.
 
 Everything is read from the request and the result; nothing is estimated. Where the
 request says nothing (the model's context window, an output allowance, the unit of
@@ -28,6 +28,7 @@ __all__ = [
     "Category",
     "Item",
     "Lineage",
+    "Rendered",
     "Scene",
     "Section",
     "Segment",
@@ -55,6 +56,7 @@ _SECTIONS: dict[Reason, tuple[str, str]] = {
         "No authority",
         "an instruction from a channel without instruction standing",
     ),
+    Reason.NO_CONTENT: ("No content", "a rendering was asked for and it has nothing to render"),
     Reason.DEPENDENCY_UNAVAILABLE: (
         "Dependency unavailable",
         "it needs an identity that has no eligible form",
@@ -160,6 +162,19 @@ class Lineage:
 
 
 @dataclass(frozen=True, slots=True)
+class Rendered:
+    """What the result's rendering says about its bytes (sizes in UTF-8 bytes)."""
+
+    format: str
+    size: int
+    sha256: str
+    costs: str
+    counter: str | None
+    # (form id, kind, byte offset, byte length, tokens) in layout order
+    items: tuple[tuple[str, str, int, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Scene:
     task: str
     status: Status
@@ -181,6 +196,7 @@ class Scene:
     conflict: tuple[str, ...]
     package_id: str | None
     trace_id: str
+    rendered: Rendered | None = None
     not_established: str = NOT_ESTABLISHED
 
 
@@ -219,7 +235,10 @@ def build_scene(request: Request, result: Result) -> Scene:
     categories = _categories(request, result)
     admitted = tuple(item(form) for form in result.selected)
     rejected = []
-    for reason, (title, why) in _SECTIONS.items():
+    # a reason this page does not know yet still gets its section, under its own name
+    order = [*_SECTIONS, *(r for r in Reason if r not in _SECTIONS)]
+    for reason in order:
+        title, why = _SECTIONS.get(reason, (reason.value, "see the decision's detail"))
         members = [
             d.id for d in result.decisions if d.verdict is Verdict.REJECTED and d.reason is reason
         ]
@@ -248,6 +267,22 @@ def build_scene(request: Request, result: Result) -> Scene:
         conflict=() if refusal is None else refusal.conflict,
         package_id=result.package_id,
         trace_id=result.trace_id,
+        rendered=_rendered(result),
+    )
+
+
+def _rendered(result: Result) -> Rendered | None:
+    rendering = result.rendering
+    if rendering is None:
+        return None
+    manifest = rendering.manifest
+    return Rendered(
+        format=rendering.format.value,
+        size=len(rendering.data),
+        sha256=manifest.rendered_sha256,
+        costs=manifest.costs,
+        counter=manifest.counter_name,
+        items=tuple((i.id, i.kind, i.offset, i.length, i.tokens) for i in manifest.items),
     )
 
 

@@ -27,6 +27,7 @@ def render_report(explanation: Explanation) -> str:
     lines += _capacity(scene)
     lines += _categories(scene)
     lines += _admitted(scene)
+    lines += _rendered(scene)
     lines += _rejected(scene)
     lines += _counterfactuals(explanation)
     lines.append("diagnostics:")
@@ -52,8 +53,11 @@ def _headline(scene: Scene) -> str:
 def _bar(capacity: Capacity) -> list[str]:
     scale = capacity.scale
     cells: list[str] = []
+    done = 0
     for segment in capacity.segments:
-        width = round(segment.cost * _BAR / scale)
+        # cumulative rounding: the cells add up to the bar, whatever the segments
+        done += segment.cost
+        width = round(done * _BAR / scale) - len(cells)
         if segment.kind is SegmentKind.CATEGORY:
             mark = _MARKS[segment.index % len(_MARKS)]
         else:
@@ -116,6 +120,20 @@ def _admitted(scene: Scene) -> list[str]:
     return [*lines, ""]
 
 
+def _rendered(scene: Scene) -> list[str]:
+    rendered = scene.rendered
+    if rendered is None:
+        return []
+    costs = "declared" if rendered.costs == "declared" else f"counted by {rendered.counter}"
+    lines = [
+        f"rendering: {rendered.size} bytes (UTF-8, {rendered.format}), costs {costs},"
+        f" sha256 {rendered.sha256}",
+    ]
+    for form, kind, offset, length, tokens in rendered.items:
+        lines.append(f"  {form}  {kind}  bytes {offset}..{offset + length}  cost {tokens}")
+    return [*lines, ""]
+
+
 def _rejected(scene: Scene) -> list[str]:
     count = sum(len(s.items) for s in scene.rejected)
     lines = [f"rejected ({count}), by reason:"]
@@ -148,13 +166,9 @@ def _counterfactuals(explanation: Explanation) -> list[str]:
         title, about = KIND_TITLES[kind]
         lines.append(f"  {title}: {about}")
         for item in items:
-            head = (
-                f"    {item.identity} ({item.question})"
-                if item.identity
-                else f"    {item.question}"
-            )
+            who = f"{item.identity}: " if item.identity else ""
             said = verdict(item, budget)
-            lines.append(head + (f": {said}" if said else ""))
+            lines.append(f"    {who}{item.question}" + (f" -> {said}" if said else ""))
             for figure in item.figures:
                 lines.append(f"      {figure_phrase(figure)}")
             if item.entered or item.left:
