@@ -1,8 +1,40 @@
 """The inspector: what a compilation selected, what it kept out and why, and what a
-different request would have given.
+different request would have given (``models/explain.md``).
 
-Modules: ``derive`` (derived requests: the questions as requests), ``limits`` (a
-time limit per figure and overall), ``budgets`` (the smallest budget whose optimal
-bundle admits an identity), ``figures`` and ``counterfactuals`` (exact answers with
-their proof status). Everything here drives ``assemble()``; nothing here solves.
+``explain(request, result=None, limits=Limits())`` returns an ``Explanation``;
+``render_report`` prints it for a terminal and ``render_html`` makes the
+self-contained page. Modules: ``load`` (a result read back and paired with its
+request), ``scene`` (the facts a page shows), ``diagnostics`` (findings with their
+labels), ``derive`` (the questions as requests), ``limits`` (a time limit per figure
+and overall), ``budgets`` (budget breakpoints), ``figures`` and ``counterfactuals``
+(exact answers with their proof status), ``wording``, ``text``, ``html`` and
+``style``. Everything here drives ``assemble()``; nothing here solves.
 """
+
+from __future__ import annotations
+
+from .counterfactuals import Counterfactuals
+from .diagnostics import Diagnostic, Label
+from .explanation import Explanation, explain
+from .figures import Counterfactual, Figure, FigureStatus, Kind
+from .html import render_html
+from .limits import Limits
+from .load import InvalidResult, result_from_dict
+from .text import render_report
+
+__all__ = [
+    "Counterfactual",
+    "Counterfactuals",
+    "Diagnostic",
+    "Explanation",
+    "Figure",
+    "FigureStatus",
+    "InvalidResult",
+    "Kind",
+    "Label",
+    "Limits",
+    "explain",
+    "render_html",
+    "render_report",
+    "result_from_dict",
+]
