@@ -80,7 +80,7 @@ def counterfactuals(
     # A rendered result had its forms without content gated: the reference is solved
     # the same way, and every derived request starts from the request with that gate.
     render = None if result.rendering is None else result.rendering.format
-    reference = clock.figure().solve(request, render)
+    reference = clock.whole().solve(request, render)
     asked = _Questions(request, result, gates)
     request = request if render is None else content_only(request)
     items: list[Counterfactual] = []
@@ -287,7 +287,7 @@ def _left_out(
             _not_evaluated("smallest_budget", "smallest budget that admits it", COST_UNIT)
         )
     else:
-        figures.append(smallest_budget(request, identity, reference, clock.figure()))
+        figures.append(smallest_budget(request, identity, reference, clock.figure(), forced))
     return Counterfactual(
         Kind.LEFT_OUT, identity, question, tuple(figures), feasible, entered, left
     )

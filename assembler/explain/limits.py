@@ -106,3 +106,9 @@ class Clock:
     def figure(self) -> Deadline:
         at = min(time.monotonic() + self.limits.per_figure, self.overall)
         return Deadline(at, self)
+
+    def whole(self) -> Deadline:
+        """The rest of the overall limit: for the fresh solve of the request itself,
+        which every figure compares against (a request that takes longer than one
+        figure's limit to solve would otherwise leave nothing to compare with)."""
+        return Deadline(self.overall, self)
