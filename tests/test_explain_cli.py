@@ -126,3 +126,13 @@ def test_the_usage_lists_the_command() -> None:
         [sys.executable, "-m", "assembler", "--help"], capture_output=True, text=True, check=True
     )
     assert "explain RESULT.json --request REQUEST.json" in done.stdout
+
+
+def test_the_inspector_benchmark_runs_and_writes_its_report(tmp_path: Path) -> None:
+    from benchmarks.explain import main as explain_main
+
+    args = ["--sizes", "40", "--counterfactual-sizes", "30", "--repeats", "1"]
+    assert explain_main([*args, "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "explain.json").read_text(encoding="utf-8"))
+    assert data["page"][0]["size"] == 40 and data["counterfactuals"][0]["runs"][0]["solves"] > 0
+    assert "## Counterfactuals" in (tmp_path / "EXPLAIN.md").read_text(encoding="utf-8")

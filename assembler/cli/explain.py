@@ -44,7 +44,7 @@ def _explain_parser() -> argparse.ArgumentParser:
     parser.add_argument("--html", metavar="OUT.html", help="also write the inspector page")
     parser.add_argument(
         "--counterfactuals",
-        type=_count,
+        type=int,
         default=5,
         metavar="N",
         help="questions of each kind, most valuable first (0 turns them off; default 5)",
@@ -73,16 +73,6 @@ def _explain_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
-
-
 def _write(path: str, text: str) -> None:
     """Write the page whole or not at all: a reader never opens half a page."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -106,7 +96,10 @@ def explain_command(argv: Sequence[str]) -> int:
     from ..explain.text import render_report
     from ..model.parse import request_from_json
 
-    args = _explain_parser().parse_args(argv)
+    parser = _explain_parser()
+    args = parser.parse_args(argv)
+    if args.counterfactuals < 0:
+        parser.error(f"--counterfactuals must be 0 or more, not {args.counterfactuals}")
     try:
         if args.result == "-" and args.request == "-":
             raise _UsageError("the result and the request cannot both come from standard input")

@@ -32,7 +32,7 @@ the gain V*(B_next) - V*(B); *none* when O(B) is already the optimum at every bu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.types import Request, Result, Status, Verdict
@@ -177,22 +177,28 @@ def _leaves_again(request: Request, identity: str, at: int, deadline: Deadline) 
     return f"not monotone: at a budget of {top.cost} or more the optimal bundle leaves it out again"
 
 
+def _next(status: FigureStatus, deadline: Deadline, **fields: Any) -> Figure:
+    label = "next budget at which the optimum gains value"
+    return Figure("next_budget", label, COST_UNIT, status, seconds=deadline.spent(), **fields)
+
+
+def _gain(status: FigureStatus, deadline: Deadline, **fields: Any) -> Figure:
+    label = "value the optimum gains there"
+    return Figure("gain", label, VALUE_UNIT, status, seconds=deadline.spent(), **fields)
+
+
 def next_breakpoint(
     request: Request, reference: Result, deadline: Deadline
 ) -> tuple[Figure, Figure, Result | None]:
     """The least budget above the request's at which the optimal value rises, how much
     it rises (value points), and the optimal bundle there."""
-    label = "next budget at which the optimum gains value"
-    gain_label = "value the optimum gains there"
     if not _proven(reference):
-        missing = Figure(
-            "next_budget",
-            label,
-            COST_UNIT,
-            FigureStatus.NOT_EVALUATED,
-            note="the request's own optimum is not proven",
+        note = "the request's own optimum is not proven"
+        return (
+            _next(FigureStatus.NOT_EVALUATED, deadline, note=note),
+            _gain(FigureStatus.NOT_EVALUATED, deadline, note=note),
+            None,
         )
-        return missing, replace(missing, key="gain", label=gain_label, unit=VALUE_UNIT), None
     budget = request.task.budget
     cleared = _Cleared(budget)
     try:
@@ -202,18 +208,9 @@ def next_breakpoint(
             raise _Stopped
         if top.value <= reference.value:
             note = "the bundle is already the optimum at any budget: more budget buys nothing"
-            spent = deadline.spent()
             return (
-                Figure(
-                    "next_budget",
-                    label,
-                    COST_UNIT,
-                    FigureStatus.PROVEN,
-                    never=True,
-                    seconds=spent,
-                    note=note,
-                ),
-                Figure("gain", gain_label, VALUE_UNIT, FigureStatus.PROVEN, 0, 0, seconds=spent),
+                _next(FigureStatus.PROVEN, deadline, never=True, note=note),
+                _gain(FigureStatus.PROVEN, deadline, low=0, high=0),
                 None,
             )
 
@@ -225,24 +222,15 @@ def next_breakpoint(
 
         high, found = _least(budget, top, rises, cleared)
     except _Stopped:
-        spent = deadline.spent()
+        note = f"the time limit stopped the search; none up to {cleared.budget}"
         return (
-            Figure(
-                "next_budget",
-                label,
-                COST_UNIT,
-                FigureStatus.BOUND_ONLY,
-                low=cleared.budget + 1,
-                seconds=spent,
-                note=f"the time limit stopped the search; none up to {cleared.budget}",
-            ),
-            Figure("gain", gain_label, VALUE_UNIT, FigureStatus.TIMED_OUT, seconds=spent),
+            _next(FigureStatus.BOUND_ONLY, deadline, low=cleared.budget + 1, note=note),
+            _gain(FigureStatus.TIMED_OUT, deadline),
             None,
         )
     gain = found.value - reference.value
-    spent = deadline.spent()
     return (
-        Figure("next_budget", label, COST_UNIT, FigureStatus.PROVEN, high, high, seconds=spent),
-        Figure("gain", gain_label, VALUE_UNIT, FigureStatus.PROVEN, gain, gain, seconds=spent),
+        _next(FigureStatus.PROVEN, deadline, low=high, high=high),
+        _gain(FigureStatus.PROVEN, deadline, low=gain, high=gain),
         found,
     )

@@ -111,8 +111,9 @@ def counterfactuals(
         named = [item.identity for item in reference.refusal.identities]
         for identity in ask(Kind.CONFLICT, asked.ranked(named)):
             items.append(_requirement(request, identity, clock))
+    by_id = {c.id: c for c in request.candidates}
     for form in ask(Kind.GATED, asked.gated()):
-        items.append(_gated(request.candidate(form), gates))
+        items.append(_gated(by_id[form], gates))
     return Counterfactuals(
         limits,
         True,

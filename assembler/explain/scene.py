@@ -341,11 +341,12 @@ def _categories(request: Request, result: Result) -> tuple[Category, ...]:
 def _capacity(request: Request, result: Result, categories: tuple[Category, ...]) -> Capacity:
     budget = request.task.budget
     index = {(c.role, c.channel): i for i, c in enumerate(categories)}
+    by_id = {c.id: c for c in request.candidates}
 
     def by_category(forms: Iterable[str]) -> list[Segment]:
         costs: dict[int, int] = {}
         for form in forms:
-            c = request.candidate(form)
+            c = by_id[form]
             position = index[_category_key(c)]
             costs[position] = costs.get(position, 0) + c.cost
         return [
@@ -402,7 +403,12 @@ def _capacity(request: Request, result: Result, categories: tuple[Category, ...]
 
 
 def _lineage(request: Request, result: Result) -> Lineage:
-    verdict = {d.id: f"{d.verdict.value} ({d.reason.value})" for d in result.decisions}
+    decided = {d.id: d for d in result.decisions}
+
+    def verdict(form: str) -> str:
+        d = decided[form]
+        return f"{d.verdict.value} ({d.reason.value})"
+
     seals = []
     for entry in request.task.seal:
         hits = []
@@ -414,9 +420,9 @@ def _lineage(request: Request, result: Result) -> Lineage:
             elif entry in c.lineage:
                 hits.append((c.id, "lineage"))
         seals.append((entry, tuple(hits)))
-    derived = tuple((c.id, c.lineage, verdict[c.id]) for c in request.candidates if c.lineage)
+    derived = tuple((c.id, c.lineage, verdict(c.id)) for c in request.candidates if c.lineage)
     transfers = tuple(
-        (c.id, c.transfer_from, c.scope, verdict[c.id])
+        (c.id, c.transfer_from, c.scope, verdict(c.id))
         for c in request.candidates
         if c.transfer_from is not None
     )
@@ -424,7 +430,7 @@ def _lineage(request: Request, result: Result) -> Lineage:
     bound: dict[str, list[tuple[str, str | None, str]]] = {}
     for c in request.candidates:
         if c.source is not None:
-            bound.setdefault(c.source, []).append((c.id, c.version, verdict[c.id]))
+            bound.setdefault(c.source, []).append((c.id, c.version, verdict(c.id)))
     sources = tuple(
         (source, current.get(source), tuple(forms)) for source, forms in sorted(bound.items())
     )
