@@ -197,3 +197,32 @@ def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path
         ].startswith("explain escape </title><b>")
     finally:
         page.close()
+
+
+def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
+    tab: Page, tmp_path: Path
+) -> None:
+    from assembler.explain.recorded import explain_recorded
+
+    data = request_of("example/review-migration")
+    results = []
+    with assembler.Ledger(tmp_path / "run.db") as ledger:
+        for budget in (4000, 3000):
+            data["task"]["budget"] = budget
+            results.append(assembler.assemble(data, ledger=ledger, render="text"))
+            assert assembler.verify(data, results[-1]) == []
+    with assembler.Ledger(tmp_path / "run.db", readonly=True) as ledger:
+        explanation = explain_recorded(ledger, "last", limits=Limits(top=1))
+    path = tmp_path / "recorded.html"
+    path.write_text(render_html(explanation), encoding="utf-8")
+    tab.load(path.as_uri())
+    assert tab.requests() == [path.as_uri()]
+    shown = figures_in(tab.dom())
+    before, after = results
+    assert before.rendering is not None and after.rendering is not None
+    old, new = before.rendering.data, after.rendering.data
+    differs = next(i for i, (x, y) in enumerate(zip(old, new, strict=False)) if x != y)
+    assert shown["token-delta"] == f"{after.cost - before.cost:+d}"
+    assert shown["first-divergent-byte"] == str(differs)
+    assert shown["used"] == str(after.cost) and shown["rendered-bytes"] == str(len(new))
+    assert not blank(tab.screenshot())

@@ -21,6 +21,7 @@ _USAGE = """usage: assembler <command> [options]
 commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
   explain RESULT.json --request REQUEST.json [--html OUT.html]
+  explain --ledger PATH ID [--html OUT.html]
                          inspect a compilation, with exact counterfactuals
   ledger                 list, show, replay, diff, verify, export a ledger
   corpus run             run every strategy over the conformance corpus

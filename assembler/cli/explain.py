@@ -1,4 +1,5 @@
-"""``assembler explain RESULT.json --request REQUEST.json``: inspect one compilation.
+"""``assembler explain RESULT.json --request REQUEST.json``, or ``assembler explain
+--ledger PATH ID``: inspect one compilation.
 
 Input: the arguments after ``explain``. Output: the terminal report on stdout, with
 ``--html OUT.html`` also the self-contained inspector page, and an exit code: 0 when
@@ -7,7 +8,10 @@ the compilation was explained (whatever its status), 2 for invalid input or usag
 
 Without RESULT the request is compiled first (with the counterfactuals' exact
 strategy). ``-`` reads the result from standard input, so ``assembler compile R.json |
-assembler explain - --request R.json`` works.
+assembler explain - --request R.json`` works. With ``--ledger PATH ID`` the recorded
+request and result are explained (the ledger is opened read-only) and compared with
+the previous compilation of the session, or with ``--against ID``; the report then
+ends with the same diff as ``assembler ledger diff``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
+from ..explain.explanation import Explanation
+from ..explain.limits import Limits
 from ..model.errors import AssemblerError
 from ..model.rendering import RenderFormat
 from .compile import _Parser, _positive_float, _positive_int, _read, _UsageError
@@ -38,8 +44,17 @@ def _explain_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "result", nargs="?", help="result JSON file, or - for standard input (default: compile)"
     )
+    parser.add_argument("--request", metavar="REQUEST.json", help="the request the result answers")
     parser.add_argument(
-        "--request", required=True, metavar="REQUEST.json", help="the request the result answers"
+        "--ledger",
+        nargs=2,
+        metavar=("PATH", "ID"),
+        help="explain compilation ID (a number, or last) recorded in the ledger at PATH",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="ID",
+        help="with --ledger: compare with this compilation (default: the session's previous)",
     )
     parser.add_argument("--html", metavar="OUT.html", help="also write the inspector page")
     parser.add_argument(
@@ -89,42 +104,74 @@ def _write(path: str, text: str) -> None:
         raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def explain_command(argv: Sequence[str]) -> int:
+def _from_files(args: argparse.Namespace, limits: Limits) -> Explanation:
     from ..explain.explanation import explain
-    from ..explain.html import render_html
-    from ..explain.limits import Limits
-    from ..explain.text import render_report
     from ..model.parse import request_from_json
+
+    if args.against is not None:
+        raise _UsageError("--against compares recorded compilations: it needs --ledger")
+    if args.result == "-" and args.request == "-":
+        raise _UsageError("the result and the request cannot both come from standard input")
+    if args.render is not None and args.result is not None:
+        raise _UsageError("--render compiles the request: give no RESULT with it")
+    request = request_from_json(_read(args.request))
+    result = None
+    if args.result is not None:
+        try:
+            result = json.loads(_read(args.result))
+        except json.JSONDecodeError as exc:
+            raise _UsageError(f"{args.result} is not JSON: {exc}") from None
+    return explain(request, result, limits=limits, render=args.render)
+
+
+def _from_ledger(args: argparse.Namespace, limits: Limits) -> Explanation:
+    from ..explain.recorded import explain_recorded
+    from ..ledger import Ledger
+
+    if args.result is not None or args.request is not None or args.render is not None:
+        raise _UsageError(
+            "--ledger explains a recorded compilation: give no RESULT,"
+            " --request or --render with it"
+        )
+    path, ref = args.ledger
+    with Ledger(path, readonly=True) as ledger:
+        return explain_recorded(ledger, ref, args.against, limits=limits)
+
+
+def explain_command(argv: Sequence[str]) -> int:
+    from ..explain.html import render_html
+    from ..explain.text import render_report
+    from .ledger import _diff_text
 
     parser = _explain_parser()
     args = parser.parse_args(argv)
     if args.counterfactuals < 0:
         parser.error(f"--counterfactuals must be 0 or more, not {args.counterfactuals}")
+    if args.ledger is None and args.request is None:
+        parser.error("give --request REQUEST.json, or --ledger PATH ID")
     try:
-        if args.result == "-" and args.request == "-":
-            raise _UsageError("the result and the request cannot both come from standard input")
-        if args.render is not None and args.result is not None:
-            raise _UsageError("--render compiles the request: give no RESULT with it")
-        request = request_from_json(_read(args.request))
-        result = None
-        if args.result is not None:
-            try:
-                result = json.loads(_read(args.result))
-            except json.JSONDecodeError as exc:
-                raise _UsageError(f"{args.result} is not JSON: {exc}") from None
         limits = Limits(
             top=args.counterfactuals,
             per_figure=args.figure_limit,
             total=args.time_limit,
             workers=args.workers,
         )
-        explanation = explain(request, result, limits=limits, render=args.render)
+        if args.ledger is not None:
+            explanation = _from_ledger(args, limits)
+        else:
+            explanation = _from_files(args, limits)
         if args.html:
             _write(args.html, render_html(explanation))
     except (_UsageError, AssemblerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except OSError as exc:
+        print(f"error: {exc.filename or args.ledger[0]}: {exc.strerror}", file=sys.stderr)
+        return EXIT_INVALID
     sys.stdout.write(render_report(explanation))
+    if explanation.comparison is not None:
+        # the ledger's own diff, as `assembler ledger diff` prints it
+        sys.stdout.write("\n" + _diff_text(explanation.comparison))
     if args.html:
         print(f"wrote {args.html}", file=sys.stderr)
     return EXIT_BUNDLE

@@ -4,7 +4,8 @@ Input: a request (a mapping of parsed JSON or a typed ``Request``), optionally t
 result that answers it (a ``Result`` or its JSON dict; compiled here with the limits'
 exact strategy when absent), and ``Limits`` for the counterfactuals.
 Output: an ``Explanation``: the scene, the verifiers' findings, the diagnostics and
-the counterfactuals.
+the counterfactuals (and, for a recorded compilation, the comparison that
+``recorded`` adds).
 
 The chain is visible: parse -> pair the result with its request -> gates -> verify
 (and the rendering, when there is one) -> counterfactuals -> scene -> diagnostics.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api import assemble
+from ..ledger.diff import Diff
 from ..model.parse import parse_request
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result, Violation
@@ -43,6 +45,10 @@ class Explanation:
     render_violations: tuple[Violation, ...]
     diagnostics: tuple[Diagnostic, ...]
     counterfactuals: Counterfactuals
+    # for a recorded compilation (``recorded``): where it was read from, and what
+    # changed since another compilation of its session (None: the first of its session)
+    recorded: str | None = None
+    comparison: Diff | None = None
 
 
 def explain(

@@ -7,38 +7,28 @@ font, no image and no link to fetch, and a Content-Security-Policy forbids the
 browser to fetch anything (``default-src 'none'``), so it opens from disk in any
 browser, offline, and reads the same with scripting off. Every text taken from the
 request or the result is escaped. The key figures carry ``data-figure`` attributes
-(``budget``, ``used``, ``slack``, ``value``, ``mandatory``, ``excess``, and
-``rendered-bytes`` when the result carries a rendering) so that a test can find them
-in the rendered DOM.
+(``budget``, ``used``, ``slack``, ``value``, ``mandatory``, ``excess``;
+``rendered-bytes`` when the result carries a rendering; ``token-delta`` and
+``first-divergent-byte`` in the comparison with another compilation, ``comparison``)
+so that a test can find them in the rendered DOM.
 """
 
 from __future__ import annotations
 
-from html import escape
-
+from .comparison import comparison_section
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, Kind
+from .markup import ROW_LIMIT, cls, e, figure
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
 from .wording import KIND_TITLES, grouped, verdict
 
-__all__ = ["ROW_LIMIT", "render_html"]
-
-# rows per table; a request of 100k candidates would otherwise make a page no one reads
-ROW_LIMIT = 500
+__all__ = ["render_html"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none';"
     " form-action 'none'"
 )
-
-
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
-
-
-def _cls(text: str) -> str:
-    return text.replace(" ", "-")
 
 
 def render_html(explanation: Explanation) -> str:
@@ -50,13 +40,14 @@ def render_html(explanation: Explanation) -> str:
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        f"<title>explain {_e(scene.task)}: {_e(scene.status.value)}</title>",
+        f"<title>explain {e(scene.task)}: {e(scene.status.value)}</title>",
         f"<style>{STYLE}</style>",
         "</head>",
         "<body>",
-        _header(scene),
+        _header(scene, explanation.recorded),
         "<main>",
         _capacity(scene),
+        comparison_section(explanation.comparison),
         _categories(scene),
         _admitted(scene),
         _rendered(scene),
@@ -72,35 +63,29 @@ def render_html(explanation: Explanation) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _header(scene: Scene) -> str:
+def _header(scene: Scene, recorded: str | None) -> str:
     status = scene.status.value
     proof = ""
     if status == "bundle":
         proof = "proven optimal" if scene.optimal else "not proven optimal"
     code = f" {scene.refusal_code.value}" if scene.refusal_code is not None else ""
-    badge = f'<span class="badge s-{status}">{_e(status)}{_e(code)}</span>'
-    how = f'<span class="why">{_e(scene.strategy)}{", " + proof if proof else ""}</span>'
+    badge = f'<span class="badge s-{status}">{e(status)}{e(code)}</span>'
+    how = f'<span class="why">{e(scene.strategy)}{", " + proof if proof else ""}</span>'
     refusal = ""
     if scene.refusal_message:
-        refusal = f'<p class="refusal"><strong>Refusal:</strong> {_e(scene.refusal_message)}</p>'
+        refusal = f'<p class="refusal"><strong>Refusal:</strong> {e(scene.refusal_message)}</p>'
+    origin = f'<p class="why">Recorded: {e(recorded)}.</p>' if recorded else ""
     return (
         "<header>"
         '<p class="kicker">assembler explain: one compilation, inspected</p>'
-        f'<h1><span class="id">{_e(scene.task)}</span> {badge} {how}</h1>'
-        f'<p class="scenario">{_e(scene.scenario)}</p>'
-        f'<p class="boundary">{_e(scene.boundary)}</p>'
+        f'<h1><span class="id">{e(scene.task)}</span> {badge} {how}</h1>'
+        f"{origin}"
+        f'<p class="scenario">{e(scene.scenario)}</p>'
+        f'<p class="boundary">{e(scene.boundary)}</p>'
         f"{refusal}"
         f'<p class="note" role="note"><strong>Not established.</strong>'
-        f" {_e(scene.not_established)}</p>"
+        f" {e(scene.not_established)}</p>"
         "</header>"
-    )
-
-
-def _figure(name: str, label: str, value: int | None, unit: str, extra: str = "") -> str:
-    shown = "unknown" if value is None else str(value)
-    return (
-        f'<div><dt>{_e(label)}</dt><dd><span class="num" data-figure="{name}">{_e(shown)}</span>'
-        f" {_e(unit)}{_e(extra)}</dd></div>"
     )
 
 
@@ -116,7 +101,7 @@ def _segment(segment: Segment, scale: int) -> str:
     title = f"{segment.label}: {segment.cost} {COST_UNIT}"
     return (
         f'<span class="seg {css}" style="width:{_percent(segment.cost, scale)}"'
-        f' title="{_e(title)}"></span>'
+        f' title="{e(title)}"></span>'
     )
 
 
@@ -138,7 +123,7 @@ def _bar(capacity: Capacity) -> str:
         overlay = f'<span class="budget-line" style="left:{at}" title="budget"></span>'
         mark = f'<span class="mark" style="left:{at}">budget {capacity.budget}</span>'
     return (
-        f'<div class="bar" role="img" aria-label="{_e(capacity.caption)}">{segments}{overlay}</div>'
+        f'<div class="bar" role="img" aria-label="{e(capacity.caption)}">{segments}{overlay}</div>'
         f'<div class="scale"><span>0</span>{mark}<span class="end">{scale} {COST_UNIT}</span>'
         "</div>"
     )
@@ -149,7 +134,7 @@ def _legend(capacity: Capacity) -> str:
     for s in capacity.segments:
         swatch = f"c{s.index % len(PALETTE)}" if s.kind is SegmentKind.CATEGORY else s.kind.value
         items.append(
-            f'<li><span class="swatch {swatch}"></span>{_e(s.label)}: {s.cost} {COST_UNIT}</li>'
+            f'<li><span class="swatch {swatch}"></span>{e(s.label)}: {s.cost} {COST_UNIT}</li>'
         )
     if capacity.excess is not None:
         items.append(
@@ -161,22 +146,22 @@ def _legend(capacity: Capacity) -> str:
 
 def _capacity(scene: Scene) -> str:
     capacity = scene.capacity
-    figures = [_figure("budget", "Budget", capacity.budget, COST_UNIT)]
+    figures = [figure("budget", "Budget", capacity.budget, COST_UNIT)]
     if capacity.used is not None:
-        figures.append(_figure("used", "Used", capacity.used, COST_UNIT))
-        figures.append(_figure("slack", "Slack", capacity.slack, COST_UNIT))
+        figures.append(figure("used", "Used", capacity.used, COST_UNIT))
+        figures.append(figure("slack", "Slack", capacity.slack, COST_UNIT))
     if capacity.mandatory is not None:
-        figures.append(_figure("mandatory", "Mandatory closure", capacity.mandatory, COST_UNIT))
-        figures.append(_figure("excess", "Excess", capacity.excess, COST_UNIT))
+        figures.append(figure("mandatory", "Mandatory closure", capacity.mandatory, COST_UNIT))
+        figures.append(figure("excess", "Excess", capacity.excess, COST_UNIT))
     if scene.status.value == "bundle":
         proof = ", proven optimal" if scene.optimal else f", bound {scene.bound}"
-        figures.append(_figure("value", "Value", scene.value, VALUE_UNIT, proof))
+        figures.append(figure("value", "Value", scene.value, VALUE_UNIT, proof))
     return (
         '<section id="capacity" aria-labelledby="h-capacity">'
         '<h2 id="h-capacity">Capacity</h2>'
         f'<dl class="figures">{"".join(figures)}</dl>'
         f"{_bar(capacity)}{_legend(capacity)}"
-        f'<p class="caption">{_e(capacity.caption)}.</p>'
+        f'<p class="caption">{e(capacity.caption)}.</p>'
         "</section>"
     )
 
@@ -187,7 +172,7 @@ def _categories(scene: Scene) -> str:
         share = "n/a" if c.share is None else f"{c.share:.1%}"
         rows.append(
             f'<tr><th scope="row"><span class="swatch c{i % len(PALETTE)}"></span>'
-            f"{_e(c.role)} / {_e(c.channel)}</th>"
+            f"{e(c.role)} / {e(c.channel)}</th>"
             f'<td class="n">{c.counted}</td><td class="n">{c.cost}</td>'
             f'<td class="n">{share}</td><td class="n">{c.offered}</td>'
             f'<td class="n">{c.rejected}</td></tr>'
@@ -195,10 +180,10 @@ def _categories(scene: Scene) -> str:
     return (
         '<section id="categories" aria-labelledby="h-categories">'
         '<h2 id="h-categories">Categories by role and channel</h2>'
-        f"<table><caption>Forms {_e(scene.counted_as)}, their cost in {COST_UNIT}, and that"
+        f"<table><caption>Forms {e(scene.counted_as)}, their cost in {COST_UNIT}, and that"
         " cost as a share of the budget; of all the forms offered in the category.</caption>"
         '<thead><tr><th scope="col">role / channel</th>'
-        f'<th scope="col" class="n">{_e(scene.counted_as)}</th>'
+        f'<th scope="col" class="n">{e(scene.counted_as)}</th>'
         f'<th scope="col" class="n">cost ({COST_UNIT})</th>'
         '<th scope="col" class="n">share of budget</th>'
         '<th scope="col" class="n">offered</th><th scope="col" class="n">rejected</th></tr>'
@@ -210,12 +195,12 @@ def _categories(scene: Scene) -> str:
 def _item_rows(items: tuple[Item, ...], *, admitted: bool) -> str:
     rows = []
     for item in items[:ROW_LIMIT]:
-        reason = f"<td>{_e(item.reason.value)}</td>" if admitted else ""
+        reason = f"<td>{e(item.reason.value)}</td>" if admitted else ""
         rows.append(
-            f'<tr><td class="id">{_e(item.id)}</td><td>{_e(item.identity)}</td>'
-            f"<td>{_e(item.form)}</td><td>{_e(item.role)} / {_e(item.channel)}</td>"
+            f'<tr><td class="id">{e(item.id)}</td><td>{e(item.identity)}</td>'
+            f"<td>{e(item.form)}</td><td>{e(item.role)} / {e(item.channel)}</td>"
             f'<td class="n">{item.value}</td><td class="n">{item.cost}</td>'
-            f"{reason}<td>{_e(item.detail)}</td></tr>"
+            f"{reason}<td>{e(item.detail)}</td></tr>"
         )
     if len(items) > ROW_LIMIT:
         span = 8 if admitted else 7
@@ -262,7 +247,7 @@ def _rendered(scene: Scene) -> str:
         else f"counted by {rendered.counter}"
     )
     rows = "".join(
-        f'<tr><td class="id">{_e(form)}</td><td>{_e(kind)}</td><td class="n">{offset}</td>'
+        f'<tr><td class="id">{e(form)}</td><td>{e(kind)}</td><td class="n">{offset}</td>'
         f'<td class="n">{length}</td><td class="n">{tokens}</td></tr>'
         for form, kind, offset, length, tokens in rendered.items[:ROW_LIMIT]
     )
@@ -270,10 +255,10 @@ def _rendered(scene: Scene) -> str:
         '<section id="rendering" aria-labelledby="h-rendering">'
         '<h2 id="h-rendering">Rendering</h2>'
         '<dl class="figures">'
-        f"{_figure('rendered-bytes', 'Rendered', rendered.size, 'bytes (UTF-8)')}"
-        f"<div><dt>Format</dt><dd>{_e(rendered.format)}</dd></div>"
-        f"<div><dt>Costs</dt><dd>{_e(costs)}</dd></div></dl>"
-        f'<p class="why">sha256 <code>{_e(rendered.sha256)}</code>. These bytes were'
+        f"{figure('rendered-bytes', 'Rendered', rendered.size, 'bytes (UTF-8)')}"
+        f"<div><dt>Format</dt><dd>{e(rendered.format)}</dd></div>"
+        f"<div><dt>Costs</dt><dd>{e(costs)}</dd></div></dl>"
+        f'<p class="why">sha256 <code>{e(rendered.sha256)}</code>. These bytes were'
         " prepared for the call; nothing here says a model received them.</p>"
         "<table><caption>Items in layout order: where each content sits in the rendered"
         " bytes, and its cost.</caption>"
@@ -289,9 +274,9 @@ def _rejected(scene: Scene) -> str:
     blocks = []
     for section in scene.rejected:
         blocks.append(
-            f"<h3><code>{_e(section.reason.value)}</code> {_e(section.title)}"
+            f"<h3><code>{e(section.reason.value)}</code> {e(section.title)}"
             f" ({len(section.items)})</h3>"
-            f'<p class="why">{_e(section.why)}.</p>'
+            f'<p class="why">{e(section.why)}.</p>'
             f"<table>{_item_head(admitted=False)}"
             f"<tbody>{_item_rows(section.items, admitted=False)}</tbody></table>"
         )
@@ -304,27 +289,27 @@ def _rejected(scene: Scene) -> str:
 
 def _figure_item(figure: Figure) -> str:
     status = figure.status.value
-    note = f' <span class="why">({_e(figure.note)})</span>' if figure.note else ""
+    note = f' <span class="why">({e(figure.note)})</span>' if figure.note else ""
     return (
-        f"<li>{_e(figure.label)}: <strong>{_e(figure.shown())}</strong>"
-        f' <span class="badge f-{_cls(status)}">{_e(status)}</span>{note}</li>'
+        f"<li>{e(figure.label)}: <strong>{e(figure.shown())}</strong>"
+        f' <span class="badge f-{cls(status)}">{e(status)}</span>{note}</li>'
     )
 
 
 def _counterfactual(item: Counterfactual, budget: int) -> str:
     said = verdict(item, budget)
-    said_html = f" &mdash; {_e(said)}" if said else ""
+    said_html = f" &mdash; {e(said)}" if said else ""
     moved = ""
     if item.entered or item.left:
         moved = (
-            f"<li>enters: {_e(', '.join(item.entered) or 'nothing')};"
-            f" leaves: {_e(', '.join(item.left) or 'nothing')}</li>"
+            f"<li>enters: {e(', '.join(item.entered) or 'nothing')};"
+            f" leaves: {e(', '.join(item.left) or 'nothing')}</li>"
         )
-    note = f'<li class="why">{_e(item.note)}</li>' if item.note else ""
+    note = f'<li class="why">{e(item.note)}</li>' if item.note else ""
     figures = "".join(_figure_item(f) for f in item.figures)
-    who = f'<span class="id">{_e(item.identity)}</span>: ' if item.identity else ""
+    who = f'<span class="id">{e(item.identity)}</span>: ' if item.identity else ""
     return (
-        f'<div class="cf"><h4>{who}{_e(item.question)}{said_html}</h4>'
+        f'<div class="cf"><h4>{who}{e(item.question)}{said_html}</h4>'
         f"<ul>{figures}{moved}{note}</ul></div>"
     )
 
@@ -335,10 +320,10 @@ def _gated_table(items: list[Counterfactual]) -> str:
         figure = item.figures[0]
         gate, _, why = item.note.partition(": ")
         rows.append(
-            f'<tr><td class="id">{_e(item.form)}</td>'
-            f"<td>{_e(item.identity)}</td><td><code>{_e(gate)}</code> {_e(why)}</td>"
-            f"<td><strong>{_e(figure.shown())}</strong>"
-            f' <span class="badge f-{_cls(figure.status.value)}">{_e(figure.status.value)}</span>'
+            f'<tr><td class="id">{e(item.form)}</td>'
+            f"<td>{e(item.identity)}</td><td><code>{e(gate)}</code> {e(why)}</td>"
+            f"<td><strong>{e(figure.shown())}</strong>"
+            f' <span class="badge f-{cls(figure.status.value)}">{e(figure.status.value)}</span>'
             f"</td></tr>"
         )
     return (
@@ -365,7 +350,7 @@ def _counterfactuals(explanation: Explanation) -> str:
     if reference is not None:
         against = f"a fresh exact solve of the request ({reference.status.value})"
     intro = (
-        f"<p>Each figure is the exact optimum of a derived request, compared with {_e(against)};"
+        f"<p>Each figure is the exact optimum of a derived request, compared with {e(against)};"
         f" each computation ran under its own limit of {limits.per_figure:g} s, all of them"
         f" under {limits.total:g} s, for the top {limits.top} identities of each kind by value."
         " A figure is <em>proven</em>, a <em>bound only</em>, <em>timed out</em> or"
@@ -379,7 +364,7 @@ def _counterfactuals(explanation: Explanation) -> str:
         if not items:
             continue
         title, about = KIND_TITLES[kind]
-        blocks.append(f'<h3>{_e(title)}</h3><p class="why">{_e(about)}.</p>')
+        blocks.append(f'<h3>{e(title)}</h3><p class="why">{e(about)}.</p>')
         if kind is Kind.GATED:
             blocks.append(_gated_table(items))
         else:
@@ -396,8 +381,8 @@ def _counterfactuals(explanation: Explanation) -> str:
 
 def _diagnostics(explanation: Explanation) -> str:
     rows = "".join(
-        f'<li><span><span class="badge l-{_cls(d.label.value)}">{_e(d.label.value)}</span></span>'
-        f'<span class="topic">{_e(d.topic)}</span><span>{_e(d.statement)}</span></li>'
+        f'<li><span><span class="badge l-{cls(d.label.value)}">{e(d.label.value)}</span></span>'
+        f'<span class="topic">{e(d.topic)}</span><span>{e(d.statement)}</span></li>'
         for d in explanation.diagnostics
     )
     return (
@@ -431,7 +416,7 @@ def _lineage(scene: Scene) -> str:
             '<table><thead><tr><th scope="col">kind</th><th scope="col">name</th>'
             '<th scope="col">what it does here</th></tr></thead><tbody>'
             + "".join(
-                f'<tr><td>{_e(k)}</td><td class="id">{_e(n)}</td><td>{_e(w)}</td></tr>'
+                f'<tr><td>{e(k)}</td><td class="id">{e(n)}</td><td>{e(w)}</td></tr>'
                 for k, n, w in rows[:ROW_LIMIT]
             )
             + "</tbody></table>"
@@ -448,8 +433,8 @@ def _footer(scene: Scene) -> str:
     package = scene.package_id or "none (no bundle)"
     return (
         "<footer>"
-        f"<p>package_id <code>{_e(package)}</code></p>"
-        f"<p>trace_id <code>{_e(scene.trace_id)}</code></p>"
+        f"<p>package_id <code>{e(package)}</code></p>"
+        f"<p>trace_id <code>{e(scene.trace_id)}</code></p>"
         "<p>A self-contained page: no script, no font, no image and no network request.</p>"
         "</footer>"
     )

@@ -11,21 +11,13 @@ the wrong request would explain nothing).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from ..ledger.documents import result_from_dict as stored_result
 from ..model.errors import AssemblerError
 from ..model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
-from ..model.types import (
-    Decision,
-    Reason,
-    Refusal,
-    RefusalCode,
-    Request,
-    RequiredIdentity,
-    Result,
-    Status,
-    Verdict,
-)
+from ..model.types import Request, Result
 from ..stages.trace import canonical_json
 
 __all__ = ["InvalidResult", "paired", "result_from_dict"]
@@ -44,54 +36,18 @@ class InvalidResult(AssemblerError, ValueError):
 
 
 def result_from_dict(data: Mapping[str, Any]) -> Result:
-    """A ``Result`` rebuilt from its JSON contract."""
+    """A ``Result`` rebuilt from its JSON contract, its rendering included (the
+    ledger's reader rebuilds the rest, as it does for a stored result)."""
     if not isinstance(data, Mapping):
         raise InvalidResult("$", f"a result must be a JSON object, not {type(data).__name__}")
     try:
-        refusal = None if data["refusal"] is None else _refusal(data["refusal"])
-        return Result(
-            status=Status(data["status"]),
-            strategy=str(data["strategy"]),
-            selected=tuple(data["selected"]),
-            cost=int(data["cost"]),
-            value=int(data["value"]),
-            budget=int(data["budget"]),
-            optimal=bool(data["optimal"]),
-            decisions=tuple(
-                Decision(
-                    d["id"], d["identity"], Verdict(d["verdict"]), Reason(d["reason"]), d["detail"]
-                )
-                for d in data["decisions"]
-            ),
-            trace_id=str(data["trace_id"]),
-            package_id=data["package_id"],
-            bound=data["bound"],
-            refusal=refusal,
-            timings=tuple((str(k), float(v)) for k, v in dict(data.get("timings", {})).items()),
-            rendering=None if data.get("rendering") is None else _rendering(data["rendering"]),
-        )
+        result = stored_result(dict(data))
+        rendering = data.get("rendering")
+        return result if rendering is None else replace(result, rendering=_rendering(rendering))
     except KeyError as missing:
         raise InvalidResult(str(missing.args[0]), "is required") from None
-    except (TypeError, ValueError) as wrong:
+    except (TypeError, ValueError, AttributeError) as wrong:
         raise InvalidResult("$", f"does not follow the result format: {wrong}") from None
-
-
-def _refusal(data: Mapping[str, Any]) -> Refusal:
-    return Refusal(
-        code=RefusalCode(data["code"]),
-        budget=int(data["budget"]),
-        mandatory_cost=data["mandatory_cost"],
-        excess=data["excess"],
-        forms=tuple(data["forms"]),
-        conflict=tuple(data["conflict"]),
-        identities=tuple(
-            RequiredIdentity(
-                item["identity"], tuple((f["id"], Reason(f["gate"])) for f in item["forms"])
-            )
-            for item in data["identities"]
-        ),
-        message=str(data["message"]),
-    )
 
 
 def _rendering(data: Mapping[str, Any]) -> Rendering:

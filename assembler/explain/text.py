@@ -23,7 +23,10 @@ _MARKS = string.ascii_uppercase
 
 def render_report(explanation: Explanation) -> str:
     scene = explanation.scene
-    lines = [_headline(scene), "", scene.scenario, scene.boundary, ""]
+    lines = [_headline(scene), ""]
+    if explanation.recorded is not None:
+        lines.append(f"recorded: {explanation.recorded}")
+    lines += [scene.scenario, scene.boundary, ""]
     lines += _capacity(scene)
     lines += _categories(scene)
     lines += _admitted(scene)

@@ -1,0 +1,45 @@
+"""A recorded compilation, explained, with what changed since another of its session.
+
+Input: an open ``Ledger``, a compilation reference (``N`` or ``last``), optionally the
+compilation to compare with (default: the previous one of the same session) and
+``Limits``. Output: an ``Explanation`` whose ``comparison`` is the ledger's own
+``Diff`` (entered, left, changed form, token delta, first divergent rendered byte),
+or None when the compilation is the first of its session.
+
+The request and the result are the recorded ones (the result's rendering included);
+the comparison is ``assembler.ledger.diff``, never a second diff.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..ledger import Ledger
+from ..ledger.diff import diff
+from .explanation import Explanation, explain
+from .limits import Limits
+from .load import InvalidResult
+
+__all__ = ["explain_recorded"]
+
+
+def explain_recorded(
+    ledger: Ledger, ref: str, against: str | None = None, *, limits: Limits | None = None
+) -> Explanation:
+    number = ledger.resolve(ref)
+    compilation = ledger.compilation(number)
+    if compilation.request is None or compilation.result is None:
+        why = (
+            f"its outcome is {compilation.outcome.value}"
+            if compilation.error is None
+            else f"it failed: {compilation.error.get('message', '')}"
+        )
+        raise InvalidResult("result", f"compilation {number} of {ledger.path} has none ({why})")
+    explanation = explain(compilation.request, compilation.result, limits=limits)
+    where = f"compilation {number} of {ledger.path}, session {compilation.session or '-'}"
+    other = ledger.resolve(against) if against is not None else ledger.previous(number)
+    if other is None:
+        return replace(explanation, recorded=f"{where} (the first of its session)")
+    return replace(
+        explanation, recorded=where, comparison=diff(ledger.compilation(other), compilation)
+    )
