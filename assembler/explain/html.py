@@ -21,7 +21,7 @@ from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, Kind
 from .markup import ROW_LIMIT, cls, e, figure
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
-from .wording import KIND_TITLES, grouped, verdict
+from .wording import grouped, verdict
 
 __all__ = ["render_html"]
 
@@ -314,7 +314,7 @@ def _counterfactual(item: Counterfactual, budget: int) -> str:
     )
 
 
-def _gated_table(items: list[Counterfactual]) -> str:
+def _gated_table(items: tuple[Counterfactual, ...]) -> str:
     rows = []
     for item in items:
         figure = item.figures[0]
@@ -359,20 +359,16 @@ def _counterfactuals(explanation: Explanation) -> str:
     blocks = [head, intro]
     if answers.mandatory is not None:
         blocks.append(f"<ul>{_figure_item(answers.mandatory)}</ul>")
-    skipped = dict(answers.skipped)
-    for kind, items in grouped(answers.items):
-        if not items:
-            continue
-        title, about = KIND_TITLES[kind]
-        blocks.append(f'<h3>{e(title)}</h3><p class="why">{e(about)}.</p>')
-        if kind is Kind.GATED:
-            blocks.append(_gated_table(items))
+    for group in grouped(answers):
+        blocks.append(f'<h3>{e(group.title)}</h3><p class="why">{e(group.about)}.</p>')
+        if group.kind is Kind.GATED:
+            blocks.append(_gated_table(group.items))
         else:
-            cards = "".join(_counterfactual(item, budget) for item in items)
+            cards = "".join(_counterfactual(item, budget) for item in group.items)
             blocks.append(f'<div class="cfs">{cards}</div>')
-        if kind in skipped:
+        if group.skipped:
             blocks.append(
-                f'<p class="more">{skipped[kind]} more not evaluated: beyond the top'
+                f'<p class="more">{group.skipped} more not evaluated: beyond the top'
                 f" {limits.top}.</p>"
             )
     blocks.append("</section>")

@@ -13,7 +13,7 @@ import string
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT
 from .scene import Capacity, Scene, SegmentKind
-from .wording import KIND_TITLES, figure_phrase, grouped, verdict
+from .wording import figure_phrase, grouped, verdict
 
 __all__ = ["render_report"]
 
@@ -162,13 +162,9 @@ def _counterfactuals(explanation: Explanation) -> list[str]:
     lines = [f"counterfactuals (exact optima of derived requests; reference: {against}):"]
     if answers.mandatory is not None:
         lines.append(f"  {figure_phrase(answers.mandatory)}")
-    skipped = dict(answers.skipped)
-    for kind, items in grouped(answers.items):
-        if not items:
-            continue
-        title, about = KIND_TITLES[kind]
-        lines.append(f"  {title}: {about}")
-        for item in items:
+    for group in grouped(answers):
+        lines.append(f"  {group.title}: {group.about}")
+        for item in group.items:
             who = f"{item.identity}: " if item.identity else ""
             said = verdict(item, budget)
             lines.append(f"    {who}{item.question}" + (f" -> {said}" if said else ""))
@@ -181,9 +177,9 @@ def _counterfactuals(explanation: Explanation) -> list[str]:
                 )
             if item.note:
                 lines.append(f"      {item.note}")
-        if kind in skipped:
+        if group.skipped:
             lines.append(
-                f"    ({skipped[kind]} more not evaluated: beyond the top {answers.limits.top})"
+                f"    ({group.skipped} more not evaluated: beyond the top {answers.limits.top})"
             )
     return [*lines, ""]
 

@@ -6,9 +6,12 @@ phrases (units always named, status always shown).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .counterfactuals import Counterfactuals
 from .figures import Counterfactual, Figure, FigureStatus, Kind
 
-__all__ = ["KIND_TITLES", "figure_phrase", "grouped", "verdict"]
+__all__ = ["KIND_TITLES", "Group", "figure_phrase", "grouped", "verdict"]
 
 KIND_TITLES: dict[Kind, tuple[str, str]] = {
     Kind.BUDGET: (
@@ -31,9 +34,26 @@ KIND_TITLES: dict[Kind, tuple[str, str]] = {
 }
 
 
-def grouped(items: tuple[Counterfactual, ...]) -> list[tuple[Kind, list[Counterfactual]]]:
-    """The counterfactuals by kind, in the order of ``KIND_TITLES``."""
-    return [(kind, [i for i in items if i.kind is kind]) for kind in KIND_TITLES]
+@dataclass(frozen=True, slots=True)
+class Group:
+    """The counterfactuals of one kind, with how many more were not evaluated."""
+
+    kind: Kind
+    title: str
+    about: str
+    items: tuple[Counterfactual, ...]
+    skipped: int
+
+
+def grouped(answers: Counterfactuals) -> list[Group]:
+    """The kinds that have counterfactuals, in the order of ``KIND_TITLES``."""
+    skipped = dict(answers.skipped)
+    groups = []
+    for kind, (title, about) in KIND_TITLES.items():
+        items = tuple(i for i in answers.items if i.kind is kind)
+        if items:
+            groups.append(Group(kind, title, about, items, skipped.get(kind, 0)))
+    return groups
 
 
 def verdict(item: Counterfactual, budget: int) -> str:
