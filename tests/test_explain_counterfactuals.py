@@ -326,3 +326,36 @@ def test_shipped_examples_agree_with_brute_force_where_it_can_run(name: str) -> 
         assert again.selected == answer.selected and again.status is answer.status
     for item in answers.items:
         assert all(f.status is FigureStatus.PROVEN for f in item.figures), item
+
+
+def test_a_figure_cut_short_keeps_a_true_bound() -> None:
+    # the same questions, once with room to prove every figure and once with a limit
+    # that cuts the budget searches short: each cut figure must still hold the truth
+    data = generate(random.Random(3), Shape.scale(40))
+    proven = explained(data, Limits(top=2, per_figure=60.0, total=300.0))
+    cut = explained(data, Limits(top=2, per_figure=0.02, total=300.0))
+    truth = {
+        (i.kind, i.identity, f.key): f
+        for i in proven.items
+        for f in i.figures
+        if f.status is FigureStatus.PROVEN
+    }
+    checked = 0
+    for item in cut.items:
+        for figure in item.figures:
+            exact = truth.get((item.kind, item.identity, figure.key))
+            if exact is None:
+                continue
+            checked += 1
+            if figure.status is FigureStatus.PROVEN:
+                assert (figure.low, figure.high, figure.never) == (
+                    exact.low,
+                    exact.high,
+                    exact.never,
+                )
+            elif figure.status is FigureStatus.BOUND_ONLY:
+                assert exact.never or figure.low is None or figure.low <= (exact.low or 0)
+                assert figure.high is None or (exact.high is not None and exact.high <= figure.high)
+            else:
+                assert figure.low is None and figure.high is None
+    assert checked >= 5
