@@ -33,6 +33,14 @@ def solve(req: dict[str, Any], strategy: str = "cpsat", **kw: Any) -> assembler.
     return result
 
 
+def audited(answers: Any) -> None:
+    """Every bundle a counterfactual produced (kept by ``Limits(audit=True)``) passes
+    the independent verifier, against the derived request it answers."""
+    assert answers.limits.audit, "explain with Limits(audit=True) to verify its bundles"
+    for derived, answer in answers.audited:
+        assert assembler.verify(derived, answer) == [], answer.to_dict()
+
+
 @pytest.fixture
 def make_request() -> Any:
     return request

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from chromium import Browser, BrowserError, Page, figures_in
+from conftest import audited
 from PIL import Image
 
 import assembler
@@ -93,7 +94,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, ass
             assert assembler.verify_rendering(data, result, result.rendering) == []
         # the examples get the default counterfactuals; the corpus a smaller top
         top = 2 if name.startswith("corpus/") else 5
-        page = render_html(explain(data, result, limits=Limits(top=top)))
+        explanation = explain(data, result, limits=Limits(top=top, audit=True))
+        audited(explanation.counterfactuals)
+        page = render_html(explanation)
         path = folder / (name.replace("/", "-") + ".html")
         path.write_text(page, encoding="utf-8")
         written[name] = (path, result)
@@ -186,7 +189,9 @@ def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path
         ],
     }
     path = tmp_path / "hostile.html"
-    path.write_text(render_html(explain(data, limits=Limits(top=1))), encoding="utf-8")
+    explanation = explain(data, limits=Limits(top=1, audit=True))
+    audited(explanation.counterfactuals)
+    path.write_text(render_html(explanation), encoding="utf-8")
     page = opened(browser, path, scripts=True)
     try:
         assert page.requests() == [path.as_uri()]
@@ -212,7 +217,8 @@ def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
             results.append(assembler.assemble(data, ledger=ledger, render="text"))
             assert assembler.verify(data, results[-1]) == []
     with assembler.Ledger(tmp_path / "run.db", readonly=True) as ledger:
-        explanation = explain_recorded(ledger, "last", limits=Limits(top=1))
+        explanation = explain_recorded(ledger, "last", limits=Limits(top=1, audit=True))
+    audited(explanation.counterfactuals)
     path = tmp_path / "recorded.html"
     path.write_text(render_html(explanation), encoding="utf-8")
     tab.load(path.as_uri())

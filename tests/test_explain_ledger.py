@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import audited
 
 import assembler
 from assembler.cli import main
@@ -20,7 +21,7 @@ from assembler.ledger.diff import diff
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = json.loads((ROOT / "models" / "examples" / "review-migration.json").read_text())
-QUICK = Limits(top=1)
+QUICK = Limits(top=1, audit=True)
 
 
 def recorded(tmp_path: Path, *budgets: int, render: str | None = "text") -> tuple[Path, list[Any]]:
@@ -44,6 +45,8 @@ def test_a_recorded_compilation_is_compared_with_the_previous_of_its_session(
     with assembler.Ledger(path, readonly=True) as ledger:
         explanation = explain_recorded(ledger, "last", limits=QUICK)
         first, last = ledger.numbers()
+    audited(explanation.counterfactuals)
+    with assembler.Ledger(path, readonly=True) as ledger:
         assert explanation.comparison == diff(ledger.compilation(first), ledger.compilation(last))
     assert explanation.result.trace_id == after.trace_id
     d = explanation.comparison
@@ -62,6 +65,7 @@ def test_the_first_of_a_session_has_nothing_to_compare(tmp_path: Path) -> None:
     path, _ = recorded(tmp_path, 4000, render=None)
     with assembler.Ledger(path, readonly=True) as ledger:
         explanation = explain_recorded(ledger, "1", limits=QUICK)
+    audited(explanation.counterfactuals)
     assert explanation.comparison is None
     assert explanation.recorded is not None and "the first of its session" in explanation.recorded
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import form, request, solve
+from conftest import audited, form, request, solve
 
 import assembler
 from assembler.explain.diagnostics import Label
@@ -23,7 +23,7 @@ from assembler.stages.gates import apply_gates
 from assembler.stages.trace import undecided_result
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = Limits(top=2)
+QUICK = Limits(top=2, audit=True)
 
 
 def example(name: str) -> dict[str, Any]:
@@ -40,7 +40,9 @@ def explained(data: dict[str, Any], strategy: str = "cpsat") -> Explanation:
     result = assembler.assemble(data, strategy=strategy)
     if strategy in ("cpsat", "enumerate"):
         assert assembler.verify(data, result) == []
-    return explain(data, result, limits=QUICK)
+    explanation = explain(data, result, limits=QUICK)
+    audited(explanation.counterfactuals)
+    return explanation
 
 
 def label_of(explanation: Explanation, topic: str) -> Label:
@@ -105,6 +107,7 @@ def test_an_undecided_result_claims_nothing_about_a_bundle() -> None:
     parsed = parse_request(data)
     result = undecided_result(parsed, apply_gates(parsed), "cpsat")
     explanation = explain(data, result, limits=QUICK)
+    audited(explanation.counterfactuals)
     assert explanation.scene.capacity.used is None
     assert label_of(explanation, "optimum") is Label.UNKNOWN
     # the fresh solve does decide; the page says this result was not that one
@@ -176,6 +179,7 @@ def test_a_rendered_result_shows_its_bytes_and_keeps_the_no_content_gate() -> No
     again = result_from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
     explanation = explain(data, again, limits=Limits(top=5, audit=True))
+    audited(explanation.counterfactuals)
     rendered = explanation.scene.rendered
     assert rendered is not None and rendered.size == len(result.rendering.data)
     assert [i[0] for i in rendered.items] == [i.id for i in result.rendering.manifest.items]
