@@ -37,6 +37,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..model.errors import RenderError
 from ..model.objective import form_value
 from ..model.types import Candidate, Request, Result, Status, Verdict
 from ..stages.gates import GateReport
@@ -80,9 +81,15 @@ def counterfactuals(
     # A rendered result had its forms without content gated: the reference is solved
     # the same way, and every derived request starts from the request with that gate.
     render = None if result.rendering is None else result.rendering.format
-    reference = clock.whole().solve(request, render)
     asked = _Questions(request, result, gates)
-    request = request if render is None else content_only(request)
+    gated = request if render is None else content_only(request)
+    try:
+        reference = clock.whole().solve(request, render)
+    except RenderError:
+        # a bundle found under the limit may break a provider rule the optimum keeps:
+        # the same selections, without their rendering
+        reference = clock.whole().solve(gated)
+    request = gated
     items: list[Counterfactual] = []
     skipped: list[tuple[Kind, int]] = []
     mandatory: Figure | None = None
