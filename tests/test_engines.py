@@ -104,6 +104,25 @@ def test_a_failing_batch_is_an_engine_error() -> None:
             list(engine.map(abs, ["not a number"]))
 
 
+def test_a_dead_local_worker_stops_the_run_with_an_engine_error() -> None:
+    # The local pool does not re-run batches; a worker killed outright must end the run
+    # with a clear error, not leave it waiting for a result that never comes.
+    from tests_support import dies_on_job_three
+
+    with open_engine(EngineSpec(EngineKind.LOCAL, 2)) as engine:
+        assert list(engine.map(dies_on_job_three, [0, 1, 2])) == [0, 1, 4]
+        with pytest.raises(EngineError, match="died") as raised:
+            list(engine.map(dies_on_job_three, range(8)))
+        assert "\n" not in str(raised.value) and "--engine dask" in str(raised.value)
+
+
+def test_a_failing_local_batch_is_an_engine_error() -> None:
+    with open_engine(EngineSpec(EngineKind.LOCAL, 2)) as engine:
+        assert list(engine.map(abs, [-1, 2, -3])) == [1, 2, 3]
+        with pytest.raises(EngineError, match="a batch failed: TypeError"):
+            list(engine.map(abs, ["not a number"]))
+
+
 # -- a scheduler at an address: real `dask scheduler` and `dask worker` processes --------
 
 

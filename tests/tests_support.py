@@ -1,6 +1,9 @@
-"""Test-only strategies (imported by name through the strategy registry)."""
+"""Test-only strategies (imported by name through the strategy registry) and batch functions."""
 
 from __future__ import annotations
+
+import os
+import signal
 
 from assembler.model.types import Request, Result
 from assembler.stages.gates import GateReport
@@ -9,3 +12,10 @@ from assembler.stages.trace import undecided_result
 
 def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     return undecided_result(request, gates, "cpsat", bound=None)
+
+
+def dies_on_job_three(job: int) -> int:
+    """A batch function whose worker process is killed outright on job 3."""
+    if job == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return job * job
