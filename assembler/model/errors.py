@@ -4,8 +4,11 @@ Input: nothing. Output: the exception types every stage raises.
 
 Every exception the package raises on purpose derives from ``AssemblerError``.
 Errors caused by the caller's input also derive from ``ValueError`` so that code
-written against the standard library's conventions catches them too. Each
-exception carries its facts as attributes, not only in its message.
+written against the standard library's conventions catches them too. A bug (any
+other exception escaping from inside) reaches the caller as ``InternalError``, which
+is deliberately not a ``ValueError``, so that no caller mistakes it for bad input.
+Each exception carries its facts as attributes, not only in its message, and its
+message is one line.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from __future__ import annotations
 __all__ = [
     "AssemblerError",
     "EnumerationTooLarge",
+    "InternalError",
     "InvalidRequest",
     "RenderError",
+    "RequestTooLarge",
     "SolverError",
     "UnknownStrategy",
 ]
@@ -37,6 +42,36 @@ class InvalidRequest(AssemblerError, ValueError):
         self.reason = message
         where = field if candidate is None else f"{field} (candidate {candidate!r})"
         super().__init__(f"{where}: {message}")
+
+
+class RequestTooLarge(InvalidRequest):
+    """The request exceeds one of the configured size limits (``assembler.Limits``).
+
+    ``limit`` names the ``Limits`` field (``max_candidates``, ...), ``maximum`` is its
+    configured value and ``actual`` what the request has (``None`` when it was refused
+    before the exact figure was known).
+    """
+
+    def __init__(
+        self,
+        field: str,
+        message: str,
+        *,
+        limit: str,
+        maximum: int,
+        actual: int | None = None,
+        candidate: str | None = None,
+    ) -> None:
+        self.limit = limit
+        self.maximum = maximum
+        self.actual = actual
+        flag = "--" + limit.replace("_", "-")
+        super().__init__(
+            field,
+            f"{message}, above the limit of {maximum} ({limit}; raise it with"
+            f" Limits({limit}=...) or {flag})",
+            candidate=candidate,
+        )
 
 
 class UnknownStrategy(AssemblerError, ValueError):
@@ -85,3 +120,22 @@ class RenderError(AssemblerError, ValueError):
         where = code if rule is None else f"{code} ({rule})"
         named = f" [{', '.join(self.items)}]" if self.items else ""
         super().__init__(f"{where}: {message}{named}")
+
+
+class InternalError(AssemblerError):
+    """A bug: an unexpected exception escaped from inside the assembler.
+
+    Not a ``ValueError``: the request was not found wrong, the assembler failed on it.
+    ``cause`` is the original exception (also ``__cause__``, with its traceback) and
+    ``stage`` the public entry point it escaped from (``assemble``, ``parse_request``).
+    """
+
+    def __init__(self, cause: BaseException, *, stage: str) -> None:
+        self.cause = cause
+        self.stage = stage
+        detail = " ".join(str(cause).split())[:200]
+        described = f"{type(cause).__name__}: {detail}" if detail else type(cause).__name__
+        super().__init__(
+            f"internal error in {stage} (a bug in the assembler, not a problem with the"
+            f" request): {described}"
+        )

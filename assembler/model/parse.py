@@ -1,135 +1,224 @@
 """Parse and validate a request.
 
-Input: a mapping (parsed JSON) or an already typed ``Request``.
-Output: a ``Request`` whose candidates are in canonical order (sorted by id),
-or ``InvalidRequest`` naming the field (a JSON path) and the candidate.
+Input: a mapping (parsed JSON), JSON text, or an already typed ``Request``; and the
+``Limits`` (default ``DEFAULT_LIMITS``).
+Output: a ``Request`` whose candidates are in canonical order (sorted by id), or
+``InvalidRequest`` (``RequestTooLarge`` for a size limit) naming the field (a JSON
+path) and the candidate. A bug inside reaches the caller as ``InternalError``.
 
 Every rule here is documented in ``models/README.md``: unknown keys are errors
 (a misspelt ``depends_on`` must not be silently ignored), integers are exact and
-bounded so that every sum the solver forms fits in 64 bits, and numbers that are
-not finite are refused.
+bounded so that every sum the solver forms fits in 64 bits, numbers that are not
+finite are refused, and every string is Unicode scalar values.
+
+Each field is one row of a table (``TASK_SPEC``, ``CANDIDATE_SPEC``): its key, the
+attribute it fills and the rule of its kind (``rules.py``). A new field is a new row.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from .errors import InvalidRequest
+from .errors import AssemblerError, InternalError, InvalidRequest, RequestTooLarge
+from .jsontext import load_json
+from .limits import DEFAULT_LIMITS, Limits
+from .rules import (
+    MAX_INTEGER,
+    Place,
+    Rule,
+    enum_rule,
+    flag,
+    integer,
+    kind,
+    label_list,
+    mapping,
+    name,
+    name_list,
+    name_set,
+    prose,
+    shown,
+    text,
+    unit_number,
+)
 from .types import Candidate, Kind, Operation, Request, Role, Task
 
 __all__ = [
     "CANDIDATE_FIELDS",
     "MAX_INTEGER",
     "TASK_FIELDS",
+    "internal_errors",
     "parse_request",
     "request_from_json",
 ]
 
-# Costs and budgets are JSON integers shared with JavaScript callers, so they are
-# kept to what a double represents exactly; the sum of all costs obeys the same
-# bound, which leaves CP-SAT (int64) a factor of 1000 of headroom.
-MAX_INTEGER = 2**53 - 1
 
-_TOP_KEYS = frozenset({"task", "candidates", "sources", "policy"})
-# The request's fields in their documented order (models/README.md); tools that
-# write requests (the hunt's saved cases) use the same order.
-TASK_FIELDS = (
-    "id",
-    "budget",
-    "scope",
-    "operation",
-    "min_relevance",
-    "required",
-    "seal",
-    "instruction",
-    "query",
-)
-CANDIDATE_FIELDS = (
-    "id",
-    "identity",
-    "form",
-    "cost",
-    "relevance",
-    "required",
-    "scope",
-    "transfer",
-    "source",
-    "version",
-    "channel",
-    "role",
-    "depends_on",
-    "group",
-    "lineage",
-    "content",
-    "labels",
-    "kind",
-    "tool_call_id",
-    "tool_name",
-    "turn",
-)
-_TASK_KEYS = frozenset(TASK_FIELDS)
-_CANDIDATE_KEYS = frozenset(CANDIDATE_FIELDS)
-_STANDINGS = ("instruction", "data")
-# Words with a meaning in a form's scope; a task's scope must name a project.
-_RESERVED_SCOPES = frozenset({"shared", "unknown"})
+def _project_scope(value: Any, place: Place, key: Any, limits: Limits) -> str:
+    scope: str = name(value, place, key, limits)
+    # words with a meaning in a form's scope; a task's scope must name a project
+    if scope in ("shared", "unknown"):
+        place.fail(key, f"{scope!r} is a form scope, not a project")
+    return scope
 
 
-def request_from_json(text: str | bytes) -> Request:
-    """Parse JSON text into a validated request."""
-    try:
-        data = json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
-        )
-    except InvalidRequest:
-        raise
-    except RecursionError:
-        raise InvalidRequest("$", "JSON nested too deeply to be a request") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest("$", f"malformed JSON: {exc}") from None
-    return parse_request(data)
+def _transfer(value: Any, place: Place, key: Any, limits: Limits) -> str:
+    record = mapping(value, place, key)
+    if record.keys() != {"from"}:
+        place.fail(key, 'must be an object with exactly one key, "from"')
+    origin: str = name(record["from"], Place(place.path(key)), "from", limits)
+    return origin
 
 
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # JSON parsers disagree on which of two equal keys wins; a request must not depend
-    # on that, so a repeated key is an error rather than a silent choice.
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise InvalidRequest("$", f"duplicate key {key!r} in a JSON object")
-        out[key] = value
-    return out
+# The request's fields in their documented order (models/README.md), each with the
+# attribute it fills and the rule of its kind; tools that write requests (the hunt's
+# saved cases) use the same order.
+TASK_SPEC: dict[str, tuple[str, Rule]] = {
+    "id": ("id", name),
+    "budget": ("budget", integer),
+    "scope": ("scope", _project_scope),
+    "operation": ("operation", enum_rule(Operation)),
+    "min_relevance": ("min_relevance", unit_number),
+    "required": ("required", name_set),
+    "seal": ("seal", name_set),
+    "instruction": ("instruction", prose),
+    "query": ("query", prose),
+}
+CANDIDATE_SPEC: dict[str, tuple[str, Rule]] = {
+    "id": ("id", name),
+    "identity": ("identity", name),
+    "form": ("form", name),
+    "cost": ("cost", integer),
+    "relevance": ("relevance", unit_number),
+    "required": ("required", flag),
+    "scope": ("scope", name),
+    "transfer": ("transfer_from", _transfer),
+    "source": ("source", name),
+    "version": ("version", name),
+    "channel": ("channel", name),
+    "role": ("role", enum_rule(Role)),
+    "depends_on": ("depends_on", name_set),
+    "group": ("group", name),
+    "lineage": ("lineage", name_list),
+    "content": ("content", text),
+    "labels": ("labels", label_list),
+    "kind": ("kind", enum_rule(Kind)),
+    "tool_call_id": ("tool_call_id", name),
+    "tool_name": ("tool_name", name),
+    "turn": ("turn", integer),
+}
+TASK_FIELDS = tuple(TASK_SPEC)
+CANDIDATE_FIELDS = tuple(CANDIDATE_SPEC)
+_TOP_KEYS = ("task", "candidates", "sources", "policy")
+_REQUIRED_TASK_KEYS = ("id", "budget")
+
+_STANDINGS = enum_rule(("instruction", "data"))
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidRequest("$", f"{name} is not valid JSON and not a valid number here")
+# ---------------------------------------------------------------------------
+# entry points
 
 
-def parse_request(data: Mapping[str, Any] | Request) -> Request:
+def request_from_json(text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> Request:
+    """Parse JSON text into a validated request.
+
+    The size limit is checked on the text, before it is parsed into objects.
+    """
+    with internal_errors("request_from_json"), _collector_paused():
+        return _parse(load_json(text, _limits(limits)), _limits(limits))
+
+
+def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT_LIMITS) -> Request:
     """Validate ``data`` and return the typed request.
 
-    A ``Request`` built by hand is checked too (ids, numbers, canonical order), since
-    nothing else stands between it and the solver.
+    A ``Request`` built by hand is checked by the same rules (ids, numbers, text,
+    canonical order), since nothing else stands between it and the solver.
     """
-    if isinstance(data, Request):
-        return _checked(data)
+    with internal_errors("parse_request"), _collector_paused():
+        if isinstance(data, Request):
+            return _checked(data, _limits(limits))
+        return _parse(data, _limits(limits))
+
+
+@contextmanager
+def internal_errors(stage: str) -> Iterator[None]:
+    """Let the assembler's own errors through; turn any other exception into
+    ``InternalError`` (a bug), with the original as its cause."""
+    try:
+        yield
+    except AssemblerError:
+        raise
+    except (KeyboardInterrupt, MemoryError):
+        # not bugs: the caller's interrupt, or a machine too small for the request
+        raise
+    except Exception as exc:
+        raise InternalError(exc, stage=stage) from exc
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # Parsing builds hundreds of thousands of acyclic objects; each generation-2 pass
+    # of the cycle collector walks all of them again (measured: 30% of the time at
+    # 100k candidates). Nothing here can form a cycle, so the collector waits.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _limits(limits: Any) -> Limits:
+    if not isinstance(limits, Limits):
+        raise InvalidRequest("limits", f"must be an assembler.Limits, not {kind(limits)}")
+    return limits
+
+
+# ---------------------------------------------------------------------------
+# the request
+
+
+def _parse(data: Any, limits: Limits) -> Request:
     if not isinstance(data, Mapping):
-        raise InvalidRequest("$", f"a request must be a JSON object, not {_kind(data)}")
-    _no_unknown_keys(data, _TOP_KEYS, "$")
-    if "task" not in data:
+        raise InvalidRequest("$", f"a request must be a JSON object, not {kind(data)}")
+    root = data
+    document = Place("$")
+    for key in root:
+        if key not in _TOP_KEYS:
+            document.fail(key, "unknown field (see models/README.md)")
+    if "task" not in root:
         raise InvalidRequest("task", "is required")
-    if "candidates" not in data:
+    if "candidates" not in root:
         raise InvalidRequest("candidates", "is required (it may be an empty list)")
-    task = _parse_task(data["task"])
-    sources = _parse_string_map(data.get("sources", {}), "sources")
-    authority, has_table = _parse_policy(data.get("policy", {}))
-    raw_candidates = data["candidates"]
-    if not isinstance(raw_candidates, list):
-        raise InvalidRequest("candidates", f"must be a list, not {_kind(raw_candidates)}")
-    candidates = [_parse_candidate(raw, index) for index, raw in enumerate(raw_candidates)]
+    task = _parse_task(root["task"], limits)
+    sources = _parse_names_map(root.get("sources", {}), "sources", name, limits)
+    authority, has_table = _parse_policy(root.get("policy", {}), limits)
+    raw_candidates = root["candidates"]
+    if type(raw_candidates) is not list:
+        raise InvalidRequest("candidates", f"must be a list, not {kind(raw_candidates)}")
+    if len(raw_candidates) > limits.max_candidates:
+        raise RequestTooLarge(
+            "candidates",
+            f"{len(raw_candidates)} candidates",
+            limit="max_candidates",
+            maximum=limits.max_candidates,
+            actual=len(raw_candidates),
+        )
+    candidates = [_parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
+    return _assembled(task, candidates, sources, authority, has_table)
+
+
+def _assembled(
+    task: Task,
+    candidates: list[Candidate],
+    sources: dict[str, str],
+    authority: dict[str, str],
+    has_table: bool,
+) -> Request:
     seen: dict[str, int] = {}
     total = 0
     for index, candidate in enumerate(candidates):
@@ -157,198 +246,132 @@ def parse_request(data: Mapping[str, Any] | Request) -> Request:
     )
 
 
-def _checked(request: Request) -> Request:
-    seen: set[str] = set()
-    total = 0
-    for index, c in enumerate(request.candidates):
-        if c.id in seen:
-            raise InvalidRequest(f"candidates[{index}].id", "duplicate id", candidate=c.id)
-        seen.add(c.id)
-        _integer(c.cost, f"candidates[{index}].cost", c.id)
-        _unit_number(c.relevance, f"candidates[{index}].relevance", c.id)
-        total += c.cost
-    _integer(request.task.budget, "task.budget")
-    _unit_number(request.task.min_relevance, "task.min_relevance")
-    if total > MAX_INTEGER:
-        raise InvalidRequest(
-            "candidates[*].cost", f"the costs add up to {total}, above {MAX_INTEGER}"
-        )
-    ordered = tuple(sorted(request.candidates, key=lambda c: c.id))
-    if ordered != request.candidates:
-        request = replace(request, candidates=ordered)
-    return request
+def _parse_task(raw: Any, limits: Limits) -> Task:
+    place = Place("task")
+    record = mapping(raw, Place("$"), "task")
+    values = _fields(record, place, TASK_SPEC, limits)
+    for key in _REQUIRED_TASK_KEYS:
+        if key not in values:
+            place.fail(key, "is required")
+    return Task(**values)
 
 
-def _parse_task(raw: Any) -> Task:
-    if not isinstance(raw, Mapping):
-        raise InvalidRequest("task", f"must be an object, not {_kind(raw)}")
-    _no_unknown_keys(raw, _TASK_KEYS, "task")
-    if "id" not in raw:
-        raise InvalidRequest("task.id", "is required")
-    if "budget" not in raw:
-        raise InvalidRequest("task.budget", "is required")
-    scope = _string(raw["scope"], "task.scope") if "scope" in raw else None
-    if scope in _RESERVED_SCOPES:
-        raise InvalidRequest("task.scope", f"{scope!r} is a form scope, not a project")
-    operation = raw.get("operation", Operation.CURRENT.value)
-    if operation not in {op.value for op in Operation}:
-        raise InvalidRequest(
-            "task.operation", f"must be 'current' or 'historical', not {operation!r}"
-        )
-    return Task(
-        id=_string(raw["id"], "task.id"),
-        budget=_integer(raw["budget"], "task.budget"),
-        scope=scope,
-        operation=Operation(operation),
-        min_relevance=_unit_number(raw.get("min_relevance", 0), "task.min_relevance"),
-        required=tuple(sorted(set(_strings(raw.get("required", []), "task.required")))),
-        seal=tuple(sorted(set(_strings(raw.get("seal", []), "task.seal")))),
-        instruction=_string(raw["instruction"], "task.instruction")
-        if "instruction" in raw
-        else None,
-        query=_string(raw["query"], "task.query") if "query" in raw else None,
-    )
-
-
-def _parse_policy(raw: Any) -> tuple[dict[str, str], bool]:
-    if not isinstance(raw, Mapping):
-        raise InvalidRequest("policy", f"must be an object, not {_kind(raw)}")
-    _no_unknown_keys(raw, frozenset({"authority"}), "policy")
-    if "authority" not in raw:
+def _parse_policy(raw: Any, limits: Limits) -> tuple[dict[str, str], bool]:
+    record = mapping(raw, Place("$"), "policy")
+    place = Place("policy")
+    for key in record:
+        if key != "authority":
+            place.fail(key, "unknown field (see models/README.md)")
+    if "authority" not in record:
         return {}, False
-    table = _parse_string_map(raw["authority"], "policy.authority")
-    for channel, standing in table.items():
-        if standing not in _STANDINGS:
-            raise InvalidRequest(
-                f"policy.authority.{channel}",
-                f"standing must be 'instruction' or 'data', not {standing!r}",
-            )
-    return table, True
+    return _parse_names_map(record["authority"], "policy.authority", _STANDINGS, limits), True
 
 
-_ROLES = {role.value: role for role in Role}
+def _parse_names_map(raw: Any, where: str, rule: Rule, limits: Limits) -> dict[str, str]:
+    """An object from names to values of ``rule`` (``sources``, ``policy.authority``)."""
+    place = Place(where)
+    record = mapping(raw, Place("$"), where)
+    out: dict[str, str] = {}
+    for key, value in record.items():
+        # a key is a name too (a caller's mapping may hold any hashable key)
+        if not isinstance(key, str):
+            place.fail(key, f"keys must be strings, not {kind(key)}")
+        name(key, place, key, limits)
+        out[key] = rule(value, place, key, limits)
+    return out
 
 
-def _parse_candidate(raw: Any, index: int) -> Candidate:
-    # Hot path (100k candidates in a large request): the common case does plain type
-    # checks and builds no message; each message and JSON path is formatted only when
-    # a check fails, by the same helpers the rest of the module uses.
-    if not isinstance(raw, Mapping):
-        raise InvalidRequest(f"candidates[{index}]", f"must be an object, not {_kind(raw)}")
-    if not raw.keys() <= _CANDIDATE_KEYS:
-        unknown = sorted(str(key) for key in set(raw) - _CANDIDATE_KEYS)
-        cid = raw.get("id") if isinstance(raw.get("id"), str) else None
-        raise InvalidRequest(
-            f"candidates[{index}].{unknown[0]}",
-            "unknown field (see models/README.md)",
-            candidate=cid,
-        )
+def _fields(
+    record: Mapping[Any, Any], place: Place, spec: dict[str, tuple[str, Rule]], limits: Limits
+) -> dict[str, Any]:
+    """Each key of ``record`` through the rule of its row in ``spec``, by attribute."""
+    values: dict[str, Any] = {}
+    for key, value in record.items():
+        row = spec.get(key) if type(key) is str else None
+        if row is None:
+            place.fail(key, "unknown field (see models/README.md)")
+        attribute, rule = row
+        values[attribute] = rule(value, place, key, limits)
+    return values
+
+
+# ---------------------------------------------------------------------------
+# candidates
+
+
+class _CandidateShell:
+    """Candidate's slots without its frozen ``__setattr__``.
+
+    The parser fills a shell and then makes it a ``Candidate``: the two classes have
+    the same layout, so Python allows assigning ``__class__``. A frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``, which measured ~37k
+    instructions per candidate against ~8k here: the largest single cost of parsing
+    100k candidates. The result is an ordinary, frozen ``Candidate``.
+    """
+
+    __slots__ = Candidate.__slots__
+
+
+def _parse_candidate(raw: Any, index: int, limits: Limits) -> Candidate:
+    place = Place("candidates", index)
+    if type(raw) is not dict and not isinstance(raw, Mapping):
+        place.fail(None, f"must be an object, not {kind(raw)}")
     if "id" not in raw:
-        raise InvalidRequest(f"candidates[{index}].id", "is required")
-    candidate_id = raw["id"]
-    if type(candidate_id) is not str or not candidate_id:
-        candidate_id = _string(candidate_id, f"candidates[{index}].id")
-    get = raw.get
-
-    def text(name: str, default: str | None) -> str | None:
-        value = get(name, default)
-        if type(value) is str and value:
-            return value
-        if value is None and name not in raw:
-            return None
-        return _string(value, f"candidates[{index}].{name}", candidate_id)
-
-    def names(name: str, *, empty: bool = False) -> list[str]:
-        value = get(name)
-        if value is None and name not in raw:
-            return []
-        if type(value) is list and all(type(v) is str and (v or empty) for v in value):
-            return value
-        return _strings(value, f"candidates[{index}].{name}", candidate_id, empty=empty)
-
-    def fail(name: str, message: str) -> InvalidRequest:
-        return InvalidRequest(f"candidates[{index}].{name}", message, candidate=candidate_id)
-
-    if "cost" not in raw:
-        raise fail("cost", "is required")
-    cost = raw["cost"]
-    if type(cost) is not int or not 0 <= cost <= MAX_INTEGER:
-        cost = _integer(cost, f"candidates[{index}].cost", candidate_id)
-    relevance = get("relevance", 0)
-    if type(relevance) is float and 0.0 <= relevance <= 1.0:
-        pass
-    else:
-        relevance = _unit_number(relevance, f"candidates[{index}].relevance", candidate_id)
-    transfer_from: str | None = None
-    if "transfer" in raw:
-        transfer = raw["transfer"]
-        if not isinstance(transfer, Mapping) or set(transfer) != {"from"}:
-            raise fail("transfer", 'must be an object with exactly one key, "from"')
-        transfer_from = _string(
-            transfer["from"], f"candidates[{index}].transfer.from", candidate_id
+        place.fail("id", "is required")
+    candidate_id: str = name(raw["id"], place, "id", limits)
+    # every later message about this candidate names it
+    place.candidate = candidate_id
+    values = _fields(raw, place, CANDIDATE_SPEC, limits)
+    if "cost" not in values:
+        place.fail("cost", "is required")
+    form_kind, role = _kind_and_role(values, place)
+    tool_call_id = values.get("tool_call_id")
+    if (tool_call_id is None) == form_kind.is_tool:
+        place.fail(
+            "tool_call_id", f"is required for kind {form_kind.value!r} and only for tool kinds"
         )
-    role = _ROLES.get(get("role", "evidence"))
-    if role is None:
-        raise fail("role", f"must be 'evidence' or 'instruction', not {get('role')!r}")
-    required = get("required", False)
-    if type(required) is not bool:
-        raise fail("required", f"must be true or false, not {_kind(required)}")
-    content = get("content")
-    if "content" in raw and type(content) is not str:
-        raise fail("content", f"must be a string, not {_kind(content)}")
-    depends_on = names("depends_on")
-    identity = text("identity", candidate_id)
-    assert identity is not None
-    kind, role = _kind_and_role(raw, role, fail)
-    tool_call_id = text("tool_call_id", None)
-    if (tool_call_id is None) == kind.is_tool:
-        raise fail("tool_call_id", f"is required for kind {kind.value!r} and only for tool kinds")
-    tool_name = text("tool_name", None)
-    if (tool_name is None) == (kind is Kind.TOOL_CALL):
-        raise fail("tool_name", "is required for kind 'tool_call' and only for it")
-    turn = _integer(get("turn", 0), f"candidates[{index}].turn", candidate_id)
-    return Candidate(
-        id=candidate_id,
-        identity=identity,
-        cost=cost,
-        form=text("form", "full") or "full",
-        relevance=float(relevance),
-        required=required,
-        scope=text("scope", "unknown") or "unknown",
-        transfer_from=transfer_from,
-        source=text("source", None),
-        version=text("version", None),
-        channel=text("channel", None),
-        role=role,
-        depends_on=tuple(sorted(set(depends_on))) if depends_on else (),
-        group=text("group", None),
-        lineage=tuple(names("lineage")),
-        content=content,
-        labels=tuple(names("labels", empty=True)),
-        kind=kind,
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        turn=turn,
-        position=index,
-    )
+    if ("tool_name" not in values) == (form_kind is Kind.TOOL_CALL):
+        place.fail("tool_name", "is required for kind 'tool_call' and only for it")
+    get = values.get
+    shell = _CandidateShell()
+    shell.id = candidate_id  # type: ignore[attr-defined]
+    shell.identity = get("identity", candidate_id)  # type: ignore[attr-defined]
+    shell.cost = values["cost"]  # type: ignore[attr-defined]
+    shell.form = get("form", "full")  # type: ignore[attr-defined]
+    shell.relevance = get("relevance", 0.0)  # type: ignore[attr-defined]
+    shell.required = get("required", False)  # type: ignore[attr-defined]
+    shell.scope = get("scope", "unknown")  # type: ignore[attr-defined]
+    shell.transfer_from = get("transfer_from")  # type: ignore[attr-defined]
+    shell.source = get("source")  # type: ignore[attr-defined]
+    shell.version = get("version")  # type: ignore[attr-defined]
+    shell.channel = get("channel")  # type: ignore[attr-defined]
+    shell.role = role  # type: ignore[attr-defined]
+    shell.depends_on = get("depends_on", ())  # type: ignore[attr-defined]
+    shell.group = get("group")  # type: ignore[attr-defined]
+    shell.lineage = get("lineage", ())  # type: ignore[attr-defined]
+    shell.content = get("content")  # type: ignore[attr-defined]
+    shell.labels = get("labels", ())  # type: ignore[attr-defined]
+    shell.kind = form_kind  # type: ignore[attr-defined]
+    shell.tool_call_id = tool_call_id  # type: ignore[attr-defined]
+    shell.tool_name = get("tool_name")  # type: ignore[attr-defined]
+    shell.turn = get("turn", 0)  # type: ignore[attr-defined]
+    shell.position = index  # type: ignore[attr-defined]
+    shell.__class__ = Candidate  # type: ignore[assignment]
+    return shell  # type: ignore[return-value]
 
 
-_KINDS = {kind.value: kind for kind in Kind}
-
-
-def _kind_and_role(raw: Mapping[str, Any], role: Role, fail: Any) -> tuple[Kind, Role]:
+def _kind_and_role(values: dict[str, Any], place: Place) -> tuple[Kind, Role]:
     # An instruction kind renders as system material, so it must pass the authority
     # gate: kind and role agree, and each defaults from the other.
-    if "kind" not in raw:
+    role: Role = values.get("role", Role.EVIDENCE)
+    if "kind" not in values:
         return (Kind.SYSTEM if role is Role.INSTRUCTION else Kind.EVIDENCE), role
-    kind = _KINDS.get(raw["kind"])
-    if kind is None:
-        raise fail("kind", f"must be one of {', '.join(_KINDS)}, not {raw['kind']!r}")
-    if "role" not in raw:
-        return kind, Role.INSTRUCTION if kind.is_instruction else Role.EVIDENCE
-    if kind.is_instruction != (role is Role.INSTRUCTION):
-        raise fail("kind", f"kind {kind.value!r} contradicts role {role.value!r}")
-    return kind, role
+    form_kind: Kind = values["kind"]
+    if "role" not in values:
+        return form_kind, Role.INSTRUCTION if form_kind.is_instruction else Role.EVIDENCE
+    if form_kind.is_instruction != (role is Role.INSTRUCTION):
+        place.fail("kind", f"kind {form_kind.value!r} contradicts role {role.value!r}")
+    return form_kind, role
 
 
 def _check_tool_calls(candidates: list[Candidate]) -> None:
@@ -363,7 +386,7 @@ def _check_tool_calls(candidates: list[Candidate]) -> None:
         if tool_of.setdefault(c.identity, mine) != mine:
             raise InvalidRequest(
                 where,
-                f"every form of identity {c.identity!r} must share kind and tool_call_id",
+                f"every form of identity {shown(c.identity)} must share kind and tool_call_id",
                 candidate=c.id,
             )
         if c.tool_call_id is None:
@@ -371,107 +394,102 @@ def _check_tool_calls(candidates: list[Candidate]) -> None:
         if ends.setdefault((c.tool_call_id, c.kind), c.identity) != c.identity:
             raise InvalidRequest(
                 where,
-                f"tool call {c.tool_call_id!r} has two {c.kind.value} identities",
+                f"tool call {shown(c.tool_call_id)} has two {c.kind.value} identities",
                 candidate=c.id,
             )
-    for (call_id, kind), identity in sorted(ends.items()):
-        other = Kind.TOOL_RESULT if kind is Kind.TOOL_CALL else Kind.TOOL_CALL
+    for (call_id, end), identity in sorted(ends.items()):
+        other = Kind.TOOL_RESULT if end is Kind.TOOL_CALL else Kind.TOOL_CALL
         if (call_id, other) not in ends:
             index = next(i for i, c in enumerate(candidates) if c.identity == identity)
             raise InvalidRequest(
                 f"candidates[{index}].tool_call_id",
-                f"{kind.value} {call_id!r} has no {other.value} in the request",
+                f"{end.value} {shown(call_id)} has no {other.value} in the request",
                 candidate=candidates[index].id,
             )
 
 
 # ---------------------------------------------------------------------------
-# scalar checks
+# a typed request built by hand
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, Sequence):
-        return "a list"
-    return type(value).__name__
+def _checked(request: Request, limits: Limits) -> Request:
+    """A typed request, judged as the JSON it stands for (one set of rules)."""
+    if not isinstance(request.candidates, tuple | list):
+        raise InvalidRequest("candidates", f"must be a tuple, not {kind(request.candidates)}")
+    data = _as_json(request)
+    parsed = _parse(data, limits)
+    # the arrival order a hand-built request recorded is kept (the dump baseline reads it)
+    positions = {c.id: c.position for c in request.candidates if isinstance(c, Candidate)}
+    candidates = tuple(
+        replace(c, position=positions.get(c.id, c.position)) for c in parsed.candidates
+    )
+    return replace(parsed, candidates=candidates)
 
 
-def _no_unknown_keys(raw: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
-    unknown = sorted(str(key) for key in set(raw) - allowed)
-    if unknown:
-        prefix = "" if where == "$" else f"{where}."
-        raise InvalidRequest(f"{prefix}{unknown[0]}", "unknown field (see models/README.md)")
-
-
-def _string(value: Any, where: str, candidate: str | None = None) -> str:
-    if not isinstance(value, str):
-        raise InvalidRequest(where, f"must be a string, not {_kind(value)}", candidate=candidate)
-    if not value:
-        raise InvalidRequest(where, "must not be empty", candidate=candidate)
-    return value
-
-
-def _strings(
-    value: Any, where: str, candidate: str | None = None, *, empty: bool = False
-) -> list[str]:
-    if not isinstance(value, list):
-        raise InvalidRequest(
-            where, f"must be a list of strings, not {_kind(value)}", candidate=candidate
-        )
-    out = []
-    for index, item in enumerate(value):
-        if empty and isinstance(item, str):
-            out.append(item)
-        else:
-            out.append(_string(item, f"{where}[{index}]", candidate))
+def _as_json(request: Request) -> dict[str, Any]:
+    task = request.task
+    if not isinstance(task, Task):
+        raise InvalidRequest("task", f"must be an assembler.Task, not {kind(task)}")
+    out: dict[str, Any] = {
+        "task": {
+            key: _plain(getattr(task, attribute))
+            for key, (attribute, _) in TASK_SPEC.items()
+            if getattr(task, attribute) is not None
+        },
+        "candidates": [_candidate_json(c, index) for index, c in enumerate(request.candidates)],
+        "sources": _pairs(request.sources, "sources"),
+    }
+    if request.has_authority_table:
+        out["policy"] = {"authority": _pairs(request.authority, "policy.authority")}
     return out
 
 
-def _parse_string_map(value: Any, where: str) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise InvalidRequest(where, f"must be an object, not {_kind(value)}")
-    return {str(key): _string(item, f"{where}.{key}") for key, item in value.items()}
+def _candidate_json(candidate: Any, index: int) -> Any:
+    if not isinstance(candidate, Candidate):
+        return candidate  # the rules name what it is
+    out: dict[str, Any] = {}
+    for key, (attribute, _) in CANDIDATE_SPEC.items():
+        value = getattr(candidate, attribute)
+        if value is None and attribute in _OPTIONAL:
+            continue
+        out[key] = {"from": value} if key == "transfer" else _plain(value)
+    return out
 
 
-def _integer(value: Any, where: str, candidate: str | None = None) -> int:
-    # JSON has one number type; 120.0 is accepted as 120 but 120.5 is not.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidRequest(where, f"must be an integer, not {_kind(value)}", candidate=candidate)
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            raise InvalidRequest(
-                where, f"must be a whole number, not {value!r}", candidate=candidate
-            )
-        value = int(value)
-    number = int(value)
-    if number < 0:
-        raise InvalidRequest(where, f"must be >= 0, not {number}", candidate=candidate)
-    if number > MAX_INTEGER:
-        raise InvalidRequest(
-            where,
-            f"{number} is above {MAX_INTEGER}: too large for exact arithmetic",
-            candidate=candidate,
-        )
-    return number
+# attributes a typed candidate leaves as None when the JSON leaves the key out
+_OPTIONAL = frozenset(
+    {
+        "transfer_from",
+        "source",
+        "version",
+        "channel",
+        "group",
+        "content",
+        "tool_call_id",
+        "tool_name",
+    }
+)
 
 
-def _unit_number(value: Any, where: str, candidate: str | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidRequest(where, f"must be a number, not {_kind(value)}", candidate=candidate)
-    number = float(value)
-    if not math.isfinite(number):
-        raise InvalidRequest(where, f"must be finite, not {value!r}", candidate=candidate)
-    if not 0.0 <= number <= 1.0:
-        raise InvalidRequest(where, f"must be between 0 and 1, not {value!r}", candidate=candidate)
-    return number
+def _pairs(pairs: Any, where: str) -> Any:
+    if not isinstance(pairs, tuple | list):
+        return pairs
+    out: dict[Any, Any] = {}
+    for pair in pairs:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2):
+            raise InvalidRequest(where, "must hold (name, value) pairs")
+        key, value = pair
+        if key in out:
+            raise InvalidRequest(where, f"names {shown(key)} twice")
+        out[key] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    # enum members become their values and tuples lists, as in JSON; anything else is
+    # left for the field's rule to judge
+    if isinstance(value, Operation | Role | Kind):
+        return value.value
+    if isinstance(value, tuple):
+        return list(value)
+    return value

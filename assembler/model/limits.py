@@ -1,0 +1,46 @@
+"""The size limits a request must keep.
+
+Input: nothing. Output: ``Limits``, a frozen dataclass whose defaults are the
+documented limits (``DEFAULT_LIMITS``); the parser, ``assemble`` and the command
+line take one as an option.
+
+The defaults admit every request the assembler answers in reasonable time and
+memory (the benchmarks go to 100,000 forms, ~2.6 KB of memory per form) and refuse,
+with ``RequestTooLarge``, what would only exhaust the machine. Each limit is a
+positive integer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .errors import InvalidRequest
+
+__all__ = ["DEFAULT_LIMITS", "Limits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Size limits on one request; every field is a positive integer."""
+
+    # bytes of JSON text (UTF-8), checked before the text is parsed into objects;
+    # a mapping handed to the API has no byte size and is not measured
+    max_request_bytes: int = 256 * 2**20
+    # candidates in the request (each costs ~2.6 KB of memory to answer)
+    max_candidates: int = 250_000
+    # characters of every name: ids, identities, scopes, groups, sources, labels, ...
+    # (content is text, bounded by max_request_bytes only)
+    max_name_length: int = 4096
+    # nesting of arrays and objects in JSON text; the request format itself uses 4
+    max_depth: int = 32
+
+    def __post_init__(self) -> None:
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidRequest(
+                    f"limits.{spec.name}", f"must be a positive integer, not {value!r:.60}"
+                )
+
+
+DEFAULT_LIMITS = Limits()
