@@ -12,11 +12,14 @@ from .ledger import Ledger, LedgerError
 from .model.errors import (
     AssemblerError,
     EnumerationTooLarge,
+    InternalError,
     InvalidRequest,
     RenderError,
+    RequestTooLarge,
     SolverError,
     UnknownStrategy,
 )
+from .model.limits import DEFAULT_LIMITS, Limits
 from .model.parse import parse_request, request_from_json
 from .model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
 from .model.types import (
@@ -39,16 +42,19 @@ from .verifiers.bundle import verify
 from .verifiers.rendering import verify_rendering
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DEFAULT_TIME_LIMIT",
     "STRATEGIES",
     "AssemblerError",
     "Candidate",
     "Decision",
     "EnumerationTooLarge",
+    "InternalError",
     "InvalidRequest",
     "Kind",
     "Ledger",
     "LedgerError",
+    "Limits",
     "Manifest",
     "ManifestItem",
     "Reason",
@@ -58,6 +64,7 @@ __all__ = [
     "RenderFormat",
     "Rendering",
     "Request",
+    "RequestTooLarge",
     "Result",
     "SolverError",
     "Status",

@@ -4,7 +4,9 @@ Input: a request (a mapping of parsed JSON, or a typed ``Request``), a strategy
 name, a time limit, a worker count, a render format and counter, and optionally a
 recorder (``ledger=``).
 Output: a ``Result``; with a recorder, the compilation is also recorded through the
-protocol of ``model.recorder`` (this module never imports a ledger).
+protocol of ``model.recorder`` (this module never imports a ledger). Bad input is an
+``InvalidRequest`` (or another input error) naming the field, a request over the size
+``Limits`` a ``RequestTooLarge``, and a bug inside an ``InternalError`` wrapping it.
 
 The chain every strategy shares: parse -> gates -> the named strategy (from
 ``assembler.strategies``). The time limit covers the whole call.
@@ -12,14 +14,15 @@ The chain every strategy shares: parse -> gates -> the named strategy (from
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
 from .model.errors import InvalidRequest
-from .model.parse import parse_request
+from .model.limits import DEFAULT_LIMITS, Limits
+from .model.parse import internal_errors, parse_request
 from .model.recorder import OnParsed, Recorder, Run, record
 from .model.rendering import RenderFormat
 from .model.types import Request, Result, Status
@@ -29,10 +32,6 @@ from .stages.gates import apply_gates
 from .strategies import load_strategy
 
 __all__ = ["DEFAULT_TIME_LIMIT", "assemble"]
-
-# Seconds. At the limit a caller gets the best legal bundle found with its bound and
-# gap (optimal=false), or "undecided": never a false refusal, never an illegal bundle.
-DEFAULT_TIME_LIMIT = 10.0
 
 _TRACE_SECONDS_PER_CANDIDATE = 1e-5
 
@@ -46,6 +45,7 @@ def assemble(
     render: str | RenderFormat | None = None,
     counter: Counter | None = None,
     ledger: Recorder | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Result:
     """Assemble the bundle for one request with the named strategy.
 
@@ -55,16 +55,19 @@ def assemble(
     counted as one text, fits the budget; the result is then that of the priced
     request (``assembler.render.priced_request``). ``ledger`` (an ``assembler.Ledger``,
     or any ``Recorder``) records the request before solving and then its outcome;
-    recording never changes the answer."""
-    if ledger is None:
-        return _assemble(request, strategy, time_limit, workers, render, counter, None)
-    run = Run(strategy, time_limit, workers, render, _counter_name(counter))
-    return record(
-        ledger,
-        request,
-        run,
-        lambda on: _assemble(request, strategy, time_limit, workers, render, counter, on),
-    )
+    recording never changes the answer. ``limits`` bounds the request's size."""
+    with internal_errors("assemble"):
+        if ledger is None:
+            return _assemble(request, strategy, time_limit, workers, render, counter, limits, None)
+        run = Run(strategy, time_limit, workers, render, _counter_name(counter))
+        return record(
+            ledger,
+            request,
+            run,
+            lambda on: _assemble(
+                request, strategy, time_limit, workers, render, counter, limits, on
+            ),
+        )
 
 
 def _counter_name(counter: Counter | None) -> str | None:
@@ -78,22 +81,16 @@ def _assemble(
     workers: int | None,
     render: str | RenderFormat | None,
     counter: Counter | None,
+    limits: Limits,
     on_parsed: OnParsed | None,
 ) -> Result:
-    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    if isinstance(limit, bool) or not isinstance(limit, int | float) or not math.isfinite(limit):
-        raise InvalidRequest("time_limit", f"must be a finite number of seconds, not {limit!r}")
-    if limit <= 0:
-        raise InvalidRequest("time_limit", f"must be positive, not {limit!r}")
-    count = 1 if workers is None else workers
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise InvalidRequest("workers", f"must be a positive integer, not {count!r}")
+    strategy, limit, count = call_arguments(strategy, time_limit, workers)
     fmt = None if render is None else render_format(render)
     if counter is not None and fmt is None:
         raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
     started = time.perf_counter()
-    parsed = parse_request(request)
+    parsed = parse_request(request, limits=limits)
     if on_parsed is not None:
         # the recorder writes before the solve; the time limit does not pay for it
         paused = time.perf_counter()

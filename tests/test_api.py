@@ -8,16 +8,19 @@ import sys
 import assembler
 
 PUBLIC = {
+    "DEFAULT_LIMITS",
     "DEFAULT_TIME_LIMIT",
     "STRATEGIES",
     "AssemblerError",
     "Candidate",
     "Decision",
     "EnumerationTooLarge",
+    "InternalError",
     "InvalidRequest",
     "Kind",
     "Ledger",
     "LedgerError",
+    "Limits",
     "Manifest",
     "ManifestItem",
     "Reason",
@@ -27,6 +30,7 @@ PUBLIC = {
     "RenderFormat",
     "Rendering",
     "Request",
+    "RequestTooLarge",
     "Result",
     "SolverError",
     "Status",
@@ -57,7 +61,10 @@ def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -
         assembler.RenderError,
     ):
         assert issubclass(error, assembler.AssemblerError) and issubclass(error, ValueError)
-    assert issubclass(assembler.SolverError, assembler.AssemblerError)
+    assert issubclass(assembler.RequestTooLarge, assembler.InvalidRequest)
+    for error in (assembler.SolverError, assembler.InternalError):
+        # not the input's fault: a caller catching ValueError must not swallow a bug
+        assert issubclass(error, assembler.AssemblerError) and not issubclass(error, ValueError)
 
 
 def test_importing_the_package_loads_no_solver() -> None:

@@ -1,18 +1,24 @@
 """The command line: ``assembler <command> [options]``.
 
-Input: ``argv``. Output: text or JSON on stdout and an exit code (``exits``).
+Input: ``argv``. Output: text or JSON on stdout and an exit code (``exits``); an
+error is one line on stderr. A failure of the assembler itself (a bug) exits 4 with
+one line saying how to report it, never 1 (a refusal) and never a traceback, unless
+``ASSEMBLER_TRACEBACK=1`` asks for it.
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``explain`` (inspect a compilation), ``bench`` (the benchmarks of a clone);
 ``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
-A new command is a module here and one branch in ``main``.
+A new command is a module here and one branch in ``_run``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
-from .exits import EXIT_BUNDLE, EXIT_INVALID
+from ..model.errors import InternalError
+from .exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID
 
 __all__ = ["main"]
 
@@ -40,39 +46,81 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BUNDLE if args else EXIT_INVALID
     command, rest = args[0], args[1:]
     try:
-        if command == "compile":
-            from .compile import compile_command
-
-            return compile_command(rest)
-        if command == "explain":
-            from .explain import explain_command
-
-            return explain_command(rest)
-        if command == "ledger":
-            from .ledger import ledger_command
-
-            return ledger_command(rest)
-        if command == "corpus":
-            from ..tooling.conformance import main as corpus_main
-
-            return int(corpus_main(rest))
-        if command == "hunt":
-            from ..tooling.hunt import main as hunt_main
-
-            return int(hunt_main(rest))
-        if command == "sweep":
-            from ..tooling.sweep import main as sweep_main
-
-            return int(sweep_main(rest))
-        if command == "bench":
-            from .bench import bench_command
-
-            return bench_command(rest)
+        return _run(command, rest)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_BUNDLE
+    except MemoryError:
+        print(
+            "error: out of memory: answering this request needs more memory than this"
+            " process has; lower --max-candidates or --max-request-bytes, or use a larger"
+            " machine",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    except Exception as exc:
+        report_internal_error(exc)
+        return EXIT_INTERNAL
+
+
+def report_internal_error(exc: BaseException) -> None:
+    """One line on stderr: what failed, that it is a bug, and how to report it."""
+    if os.environ.get("ASSEMBLER_TRACEBACK") == "1":
+        traceback.print_exception(exc, file=sys.stderr)
+    cause = exc.cause if isinstance(exc, InternalError) else exc
+    try:
+        detail = " ".join(str(cause).split())[:200]
+    except Exception:
+        detail = ""
+    described = f"{type(cause).__name__}: {detail}" if detail else type(cause).__name__
+    print(
+        f"error: internal error: {described} -- a bug in assembler {_version()}, not a"
+        " problem with the request; please report it with the request and this line"
+        " (ASSEMBLER_TRACEBACK=1 prints the traceback)",
+        file=sys.stderr,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("assembler")
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _run(command: str, rest: list[str]) -> int:
+    if command == "compile":
+        from .compile import compile_command
+
+        return compile_command(rest)
+    if command == "explain":
+        from .explain import explain_command
+
+        return explain_command(rest)
+    if command == "ledger":
+        from .ledger import ledger_command
+
+        return ledger_command(rest)
+    if command == "corpus":
+        from ..tooling.conformance import main as corpus_main
+
+        return int(corpus_main(rest))
+    if command == "hunt":
+        from ..tooling.hunt import main as hunt_main
+
+        return int(hunt_main(rest))
+    if command == "sweep":
+        from ..tooling.sweep import main as sweep_main
+
+        return int(sweep_main(rest))
+    if command == "bench":
+        from .bench import bench_command
+
+        return bench_command(rest)
     print(f"error: unknown command {command!r}\n", file=sys.stderr)
     sys.stderr.write(_USAGE)
     return EXIT_INVALID

@@ -4,26 +4,42 @@ Input: the arguments after ``compile``. Output: the result as JSON (or the text
 table with ``--format text``; the rendered model input with ``--render FORMAT``, or
 its manifest with ``--manifest``) on stdout and an exit code: 0 bundle, 1 refused,
 3 undecided, 2 invalid input or usage (one line on stderr naming the field and the
-candidate; never a traceback), or a ledger that cannot be opened or written.
+candidate; never a traceback), or a ledger that cannot be opened or written, 4 a
+failure of the assembler itself (``cli.main``).
 
 ``--ledger PATH`` records the compilation (``assembler.Ledger``): the request before
 solving, then its outcome (with the rendered bytes and manifest under ``--render``);
 an invalid request is recorded as ``failed``.
+
+The request is read no further than ``--max-request-bytes``: a larger file or stream
+is refused before it is held in memory, let alone parsed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import IO
 
-from ..model.errors import AssemblerError
+from ..model.arguments import MAX_WORKERS
+from ..model.errors import AssemblerError, InternalError, RequestTooLarge, SolverError
+from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.recorder import Run
 from ..strategies import STRATEGIES
 from .exits import EXIT, EXIT_INVALID
 
 __all__ = ["compile_command"]
+
+# the size limits as options: --max-candidates N fills Limits.max_candidates
+_LIMIT_OPTIONS = {
+    "max_request_bytes": "bytes of request JSON, checked before it is parsed",
+    "max_candidates": "candidates in the request",
+    "max_name_length": "characters of any id or other name",
+    "max_depth": "nesting of JSON arrays and objects",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,11 +50,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _compile_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="assembler compile", description="Assemble the bundle for a request.")
+    parser = _Parser(
+        prog="assembler compile",
+        description="Assemble the bundle for a request.",
+        epilog="exit codes: 0 bundle, 1 refused, 2 invalid input or usage, 3 undecided,"
+        " 4 internal error (a bug: please report it)",
+    )
     parser.add_argument("request", help="request JSON file, or - for standard input")
     parser.add_argument("--strategy", default="cpsat", choices=sorted(STRATEGIES))
     parser.add_argument("--time-limit", type=_positive_float, default=None, metavar="SEC")
-    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N")
+    parser.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=None, metavar="N")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     parser.add_argument(
         "--render",
@@ -51,6 +72,17 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ledger", metavar="PATH", help="record the compilation in this ledger")
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
+    limits = parser.add_argument_group("size limits (defaults in parentheses)")
+    for field, meaning in _LIMIT_OPTIONS.items():
+        default = getattr(DEFAULT_LIMITS, field)
+        limits.add_argument(
+            "--" + field.replace("_", "-"),
+            dest=field,
+            type=_bounded_int(1, None),
+            default=default,
+            metavar="N",
+            help=f"{meaning} ({default})",
+        )
     return parser
 
 
@@ -64,24 +96,50 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
+def _bounded_int(low: int, high: int | None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise argparse.ArgumentTypeError(f"must be {span}: {text[:40]!r}")
+        return value
+
+    return parse
 
 
-def _read(path: str) -> str | bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
+def _read(path: str, max_bytes: int) -> bytes:
+    """The request's bytes, reading at most one byte past the limit."""
     try:
+        if path == "-":
+            return _bounded(sys.stdin.buffer, max_bytes)
         with open(path, "rb") as handle:
-            return handle.read()
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                _too_large(size, max_bytes)
+            return _bounded(handle, max_bytes)
     except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror}") from None
+        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _bounded(stream: IO[bytes], max_bytes: int) -> bytes:
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        _too_large(None, max_bytes)
+    return data
+
+
+def _too_large(size: int | None, max_bytes: int) -> None:
+    what = "a request of more than" if size is None else "a request of"
+    raise RequestTooLarge(
+        "$",
+        f"{what} {max_bytes if size is None else size} bytes",
+        limit="max_request_bytes",
+        maximum=max_bytes,
+        actual=size,
+    )
 
 
 class _UsageError(Exception):
@@ -99,6 +157,7 @@ def compile_command(argv: Sequence[str]) -> int:
     from ..stages.trace import render_text
 
     args = _compile_parser().parse_args(argv)
+    limits = Limits(**{field: getattr(args, field) for field in _LIMIT_OPTIONS})
     ledger = None
     try:
         if args.manifest and args.render is None:
@@ -107,11 +166,11 @@ def compile_command(argv: Sequence[str]) -> int:
             from ..ledger import Ledger
 
             ledger = Ledger(args.ledger, session=args.session)
-        text = _read(args.request)
+        text = _read(args.request, limits.max_request_bytes)
         try:
-            request = request_from_json(text)
+            request = request_from_json(text, limits=limits)
         except AssemblerError as exc:
-            if ledger is not None:
+            if ledger is not None and not isinstance(exc, InternalError):
                 run = Run(args.strategy, args.time_limit, args.workers, args.render)
                 ledger.invalid(_text(text), run, exc)
             raise
@@ -122,11 +181,14 @@ def compile_command(argv: Sequence[str]) -> int:
             workers=args.workers,
             render=args.render,
             ledger=ledger,
+            limits=limits,
         )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except AssemblerError as exc:
+        if isinstance(exc, InternalError | SolverError):
+            raise  # not the input's fault: main() reports it as an internal error
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     finally:
@@ -135,17 +197,30 @@ def compile_command(argv: Sequence[str]) -> int:
     if args.render is not None and result.rendering is not None:
         rendering = result.rendering
         if args.manifest:
-            out = json.dumps(rendering.manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+            out = json.dumps(rendering.manifest.to_dict(), indent=2, ensure_ascii=not _utf8_out())
+            _write(out + "\n")
         elif args.render == "text":
-            out = rendering.text
+            _write(rendering.text)
         else:
-            out = json.dumps(rendering.body, indent=2, ensure_ascii=False) + "\n"
-        sys.stdout.write(out)
+            _write(json.dumps(rendering.body, indent=2, ensure_ascii=not _utf8_out()) + "\n")
     elif args.render is not None:
         # refused or undecided: nothing was rendered, the result says why
         sys.stderr.write(render_text(result))
     elif args.format == "text":
-        sys.stdout.write(render_text(result))
+        _write(render_text(result))
     else:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        _write(json.dumps(result.to_dict(), indent=2, ensure_ascii=not _utf8_out()) + "\n")
     return EXIT[result.status]
+
+
+def _utf8_out() -> bool:
+    encoding = getattr(sys.stdout, "encoding", None) or ""
+    return encoding.lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def _write(text: str) -> None:
+    # A terminal or pipe that is not UTF-8 still gets every character, escaped.
+    if not _utf8_out():
+        encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    sys.stdout.write(text)
