@@ -4,6 +4,9 @@ Input: an optional ``assembler.tooling.generate.Shape``. Output: strategies draw
 dicts (stated-model JSON) from the same generator the hunts and the benchmarks use,
 so the property tests and the hunts explore the same space.
 
+``mutated_requests`` and ``mutated_json`` turn those requests hostile, for the fuzz
+tests: structural mutations (types, sizes, Unicode, nesting, keys) and damaged bytes.
+
 Every choice of the generator is drawn through Hypothesis' own random
 (``use_true_random=False``), so a failing example shrinks: the generator writes its
 coin flips so that Hypothesis' shrink direction (towards 0) turns optional traps
@@ -12,13 +15,14 @@ and structures off.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
 
 from assembler.tooling.generate import Shape, generate
 
-__all__ = ["requests"]
+__all__ = ["hostile_values", "mutated_json", "mutated_requests", "requests"]
 
 
 def requests(shape: Shape | None = None) -> st.SearchStrategy[dict[str, Any]]:
@@ -27,3 +31,242 @@ def requests(shape: Shape | None = None) -> st.SearchStrategy[dict[str, Any]]:
     return st.randoms(use_true_random=False, note_method_calls=False).map(
         lambda rng: generate(rng, chosen)
     )
+
+
+# ---------------------------------------------------------------------------
+# hostile input: mutations of valid requests (tests/test_fuzz.py)
+
+# Values a field should never hold, by family; JSON_HOSTILE can be written as JSON,
+# PYTHON_HOSTILE only reaches the API from a Python caller.
+_LONG = "n" * 5000
+JSON_HOSTILE: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2,
+    2**53,
+    2**64,
+    10**400,
+    -(10**400),
+    0.5,
+    -0.0,
+    1.5,
+    1e308,
+    -1e-308,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "",
+    " ",
+    "\n",
+    "a\nb",
+    "\x1b[31mred",
+    "\u202eevil",
+    "\ud800",
+    "x\udfff",
+    "\ufeff",
+    "shared",
+    "unknown",
+    "instruction",
+    "evidence",
+    "data",
+    "current",
+    "historical",
+    "full",
+    "item-0",
+    "item-1.full",
+    _LONG,
+    "é" * 50,
+    [],
+    [1],
+    ["a", "a"],
+    [""],
+    ["\ud800"],
+    [None],
+    [[[[[[[[]]]]]]]],
+    [{}],
+    {},
+    {"from": "p"},
+    {"from": ""},
+    {"a": 1},
+    {"from": "p", "by": 1},
+    {"authority": {}},
+]
+PYTHON_HOSTILE: list[Any] = [
+    ("a",),
+    {"a"},
+    b"bytes",
+    bytearray(b"x"),
+    object(),
+    1j,
+    range(3),
+    __import__("decimal").Decimal("0.5"),
+    __import__("fractions").Fraction(1, 3),
+]
+_KEYS: list[Any] = [
+    "id",
+    "cost",
+    "relevance",
+    "identity",
+    "depends_on",
+    "group",
+    "role",
+    "transfer",
+    "task",
+    "candidates",
+    "sources",
+    "policy",
+    "authority",
+    "extra",
+    "",
+    "\n",
+    "x\ud800",
+    "dependson",
+    "Cost",
+    "from",
+]
+
+
+def hostile_values(python: bool) -> st.SearchStrategy[Any]:
+    """A value from the hostile families, or a freshly drawn odd one."""
+    pool = JSON_HOSTILE + (PYTHON_HOSTILE if python else [])
+    drawn: st.SearchStrategy[Any] = st.one_of(
+        st.integers(),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(st.characters(codec=None if python else "utf-8"), max_size=30),
+        st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=8),
+    )  # fmt: skip
+    if python:
+        # lone surrogates only a Python str (or a JSON escape) can carry
+        surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+        drawn = drawn | st.text(surrogates, min_size=1, max_size=3)
+    # copies: a mutation must never change the pool that later examples draw from
+    return (st.sampled_from(pool) | drawn).map(copy.deepcopy)
+
+
+def _containers(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a list or an object in ``node``, the document included."""
+    found = [path]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, dict | list):
+                found += _containers(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            if isinstance(value, dict | list):
+                found += _containers(value, (*path, index))
+    return found
+
+
+def _at(node: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        node = node[step]
+    return node
+
+
+@st.composite
+def mutated_requests(draw: st.DrawFn, *, python: bool = False, max_mutations: int = 3) -> Any:
+    """A valid request (about one in five draws) or one with a few structural mutations:
+    a value replaced by a hostile one, a key removed or added, a candidate doubled, a
+    value wrapped or nested, the whole document swapped. With ``python``, values that
+    only a Python caller can pass (tuples, bytes, objects, non-string keys) too."""
+    request: Any = copy.deepcopy(draw(requests(Shape.small(6))))
+    for _ in range(draw(st.integers(0, max_mutations))):
+        paths = _containers(request) if isinstance(request, dict | list) else []
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        node = _at(request, path)
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        op = draw(
+            st.sampled_from(["replace", "replace", "delete", "add", "double", "wrap", "root"])
+        )
+        if op == "root":
+            request = draw(hostile_values(python))
+        elif op == "add" and isinstance(node, dict):
+            key_pool = _KEYS + ([1, None, ("t",)] if python else [])
+            node[draw(st.sampled_from(key_pool))] = draw(hostile_values(python))
+        elif op == "add":
+            node.append(draw(hostile_values(python)))
+        elif not keys:
+            continue
+        elif op == "delete":
+            del node[draw(st.sampled_from(keys))]
+        elif op == "double":
+            key = draw(st.sampled_from(keys))
+            if isinstance(node, list):
+                node.append(copy.deepcopy(node[key]))
+            else:
+                node[key] = [node[key], node[key]]
+        elif op == "wrap":
+            key = draw(st.sampled_from(keys))
+            node[key] = draw(st.sampled_from([[node[key]], {"value": node[key]}, [[[node[key]]]]]))
+        else:
+            node[draw(st.sampled_from(keys))] = draw(hostile_values(python))
+    tuples = python and isinstance(request, dict) and isinstance(request.get("candidates"), list)
+    if tuples and draw(st.integers(0, 9)) == 0:
+        # a caller's tuple where JSON has a list
+        request["candidates"] = tuple(request["candidates"])
+    return request
+
+
+# byte-level damage for JSON text: each snippet is a family of broken inputs
+_SNIPPETS: list[bytes] = [
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\x00",
+    b"\xef\xbb\xbf",
+    b'"\\ud800"',
+    b'"\\udc00\\ud800"',
+    b"NaN",
+    b"-Infinity",
+    b"1" * 5000,
+    b"-" + b"9" * 400,
+    b"[" * 200,
+    b"]" * 3,
+    b"{" * 40 + b"}" * 40,
+    b'{"a":1,"a":2}',
+    b'"',
+    b"\\",
+    b",",
+    b":",
+    b"1e999",
+    b"0.1e-999",
+    b"true",
+    b"null",
+    b'"\x1b[31m"',
+    b'"\\n"',
+    b'"\xe2\x80\xae"',
+]
+
+
+@st.composite
+def mutated_json(draw: st.DrawFn) -> bytes:
+    """JSON text of a (possibly mutated) request, then possibly damaged byte-wise:
+    a span replaced by a hostile snippet, cut, or doubled."""
+    import json as _json
+
+    value = draw(mutated_requests())
+    try:
+        text = _json.dumps(value, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError):  # pragma: no cover - JSON values only
+        text = b"{}"
+    for _ in range(draw(st.integers(0, 2))):
+        start = draw(st.integers(0, len(text)))
+        end = draw(st.integers(start, min(len(text), start + 8)))
+        op = draw(st.sampled_from(["snippet", "snippet", "cut", "double"]))
+        if op == "snippet":
+            text = text[:start] + draw(st.sampled_from(_SNIPPETS)) + text[end:]
+        elif op == "cut":
+            text = text[:start]
+        else:
+            text = text[:end] + text[start:]
+    return text

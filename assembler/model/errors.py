@@ -40,8 +40,14 @@ class InvalidRequest(AssemblerError, ValueError):
         self.field = field
         self.candidate = candidate
         self.reason = message
-        where = field if candidate is None else f"{field} (candidate {candidate!r})"
+        where = field if candidate is None else f"{field} (candidate {_short(candidate)})"
         super().__init__(f"{where}: {message}")
+
+
+def _short(text: str) -> str:
+    # an id may be thousands of characters long; the message stays one modest line
+    # (repr escapes every unprintable character, so it is one line too)
+    return repr(text) if len(text) <= 80 else f"{text[:80]!r}... ({len(text)} characters)"
 
 
 class RequestTooLarge(InvalidRequest):
