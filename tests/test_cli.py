@@ -148,3 +148,102 @@ def test_bench_from_a_wheel_install_says_what_is_missing(tmp_path: Path) -> None
     message = run.stderr.strip()
     assert "\n" not in message and "Traceback" not in message
     assert "benchmarks/" in message and "clone" in message
+
+
+# ---------------------------------------------------------------------------
+# hardening (issue 14)
+
+
+def _crashing_cli(args: list[str], stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
+    # a real process whose cpsat strategy has a bug (tests_support.crashes)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from assembler import strategies;"
+        "strategies.STRATEGIES['cpsat'] = 'tests_support:crashes';"
+        "from assembler.cli import main; raise SystemExit(main(sys.argv[2:]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent), *args],
+        input=stdin, capture_output=True, text=True, check=False,
+        env={**os.environ, **env},
+    )  # fmt: skip
+
+
+def test_a_bug_exits_4_with_one_line_saying_how_to_report_it() -> None:
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.4)]
+    done = _crashing_cli(["compile", "-"], json.dumps(req))
+    assert done.returncode == 4 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: internal error: KeyError") and "report" in line
+    assert "ASSEMBLER_TRACEBACK=1" in line
+    traced = _crashing_cli(["compile", "-"], json.dumps(req), ASSEMBLER_TRACEBACK="1")
+    assert traced.returncode == 4 and "Traceback" in traced.stderr
+
+
+def test_a_bug_reaches_an_api_caller_as_internal_error_not_value_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import assembler
+    from assembler import strategies
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    monkeypatch.setitem(strategies.STRATEGIES, "cpsat", "tests_support:crashes")
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.4)]
+    with pytest.raises(assembler.InternalError) as caught:
+        assembler.assemble(req)
+    assert isinstance(caught.value.cause, KeyError) and caught.value.stage == "assemble"
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert not isinstance(caught.value, ValueError)
+
+
+def test_limits_are_options_and_the_request_is_read_no_further(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.4), form("b", 3, 0.4)]
+    path = write(tmp_path, req)
+    assert main(["compile", path, "--max-candidates", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "max_candidates" in err and "--max-candidates" in err
+    assert main(["compile", path, "--max-request-bytes", "10"]) == 2
+    assert "max_request_bytes" in capsys.readouterr().err
+    assert main(["compile", path, "--max-candidates", "2"]) == 0
+    capsys.readouterr()
+    big = "x" * 5000
+    done = subprocess.run(
+        [sys.executable, "-m", "assembler.cli", "compile", "-", "--max-request-bytes", "100"],
+        input=json.dumps({**req, "pad": big}), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "more than 100 bytes" in done.stderr
+    with pytest.raises(SystemExit) as caught:
+        main(["compile", path, "--workers", "257"])
+    assert caught.value.code == 2
+
+
+def test_text_output_escapes_control_characters_and_cuts_long_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    req = request(budget=100)
+    req["candidates"] = [form("evil\x1b[2J\nid\u202e", 3, 0.4), form("long" * 1000, 5, 0.1)]
+    assert main(["compile", write(tmp_path, req), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "evil\\x1b[2J\\nid\\u202e" in out
+    assert max(len(line) for line in out.splitlines()) < 200 and "…" in out
+
+
+def test_output_to_a_terminal_that_is_not_utf8_is_escaped_not_a_crash() -> None:
+    req = request(budget=100)
+    req["candidates"] = [form("日本-é", 3, 0.4)]
+    for fmt in ("json", "text"):
+        done = subprocess.run(
+            [sys.executable, "-m", "assembler.cli", "compile", "-", "--format", fmt],
+            input=json.dumps(req).encode(), capture_output=True, check=False,
+            env={**os.environ, "PYTHONIOENCODING": "latin-1"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        if fmt == "json":
+            assert json.loads(done.stdout)["selected"] == ["日本-é"]
+        else:
+            assert b"\\u65e5\\u672c-\xe9" in done.stdout

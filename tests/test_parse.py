@@ -283,3 +283,173 @@ def test_render_fields_are_validated(extra: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(_tool_request(extra))
     assert caught.value.field == field and caught.value.candidate == "x"
+
+
+# ---------------------------------------------------------------------------
+# hardening (issue 14): every class of input that escaped as a traceback
+
+
+@pytest.mark.parametrize(
+    ("candidate", "field"),
+    [
+        ({"id": "x", "cost": 1, "role": ["instruction"]}, "candidates[1].role"),
+        ({"id": "x", "cost": 1, "role": {"a": 1}}, "candidates[1].role"),
+        ({"id": "x", "cost": 1, "relevance": 10**400}, "candidates[1].relevance"),
+        ({"id": "x", "cost": 10**400}, "candidates[1].cost"),
+        ({"id": "x", "cost": -(10**5000)}, "candidates[1].cost"),
+        ({"id": "x", "cost": 1, "content": "a\ud800"}, "candidates[1].content"),
+        ({"id": "x", "cost": 1, "group": "g\udfff"}, "candidates[1].group"),
+        ({"id": "x", "cost": 1, "labels": ["ok", "\ud800"]}, "candidates[1].labels[1]"),
+        ({"id": "x", "cost": 1, "depends_on": ["a", 3]}, "candidates[1].depends_on[1]"),
+        ({"id": "x", "cost": 1, "transfer": {"from": "\ud800"}}, "candidates[1].transfer.from"),
+        ({"id": "x", "cost": 1, "x\ny": 1}, "candidates[1]['x\\ny']"),
+        ({"id": "x", "cost": 1, "": 1}, "candidates[1]['']"),
+        ({"id": "x", "cost": 1, 7: 1}, "candidates[1][7]"),
+    ],
+)
+def test_hostile_values_are_located_errors(candidate: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(_with(candidate))
+    message = str(caught.value)
+    assert caught.value.field == field and caught.value.candidate == "x"
+    assert message.isprintable() and len(message) < 300, message
+
+
+@pytest.mark.parametrize(
+    ("task", "field", "needle"),
+    [
+        ({"operation": ["current"]}, "task.operation", "not a list"),
+        ({"min_relevance": 10**400}, "task.min_relevance", "digits"),
+        ({"id": "t\ud800"}, "task.id", "surrogate"),
+        ({"required": ["a\ud800"]}, "task.required[0]", "surrogate"),
+        ({"seal": ("a",)}, "task.seal", "not a tuple"),
+    ],
+)
+def test_hostile_task_values_are_located_errors(
+    task: dict[str, Any], field: str, needle: str
+) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(request(**task))
+    assert caught.value.field == field and needle in str(caught.value)
+
+
+def test_a_tuple_of_candidates_is_named_as_a_tuple() -> None:
+    with pytest.raises(InvalidRequest, match="must be a list, not a tuple"):
+        parse_request({"task": {"id": "t", "budget": 1}, "candidates": (form("a", 1),)})
+
+
+def test_non_string_keys_of_sources_are_errors_not_coerced() -> None:
+    with pytest.raises(InvalidRequest, match="keys must be strings") as caught:
+        parse_request({**request(), "sources": {1: "v1"}})
+    assert caught.value.field == "sources[1]"
+
+
+def test_an_integer_literal_of_5000_digits_is_named_by_its_field() -> None:
+    text = '{"task": {"id": "t", "budget": 1}, "candidates": [{"id": "a", "cost": %s}]}'
+    with pytest.raises(InvalidRequest) as caught:
+        request_from_json(text % ("9" * 5000))
+    assert caught.value.field == "candidates[0].cost" and "5000 digits" in str(caught.value)
+    assert "set_int_max_str_digits" not in str(caught.value)
+
+
+def test_surrogates_in_json_escapes_and_in_bytes_are_refused() -> None:
+    escaped = '{"task": {"id": "t", "budget": 1}, "candidates": [{"id": "\\ud800", "cost": 1}]}'
+    with pytest.raises(InvalidRequest) as caught:
+        request_from_json(escaped)
+    assert caught.value.field == "candidates[0].id"
+    encoded = escaped.replace("\\ud800", "x").encode().replace(b'"x"', b'"\xed\xa0\x80"')
+    with pytest.raises(InvalidRequest, match="not valid UTF-8") as caught:
+        request_from_json(encoded)
+    assert caught.value.field == "$"
+    # a surrogate pair written as escapes is one valid character
+    pair = escaped.replace("\\ud800", "\\ud83d\\ude00")
+    assert request_from_json(pair).candidates[0].id == "\U0001f600"
+
+
+def test_limits_refuse_with_their_name_and_are_configurable() -> None:
+    from assembler import Limits, RequestTooLarge
+
+    req = request()
+    req["candidates"] = [form("a", 1), form("b", 1), form("c" * 50, 1)]
+    with pytest.raises(RequestTooLarge) as caught:
+        parse_request(req, limits=Limits(max_candidates=2))
+    assert (caught.value.limit, caught.value.maximum, caught.value.actual) == (
+        "max_candidates",
+        2,
+        3,
+    )
+    assert caught.value.field == "candidates" and "--max-candidates" in str(caught.value)
+    with pytest.raises(RequestTooLarge) as caught:
+        parse_request(req, limits=Limits(max_name_length=49))
+    assert caught.value.field == "candidates[2].id" and caught.value.limit == "max_name_length"
+    assert len(parse_request(req, limits=Limits(max_name_length=50)).candidates) == 3
+    text = json.dumps(req)
+    with pytest.raises(RequestTooLarge) as caught:
+        request_from_json(text, limits=Limits(max_request_bytes=len(text) - 1))
+    assert caught.value.limit == "max_request_bytes" and caught.value.actual == len(text)
+    assert request_from_json(text, limits=Limits(max_request_bytes=len(text))).task.id == "t"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10", None])
+def test_limits_themselves_are_checked(bad: Any) -> None:
+    from assembler import Limits
+
+    with pytest.raises(InvalidRequest) as caught:
+        Limits(max_depth=bad)
+    assert caught.value.field == "limits.max_depth"
+
+
+def test_every_field_is_a_row_of_the_tables_and_builds_a_plain_candidate() -> None:
+    # the parser's fast construction must give exactly what Candidate(...) gives
+    from dataclasses import fields
+
+    from assembler import Candidate
+    from assembler.model.parse import CANDIDATE_SPEC, TASK_SPEC
+
+    assert {attribute for attribute, _ in CANDIDATE_SPEC.values()} | {"position"} == {
+        f.name for f in fields(Candidate)
+    }
+    assert {attribute for attribute, _ in TASK_SPEC.values()} == {
+        f.name for f in fields(assembler_task())
+    }
+    full = {
+        "id": "x", "identity": "doc", "form": "compact", "cost": 3, "relevance": 0.25,
+        "required": True, "scope": "p", "transfer": {"from": "q"}, "source": "s",
+        "version": "v", "channel": "user", "role": "instruction", "depends_on": ["b", "a", "b"],
+        "group": "g", "lineage": ["l2", "l1"], "content": "text", "labels": ["", "tag"],
+        "kind": "developer", "turn": 3,
+    }  # fmt: skip
+    (parsed,) = parse_request({**request(), "candidates": [full]}).candidates
+    from assembler.model.types import Kind, Role
+
+    expected = Candidate(
+        id="x", identity="doc", cost=3, form="compact", relevance=0.25, required=True,
+        scope="p", transfer_from="q", source="s", version="v", channel="user",
+        role=Role.INSTRUCTION, depends_on=("a", "b"), group="g", lineage=("l2", "l1"),
+        content="text", labels=("", "tag"), kind=Kind.DEVELOPER, turn=3, position=0,
+    )  # fmt: skip
+    assert type(parsed) is Candidate and parsed == expected and hash(parsed) == hash(expected)
+    with pytest.raises(AttributeError):
+        parsed.cost = 4  # type: ignore[misc]
+
+
+def assembler_task() -> type:
+    from assembler import Task
+
+    return Task
+
+
+def test_a_typed_request_is_judged_by_the_same_rules() -> None:
+    from dataclasses import replace
+
+    parsed = parse_request({**request(), "candidates": [form("a", 1), form("b", 2)]})
+    bad = replace(parsed.candidates[0], group="g\ud800")
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(replace(parsed, candidates=(bad, parsed.candidates[1])))
+    assert caught.value.field == "candidates[0].group" and caught.value.candidate == "a"
+    weird = replace(parsed.candidates[0], role="boss")  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequest):
+        parse_request(replace(parsed, candidates=(weird,)))
+    # the arrival order recorded in a typed request is kept
+    kept = parse_request(parsed)
+    assert [c.position for c in kept.candidates] == [c.position for c in parsed.candidates]

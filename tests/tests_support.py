@@ -19,3 +19,8 @@ def dies_on_job_three(job: int) -> int:
     if job == 3:
         os.kill(os.getpid(), signal.SIGKILL)
     return job * job
+
+
+def crashes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+    """A strategy with a bug: what the CLI and the API do when one escapes."""
+    return {}["no such key"]  # type: ignore[no-any-return]

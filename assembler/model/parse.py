@@ -68,7 +68,7 @@ def _transfer(value: Any, place: Place, key: Any, limits: Limits) -> str:
     record = mapping(value, place, key)
     if record.keys() != {"from"}:
         place.fail(key, 'must be an object with exactly one key, "from"')
-    origin: str = name(record["from"], Place(place.path(key)), "from", limits)
+    origin: str = name(record["from"], place.inner(key), "from", limits)
     return origin
 
 

@@ -93,6 +93,12 @@ class Place:
         base = self.prefix if self.index is None else f"{self.prefix}[{self.index}]"
         return base if key is None else member(base, key)
 
+    def inner(self, key: object) -> Place:
+        """The place of the values inside the container at ``key``."""
+        place = Place(self.path(key))
+        place.candidate = self.candidate
+        return place
+
     def fail(self, key: object, message: str) -> NoReturn:
         raise InvalidRequest(self.path(key), message, candidate=self.candidate)
 
@@ -242,8 +248,7 @@ def _items(value: Any, place: Place, key: Any, limits: Limits, item: Rule, what:
     except InvalidRequest:
         pass
     # Only now is the path of each entry worth forming: find the first bad one again.
-    inner = Place(place.path(key))
-    inner.candidate = place.candidate
+    inner = place.inner(key)
     for index, entry in enumerate(value):
         item(entry, inner, index, limits)
     raise AssertionError("an entry failed its rule once but not twice")  # pragma: no cover
