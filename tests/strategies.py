@@ -16,6 +16,8 @@ and structures off.
 from __future__ import annotations
 
 import copy
+import functools
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -130,6 +132,7 @@ _KEYS: list[Any] = [
 ]
 
 
+@functools.cache
 def hostile_values(python: bool) -> st.SearchStrategy[Any]:
     """A value from the hostile families, or a freshly drawn odd one."""
     pool = JSON_HOSTILE + (PYTHON_HOSTILE if python else [])
@@ -148,6 +151,13 @@ def hostile_values(python: bool) -> st.SearchStrategy[Any]:
         drawn = drawn | st.text(surrogates, min_size=1, max_size=3)
     # copies: a mutation must never change the pool that later examples draw from
     return (st.sampled_from(pool) | drawn).map(copy.deepcopy)
+
+
+@functools.cache
+def _bases() -> list[dict[str, Any]]:
+    # Valid requests to mutate, drawn once: a fuzz example then costs a copy rather
+    # than a generator run through Hypothesis' random (~50 ms each, measured)
+    return [generate(random.Random(seed), Shape.small(2 + seed % 11)) for seed in range(200)]
 
 
 def _containers(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -170,13 +180,18 @@ def _at(node: Any, path: tuple[Any, ...]) -> Any:
     return node
 
 
+_OPERATIONS = st.sampled_from(["replace", "replace", "delete", "add", "double", "wrap", "root"])
+_JSON_KEYS = st.sampled_from(_KEYS)
+_PYTHON_KEYS = st.sampled_from([*_KEYS, 1, None, ("t",)])
+
+
 @st.composite
 def mutated_requests(draw: st.DrawFn, *, python: bool = False, max_mutations: int = 3) -> Any:
     """A valid request (about one in five draws) or one with a few structural mutations:
     a value replaced by a hostile one, a key removed or added, a candidate doubled, a
     value wrapped or nested, the whole document swapped. With ``python``, values that
     only a Python caller can pass (tuples, bytes, objects, non-string keys) too."""
-    request: Any = copy.deepcopy(draw(requests(Shape.small(6))))
+    request: Any = copy.deepcopy(draw(st.sampled_from(_bases())))
     for _ in range(draw(st.integers(0, max_mutations))):
         paths = _containers(request) if isinstance(request, dict | list) else []
         if not paths:
@@ -190,8 +205,7 @@ def mutated_requests(draw: st.DrawFn, *, python: bool = False, max_mutations: in
         if op == "root":
             request = draw(hostile_values(python))
         elif op == "add" and isinstance(node, dict):
-            key_pool = _KEYS + ([1, None, ("t",)] if python else [])
-            node[draw(st.sampled_from(key_pool))] = draw(hostile_values(python))
+            node[draw(_PYTHON_KEYS if python else _JSON_KEYS)] = draw(hostile_values(python))
         elif op == "add":
             node.append(draw(hostile_values(python)))
         elif not keys:
@@ -248,13 +262,18 @@ _SNIPPETS: list[bytes] = [
 ]
 
 
+_DAMAGE = st.sampled_from(["snippet", "snippet", "cut", "double"])
+_SNIPPET = st.sampled_from(_SNIPPETS)
+_JSON_REQUESTS = mutated_requests()
+
+
 @st.composite
 def mutated_json(draw: st.DrawFn) -> bytes:
     """JSON text of a (possibly mutated) request, then possibly damaged byte-wise:
     a span replaced by a hostile snippet, cut, or doubled."""
     import json as _json
 
-    value = draw(mutated_requests())
+    value = draw(_JSON_REQUESTS)
     try:
         text = _json.dumps(value, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
     except (TypeError, ValueError):  # pragma: no cover - JSON values only
@@ -262,9 +281,9 @@ def mutated_json(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(0, 2))):
         start = draw(st.integers(0, len(text)))
         end = draw(st.integers(start, min(len(text), start + 8)))
-        op = draw(st.sampled_from(["snippet", "snippet", "cut", "double"]))
+        op = draw(_DAMAGE)
         if op == "snippet":
-            text = text[:start] + draw(st.sampled_from(_SNIPPETS)) + text[end:]
+            text = text[:start] + draw(_SNIPPET) + text[end:]
         elif op == "cut":
             text = text[:start]
         else:

@@ -82,3 +82,10 @@ def test_json_encodings_with_and_without_a_bom_are_read() -> None:
         b"\xef\xbb\xbf" + json.dumps(value).encode(),
     ):
         assert load_json(data, Limits()) == value
+
+
+def test_an_over_long_integer_followed_by_broken_text_is_malformed_json() -> None:
+    # found by the fuzzer: the second reading (which marks over-long integers) must
+    # report malformed text like the first
+    with pytest.raises(InvalidRequest, match="malformed JSON: Extra data"):
+        load_json(b"1" * 5000 + b'{"task": 1}', Limits())

@@ -123,7 +123,19 @@ def _check_depth(raw: bytes, max_depth: int) -> None:
 
 def _read(text: str) -> Any:
     try:
-        return _loads(text, int)
+        return _decoded_value(text, int)
+    except _TooManyDigits:
+        # Rare: read again, marking each over-long integer for its field's rule to name.
+        return _decoded_value(text, _integer_or_oversized)
+
+
+class _TooManyDigits(Exception):
+    pass
+
+
+def _decoded_value(text: str, parse_int: Any) -> Any:
+    try:
+        return _loads(text, parse_int)
     except InvalidRequest:
         raise
     except RecursionError:
@@ -133,10 +145,9 @@ def _read(text: str) -> Any:
             "$", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except ValueError as exc:
-        if _TOO_MANY_DIGITS not in str(exc):
-            raise InvalidRequest("$", f"malformed JSON: {exc}") from None
-    # Rare: read again, marking each over-long integer for its field's rule to name.
-    return _loads(text, _integer_or_oversized)
+        if _TOO_MANY_DIGITS in str(exc) and parse_int is int:
+            raise _TooManyDigits from None
+        raise InvalidRequest("$", f"malformed JSON: {' '.join(str(exc).split())[:200]}") from None
 
 
 def _loads(text: str, parse_int: Any) -> Any:
