@@ -63,3 +63,26 @@ def test_text_table_lists_both_verdicts_and_the_budget_line() -> None:
     assert "admitted (3):" in text and "rejected (1):" in text
     assert "stranger" in text and "scope" in text
     assert "budget 100: cost 30, slack 70" in text and "proven optimal" in text
+
+
+def test_text_table_escapes_and_cuts_what_it_cannot_show_safely() -> None:
+    import assembler
+    from assembler import Limits
+    from assembler.stages.trace import ID_COLUMN
+
+    req = request(budget=100)
+    req["candidates"] = [
+        form("bell\x07\x1b]0;title\x07", 1, 0.5),
+        form("rtl\u202egnp.exe", 1, 0.5, depends_on=["line\u2028break"]),
+        form("x" * 3000, 1, 0.5),
+    ]
+    result = solve(req, limits=Limits(max_name_length=3000))
+    text = render_text(result)
+    assert "\x07" not in text and "\x1b" not in text and "\u202e" not in text
+    assert "\u2028" not in text and "\\u2028" in text
+    assert all(line.isprintable() for line in text.split("\n"))
+    rows = [line for line in text.splitlines() if line.startswith("  ")]
+    # every reason starts in the same column: ids are padded to, and cut at, ID_COLUMN
+    reasons = {row[2 + ID_COLUMN + 2 :].split()[0] for row in rows}
+    assert reasons <= {reason.value for reason in assembler.Reason}, rows
+    assert any(("x" * (ID_COLUMN - 1)) + "…" in row for row in rows)
