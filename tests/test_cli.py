@@ -247,3 +247,22 @@ def test_output_to_a_terminal_that_is_not_utf8_is_escaped_not_a_crash() -> None:
             assert json.loads(done.stdout)["selected"] == ["日本-é"]
         else:
             assert b"\\u65e5\\u672c-\xe9" in done.stdout
+
+
+def test_limits_far_beyond_the_request_cost_nothing() -> None:
+    # found by hand: read(n) allocates n bytes, and a limit may exceed memory
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.4)]
+    huge = str(10**30)
+    done = subprocess.run(
+        [sys.executable, "-m", "assembler.cli", "compile", "-",
+         "--max-request-bytes", huge, "--max-depth", huge, "--max-candidates", huge],
+        input=json.dumps(req), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    deep = "[" * 100_000 + "]" * 100_000
+    done = subprocess.run(
+        [sys.executable, "-m", "assembler.cli", "compile", "-", "--max-depth", huge],
+        input=deep, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "nested too deeply" in done.stderr

@@ -125,10 +125,19 @@ def _read(path: str, max_bytes: int) -> bytes:
 
 
 def _bounded(stream: IO[bytes], max_bytes: int) -> bytes:
-    data = stream.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        _too_large(None, max_bytes)
-    return data
+    # In chunks: read(n) allocates n bytes at once, and the limit may be far larger
+    # than the request (or than memory).
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := stream.read(_CHUNK):
+        total += len(chunk)
+        if total > max_bytes:
+            _too_large(None, max_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_CHUNK = 1 << 20
 
 
 def _too_large(size: int | None, max_bytes: int) -> None:

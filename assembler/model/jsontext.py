@@ -32,6 +32,7 @@ __all__ = ["load_json"]
 # every byte that is neither a bracket nor a quote, removed by the nesting scan
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _OPENERS = (b"[", b"{")
+_MOST_PASSES = 1000
 # the JSON reader's message when an integer literal is longer than Python converts
 _TOO_MANY_DIGITS = "integer string conversion"
 
@@ -110,10 +111,15 @@ def _check_depth(raw: bytes, max_depth: int) -> None:
     if b'"' in structure:
         structure = b"".join(structure.split(b'"')[::2])
     structure = structure.replace(b"{", b"[").replace(b"}", b"]")
-    for _ in range(max_depth):
+    # Each pass peels one level; past the reader's own recursion limit (~1,000 levels)
+    # more passes would only cost time, and the reader refuses such depth itself.
+    passes = min(max_depth, _MOST_PASSES)
+    for _ in range(passes):
         if not structure:
             return
         structure = structure.replace(b"[]", b"")
+    if passes < max_depth:
+        return
     if structure and structure.count(b"[") == structure.count(b"]"):
         raise RequestTooLarge(
             "$", "arrays and objects nested too deeply", limit="max_depth", maximum=max_depth
