@@ -182,7 +182,7 @@ def _at(node: Any, path: tuple[Any, ...]) -> Any:
 
 _OPERATIONS = st.sampled_from(["replace", "replace", "delete", "add", "double", "wrap", "root"])
 _JSON_KEYS = st.sampled_from(_KEYS)
-_PYTHON_KEYS = st.sampled_from([*_KEYS, 1, None, ("t",)])
+_PYTHON_KEYS = st.sampled_from([*_KEYS, 1, -(10**5000), None, ("t",), 1.5])
 
 
 @st.composite

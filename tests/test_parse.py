@@ -305,6 +305,7 @@ def test_render_fields_are_validated(extra: dict[str, Any], field: str) -> None:
         ({"id": "x", "cost": 1, "x\ny": 1}, "candidates[1]['x\\ny']"),
         ({"id": "x", "cost": 1, "": 1}, "candidates[1]['']"),
         ({"id": "x", "cost": 1, 7: 1}, "candidates[1][7]"),
+        ({"id": "x", "cost": 1, 10**5000: 1}, "candidates[1][an integer of about 5001 digits]"),
     ],
 )
 def test_hostile_values_are_located_errors(candidate: dict[str, Any], field: str) -> None:

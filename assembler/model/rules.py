@@ -58,7 +58,7 @@ MAX_INTEGER = 2**53 - 1
 # Python strings can hold lone surrogates (from a JSON "\ud800" escape, or a caller);
 # UTF-8 cannot encode them, so they would fail later, when the result is written.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# a key shown as .key in a path; anything else is shown quoted, as ["key"]
+# a key shown as .key in a path; anything else is shown quoted, as ['key']
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _SHOWN_CHARACTERS = 40
 
@@ -113,11 +113,10 @@ Rule = Callable[[Any, Place, Any, Limits], Any]
 def member(base: str, key: object) -> str:
     """The JSON path of ``key`` inside ``base`` (``$`` is the document itself)."""
     if isinstance(key, int) and not isinstance(key, bool):
-        return f"{base}[{key}]"
+        return f"{base}[{shown(key)}]"
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
         return key if base == "$" else f"{base}.{key}"
-    shown_key = shown(key) if isinstance(key, str) else f"<{kind(key)}>"
-    return f"{'$' if base == '$' else base}[{shown_key}]"
+    return f"{base}[{shown(key) if isinstance(key, str) else f'<{kind(key)}>'}]"
 
 
 def kind(value: object) -> str:
