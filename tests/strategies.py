@@ -97,7 +97,31 @@ JSON_HOSTILE: list[Any] = [
     {"from": "p", "by": 1},
     {"authority": {}},
 ]
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
 PYTHON_HOSTILE: list[Any] = [
+    _Str("item-0"),
+    _Str("instruction"),
+    _Int(3),
+    _Float(0.5),
+    _List(["a"]),
+    _List(),
     ("a",),
     {"a"},
     b"bytes",

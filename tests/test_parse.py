@@ -454,3 +454,28 @@ def test_a_typed_request_is_judged_by_the_same_rules() -> None:
     # the arrival order recorded in a typed request is kept
     kept = parse_request(parsed)
     assert [c.position for c in kept.candidates] == [c.position for c in parsed.candidates]
+
+
+def test_subclasses_of_the_json_types_are_read_as_their_values() -> None:
+    # a caller's numpy float64 (a float subclass) or str subclass is a value, not an error
+    import numpy as np
+
+    class Name(str):
+        pass
+
+    parsed = parse_request(
+        {
+            "task": {"id": Name("t"), "budget": 5},
+            "candidates": [
+                {
+                    "id": Name("a"),
+                    "cost": 1,
+                    "relevance": np.float64(0.5),
+                    "role": Name("instruction"),
+                }
+            ],
+        }
+    )
+    (a,) = parsed.candidates
+    assert type(a.id) is str and a.relevance == 0.5 and type(a.relevance) is float
+    assert a.role.value == "instruction"

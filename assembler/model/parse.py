@@ -198,7 +198,7 @@ def _parse(data: Any, limits: Limits) -> Request:
     sources = _parse_names_map(root.get("sources", {}), "sources", name, limits)
     authority, has_table = _parse_policy(root.get("policy", {}), limits)
     raw_candidates = root["candidates"]
-    if type(raw_candidates) is not list:
+    if not isinstance(raw_candidates, list):
         raise InvalidRequest("candidates", f"must be a list, not {kind(raw_candidates)}")
     if len(raw_candidates) > limits.max_candidates:
         raise RequestTooLarge(

@@ -200,7 +200,9 @@ def name(value: Any, place: Place, key: Any, limits: Limits) -> str:
         place.fail(key, "must not be empty")
     if not _is_text(value):
         _not_text(value, place, key)
-    return _too_long(value, place, key, limits)
+    if len(value) > limits.max_name_length:
+        _too_long(value, place, key, limits)
+    return str(value)  # a subclass of str, as a plain str
 
 
 def _too_long(value: str, place: Place, key: object, limits: Limits) -> NoReturn:
@@ -227,7 +229,9 @@ def text(value: Any, place: Place, key: Any, limits: Limits) -> str:
         return value
     if not isinstance(value, str):
         place.fail(key, f"must be a string, not {kind(value)}")
-    _not_text(value, place, key)
+    if not _is_text(value):
+        _not_text(value, place, key)
+    return str(value)  # a subclass of str, as a plain str
 
 
 def prose(value: Any, place: Place, key: Any, limits: Limits) -> str:
@@ -240,7 +244,7 @@ def prose(value: Any, place: Place, key: Any, limits: Limits) -> str:
 
 
 def _items(value: Any, place: Place, key: Any, limits: Limits, item: Rule, what: str) -> list[Any]:
-    if type(value) is not list:
+    if not isinstance(value, list):
         place.fail(key, f"must be a list of {what}, not {kind(value)}")
     try:
         return [item(entry, place, key, limits) for entry in value]
@@ -286,6 +290,9 @@ def enum_rule(choices: type[StrEnum] | tuple[str, ...]) -> Rule:
         if found is not None:
             return found
         if isinstance(value, str):
+            found = members.get(str(value))  # a subclass of str
+            if found is not None:
+                return found
             place.fail(key, f"must be {listed}, not {shown(value)}")
         place.fail(key, f"must be {listed} (a string), not {kind(value)}")
 
@@ -329,6 +336,8 @@ def unit_number(value: Any, place: Place, key: Any, limits: Limits) -> float:
         place.fail(key, f"must be a number, not {kind(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         place.fail(key, f"must be finite, not {shown(value)}")
+    if 0 <= value <= 1:
+        return float(value)  # a subclass of int or float (numpy's float64 is one)
     # compared as given: an integer too large for a float is still just out of range
     place.fail(key, f"must be between 0 and 1, not {shown(value)}")
 
