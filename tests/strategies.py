@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -82,6 +84,12 @@ JSON_HOSTILE: list[Any] = [
     "item-1.full",
     _LONG,
     "é" * 50,
+    "system",
+    "developer",
+    "tool_call",
+    "tool_result",
+    "user_turn",
+    "call-1",
     [],
     [1],
     ["a", "a"],
@@ -153,6 +161,12 @@ _KEYS: list[Any] = [
     "dependson",
     "Cost",
     "from",
+    "kind",
+    "tool_call_id",
+    "tool_name",
+    "turn",
+    "instruction",
+    "query",
 ]
 
 
@@ -181,7 +195,10 @@ def hostile_values(python: bool) -> st.SearchStrategy[Any]:
 def _bases() -> list[dict[str, Any]]:
     # Valid requests to mutate, drawn once: a fuzz example then costs a copy rather
     # than a generator run through Hypothesis' random (~50 ms each, measured)
-    return [generate(random.Random(seed), Shape.small(2 + seed % 11)) for seed in range(200)]
+    generated = [generate(random.Random(seed), Shape.small(2 + seed % 11)) for seed in range(200)]
+    # and the shipped examples, which use every field (tool calls, instructions, policy)
+    examples = sorted((Path(__file__).resolve().parents[1] / "models" / "examples").glob("*.json"))
+    return generated + [json.loads(path.read_text(encoding="utf-8")) for path in examples]
 
 
 def _containers(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

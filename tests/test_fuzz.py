@@ -61,10 +61,13 @@ limits = st.sampled_from(
 )
 
 
-def check_error(error: InvalidRequest) -> None:
+def check_error(error: assembler.AssemblerError) -> None:
     message = str(error)
+    # an input error (InvalidRequest, RenderError, ...): never a bug, always one line
     assert isinstance(error, ValueError) and isinstance(error, assembler.AssemblerError)
     assert message.isprintable() and len(message) < 1200, message
+    if not isinstance(error, InvalidRequest):
+        return
     assert error.field and message.startswith(error.field), message
     assert error.candidate is None or (
         isinstance(error.candidate, str) and f"(candidate {error.candidate[:80]!r}" in message
@@ -94,11 +97,18 @@ def test_parse_request_answers_every_mapping(request: Any, limits: Limits) -> No
 
 
 @fuzz(0.25)
-@given(mutated_requests(python=True), st.sampled_from(sorted(assembler.STRATEGIES)), limits)
-def test_assemble_answers_every_mapping(request: Any, strategy: str, limits: Limits) -> None:
+@given(
+    mutated_requests(python=True),
+    st.sampled_from(sorted(assembler.STRATEGIES)),
+    st.sampled_from([None, None, "text", "openai-chat", "anthropic-messages"]),
+    limits,
+)
+def test_assemble_answers_every_mapping(
+    request: Any, strategy: str, render: str | None, limits: Limits
+) -> None:
     try:
-        result = assembler.assemble(request, strategy=strategy, limits=limits)
-    except InvalidRequest as error:
+        result = assembler.assemble(request, strategy=strategy, render=render, limits=limits)
+    except assembler.AssemblerError as error:
         check_error(error)
         return
     check_result(request, result, strategy)

@@ -60,6 +60,10 @@ def _case(reason: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
         req["sources"] = {"adr": "v2"} if reason == "stale" else {}
     elif reason == "authority":
         x.update(role="instruction", channel="tool")
+    elif reason == "no-content":
+        # only a rendering asks for content; the form has none
+        options["render"] = "text"
+        others = [form("rendered", 10, 0.5, content="text to render")]
     elif reason == "dependency-unavailable":
         x["depends_on"] = ["ghost"]
     elif reason == "group-ineligible":
