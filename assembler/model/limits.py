@@ -5,7 +5,8 @@ documented limits (``DEFAULT_LIMITS``); the parser, ``assemble`` and the command
 line take one as an option.
 
 The defaults admit every request the assembler answers in reasonable time and
-memory (the benchmarks go to 100,000 forms, ~2.6 KB of memory per form) and refuse,
+memory (the benchmarks go to 250,000 forms at ~2.6-3.2 KB of memory per form, see
+``benchmarks/results/memory.md``) and refuse,
 with ``RequestTooLarge``, what would only exhaust the machine. Each limit is a
 positive integer.
 """
@@ -26,7 +27,7 @@ class Limits:
     # bytes of JSON text (UTF-8), checked before the text is parsed into objects;
     # a mapping handed to the API has no byte size and is not measured
     max_request_bytes: int = 256 * 2**20
-    # candidates in the request (each costs ~2.6 KB of memory to answer)
+    # candidates in the request (each costs ~3 KB of memory to answer: 250,000 ~ 730 MB)
     max_candidates: int = 250_000
     # characters of every name: ids, identities, scopes, groups, sources, labels, ...
     # (content is text, bounded by max_request_bytes only)
