@@ -97,6 +97,8 @@ def _positive_float(text: str) -> float:
 
 
 def _bounded_int(low: int, high: int | None) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high`` (``None``: no maximum)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -110,7 +112,11 @@ def _bounded_int(low: int, high: int | None) -> Callable[[str], int]:
     return parse
 
 
-def _read(path: str, max_bytes: int) -> bytes:
+# (assembler explain shares these options)
+_positive_int = _bounded_int(1, None)
+
+
+def _read(path: str, max_bytes: int = DEFAULT_LIMITS.max_request_bytes) -> bytes:
     """The request's bytes, reading at most one byte past the limit."""
     try:
         if path == "-":
