@@ -25,14 +25,15 @@ def test_node_limit_gives_up_with_none() -> None:
     req = request(budget=50)
     req["candidates"] = [form(f"c{i}", 10 + i, 0.5) for i in range(20)]
     assert SmallSearch(node_limit=5, seconds=None).solve(problem_of(req)) is None  # type: ignore[arg-type]
-    found = SmallSearch().solve(problem_of(req))  # type: ignore[arg-type]
+    # without its 3 ms budget, so that a loaded machine cannot make it give up
+    found = SmallSearch(seconds=None).solve(problem_of(req))  # type: ignore[arg-type]
     assert found is not None and found.status is SolveStatus.OPTIMAL
 
 
 def test_infeasible_required_material_is_reported() -> None:
     req = request(budget=5, required=["a"])
     req["candidates"] = [form("a", 10)]
-    found = SmallSearch().solve(problem_of(req))  # type: ignore[arg-type]
+    found = SmallSearch(seconds=None).solve(problem_of(req))  # type: ignore[arg-type]
     assert found is not None and found.status is SolveStatus.INFEASIBLE
 
 
@@ -40,7 +41,7 @@ def test_canonical_rule_breaks_exact_ties() -> None:
     # a, b: same value and cost; the tie-break weights decide, as in the oracle.
     req = request(budget=10)
     req["candidates"] = [form("a", 10, 0.5), form("b", 10, 0.5)]
-    found = SmallSearch().solve(problem_of(req))  # type: ignore[arg-type]
+    found = SmallSearch(seconds=None).solve(problem_of(req))  # type: ignore[arg-type]
     assert found is not None and len(found.selection) == 1
 
 
