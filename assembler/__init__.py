@@ -37,6 +37,7 @@ from .model.types import (
     Violation,
 )
 from .render import render
+from .session import Session
 from .strategies import STRATEGIES
 from .verifiers.bundle import verify
 from .verifiers.rendering import verify_rendering
@@ -66,6 +67,7 @@ __all__ = [
     "Request",
     "RequestTooLarge",
     "Result",
+    "Session",
     "SolverError",
     "Status",
     "Task",

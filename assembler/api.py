@@ -31,7 +31,7 @@ from .render.manifest import build_rendering
 from .stages.gates import apply_gates
 from .strategies import load_strategy
 
-__all__ = ["DEFAULT_TIME_LIMIT", "assemble"]
+__all__ = ["DEFAULT_TIME_LIMIT", "assemble", "assemble_validated"]
 
 _TRACE_SECONDS_PER_CANDIDATE = 1e-5
 
@@ -56,18 +56,52 @@ def assemble(
     request (``assembler.render.priced_request``). ``ledger`` (an ``assembler.Ledger``,
     or any ``Recorder``) records the request before solving and then its outcome;
     recording never changes the answer. ``limits`` bounds the request's size."""
-    with internal_errors("assemble"):
-        if ledger is None:
-            return _assemble(request, strategy, time_limit, workers, render, counter, limits, None)
-        run = Run(strategy, time_limit, workers, render, _counter_name(counter))
-        return record(
-            ledger,
+    run = Run(strategy, time_limit, workers, render, _counter_name(counter))
+    return _recorded(request, run, counter, ledger, limits, validated=False)
+
+
+def assemble_validated(
+    request: Request,
+    *,
+    strategy: str = "cpsat",
+    time_limit: float | None = None,
+    workers: int | None = None,
+    render: str | RenderFormat | None = None,
+    counter: Counter | None = None,
+    ledger: Recorder | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Result:
+    """``assemble`` for a request this package already validated, without judging it
+    again: a session's request, built from a parsed request and parsed deltas (the
+    same rules, applied to what changed). Never for a ``Request`` built by hand."""
+    run = Run(strategy, time_limit, workers, render, _counter_name(counter))
+    return _recorded(request, run, counter, ledger, limits, validated=True)
+
+
+def _recorded(
+    request: Mapping[str, Any] | Request,
+    run: Run,
+    counter: Counter | None,
+    ledger: Recorder | None,
+    limits: Limits,
+    *,
+    validated: bool,
+) -> Result:
+    def compile(on: OnParsed | None) -> Result:
+        return _assemble(
             request,
-            run,
-            lambda on: _assemble(
-                request, strategy, time_limit, workers, render, counter, limits, on
-            ),
+            run.strategy,
+            run.time_limit,
+            run.workers,
+            run.render,
+            counter,
+            limits,
+            on,
+            validated=validated,
         )
+
+    with internal_errors("assemble"):
+        return compile(None) if ledger is None else record(ledger, request, run, compile)
 
 
 def _counter_name(counter: Counter | None) -> str | None:
@@ -83,6 +117,8 @@ def _assemble(
     counter: Counter | None,
     limits: Limits,
     on_parsed: OnParsed | None,
+    *,
+    validated: bool = False,
 ) -> Result:
     strategy, limit, count = call_arguments(strategy, time_limit, workers)
     fmt = None if render is None else render_format(render)
@@ -90,7 +126,11 @@ def _assemble(
         raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
     started = time.perf_counter()
-    parsed = parse_request(request, limits=limits)
+    parsed = (
+        request
+        if validated and isinstance(request, Request)
+        else parse_request(request, limits=limits)
+    )
     if on_parsed is not None:
         # the recorder writes before the solve; the time limit does not pay for it
         paused = time.perf_counter()

@@ -32,6 +32,7 @@ PUBLIC = {
     "Request",
     "RequestTooLarge",
     "Result",
+    "Session",
     "SolverError",
     "Status",
     "Task",

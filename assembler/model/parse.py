@@ -18,7 +18,7 @@ attribute it fills and the rule of its kind (``rules.py``). A new field is a new
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -50,8 +50,14 @@ __all__ = [
     "CANDIDATE_FIELDS",
     "MAX_INTEGER",
     "TASK_FIELDS",
+    "TASK_SPEC",
+    "check_tool_calls",
     "internal_errors",
+    "parse_candidate",
+    "parse_names_map",
     "parse_request",
+    "parse_standing",
+    "request_as_json",
     "request_from_json",
 ]
 
@@ -115,6 +121,8 @@ _TOP_KEYS = ("task", "candidates", "sources", "policy")
 _REQUIRED_TASK_KEYS = ("id", "budget")
 
 _STANDINGS = enum_rule(("instruction", "data"))
+# the rule of one policy.authority entry (a session's policy patch uses it too)
+parse_standing = _STANDINGS
 
 
 # ---------------------------------------------------------------------------
@@ -195,7 +203,7 @@ def _parse(data: Any, limits: Limits) -> Request:
     if "candidates" not in root:
         raise InvalidRequest("candidates", "is required (it may be an empty list)")
     task = _parse_task(root["task"], limits)
-    sources = _parse_names_map(root.get("sources", {}), "sources", name, limits)
+    sources = parse_names_map(root.get("sources", {}), "sources", name, limits)
     authority, has_table = _parse_policy(root.get("policy", {}), limits)
     raw_candidates = root["candidates"]
     if not isinstance(raw_candidates, list):
@@ -208,7 +216,7 @@ def _parse(data: Any, limits: Limits) -> Request:
             maximum=limits.max_candidates,
             actual=len(raw_candidates),
         )
-    candidates = [_parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
+    candidates = [parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
     return _assembled(task, candidates, sources, authority, has_table)
 
 
@@ -230,7 +238,7 @@ def _assembled(
             )
         seen[candidate.id] = index
         total += candidate.cost
-    _check_tool_calls(candidates)
+    check_tool_calls(candidates)
     if total > MAX_INTEGER:
         raise InvalidRequest(
             "candidates[*].cost",
@@ -264,10 +272,10 @@ def _parse_policy(raw: Any, limits: Limits) -> tuple[dict[str, str], bool]:
             place.fail(key, "unknown field (see models/README.md)")
     if "authority" not in record:
         return {}, False
-    return _parse_names_map(record["authority"], "policy.authority", _STANDINGS, limits), True
+    return parse_names_map(record["authority"], "policy.authority", _STANDINGS, limits), True
 
 
-def _parse_names_map(raw: Any, where: str, rule: Rule, limits: Limits) -> dict[str, str]:
+def parse_names_map(raw: Any, where: str, rule: Rule, limits: Limits) -> dict[str, str]:
     """An object from names to values of ``rule`` (``sources``, ``policy.authority``)."""
     place = Place(where)
     record = mapping(raw, Place("$"), where)
@@ -312,8 +320,15 @@ class _CandidateShell:
     __slots__ = Candidate.__slots__
 
 
-def _parse_candidate(raw: Any, index: int, limits: Limits) -> Candidate:
-    place = Place("candidates", index)
+def parse_candidate(
+    raw: Any, index: int, limits: Limits, *, where: str = "candidates", position: int | None = None
+) -> Candidate:
+    """One candidate by the request's rules; errors name ``where[index]`` and its id.
+
+    ``position`` is its arrival order (default: ``index``); a session's delta gives
+    its new candidates the places after the session's last one.
+    """
+    place = Place(where, index)
     if type(raw) is not dict and not isinstance(raw, Mapping):
         place.fail(None, f"must be an object, not {kind(raw)}")
     if "id" not in raw:
@@ -355,9 +370,13 @@ def _parse_candidate(raw: Any, index: int, limits: Limits) -> Candidate:
     shell.tool_call_id = tool_call_id  # type: ignore[attr-defined]
     shell.tool_name = get("tool_name")  # type: ignore[attr-defined]
     shell.turn = get("turn", 0)  # type: ignore[attr-defined]
-    shell.position = index  # type: ignore[attr-defined]
+    shell.position = index if position is None else position  # type: ignore[attr-defined]
     shell.__class__ = Candidate  # type: ignore[assignment]
     return shell  # type: ignore[return-value]
+
+
+def _tool_call_field(index: int) -> str:
+    return f"candidates[{index}].tool_call_id"
 
 
 def _kind_and_role(values: dict[str, Any], place: Place) -> tuple[Kind, Role]:
@@ -374,18 +393,24 @@ def _kind_and_role(values: dict[str, Any], place: Place) -> tuple[Kind, Role]:
     return form_kind, role
 
 
-def _check_tool_calls(candidates: list[Candidate]) -> None:
+def check_tool_calls(
+    candidates: list[Candidate], field: Callable[[int], str] = _tool_call_field
+) -> None:
     """Each tool call id names one call identity and one result identity, and every
     form of those identities names that id with that kind (whichever form is admitted
-    renders as the same call or result)."""
+    renders as the same call or result).
+
+    ``field(index)`` is the path an error names for ``candidates[index]``. Every rule
+    here is about one identity or one tool call id, so a caller that changed a few
+    candidates may check only the forms of the identities and tool call ids they touch.
+    """
     ends: dict[tuple[str, Kind], str] = {}
     tool_of: dict[str, tuple[str | None, Kind]] = {}
     for index, c in enumerate(candidates):
-        where = f"candidates[{index}].tool_call_id"
         mine = (c.tool_call_id, c.kind if c.kind.is_tool else Kind.EVIDENCE)
         if tool_of.setdefault(c.identity, mine) != mine:
             raise InvalidRequest(
-                where,
+                field(index),
                 f"every form of identity {shown(c.identity)} must share kind and tool_call_id",
                 candidate=c.id,
             )
@@ -393,7 +418,7 @@ def _check_tool_calls(candidates: list[Candidate]) -> None:
             continue
         if ends.setdefault((c.tool_call_id, c.kind), c.identity) != c.identity:
             raise InvalidRequest(
-                where,
+                field(index),
                 f"tool call {shown(c.tool_call_id)} has two {c.kind.value} identities",
                 candidate=c.id,
             )
@@ -402,7 +427,7 @@ def _check_tool_calls(candidates: list[Candidate]) -> None:
         if (call_id, other) not in ends:
             index = next(i for i, c in enumerate(candidates) if c.identity == identity)
             raise InvalidRequest(
-                f"candidates[{index}].tool_call_id",
+                field(index),
                 f"{end.value} {shown(call_id)} has no {other.value} in the request",
                 candidate=candidates[index].id,
             )
@@ -424,6 +449,17 @@ def _checked(request: Request, limits: Limits) -> Request:
         replace(c, position=positions.get(c.id, c.position)) for c in parsed.candidates
     )
     return replace(parsed, candidates=candidates)
+
+
+def request_as_json(request: Request) -> dict[str, Any]:
+    """The JSON form of a validated request, its candidates in arrival order: what a
+    caller would send to get the same request back from ``parse_request``."""
+    data = _as_json(request)
+    order = sorted(range(len(request.candidates)), key=lambda i: request.candidates[i].position)
+    data["candidates"] = [data["candidates"][i] for i in order]
+    if not data["sources"]:
+        del data["sources"]
+    return data
 
 
 def _as_json(request: Request) -> dict[str, Any]:

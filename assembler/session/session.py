@@ -1,0 +1,178 @@
+"""``Session``: one agent's request kept between model calls; deltas in, answers out.
+
+Input: the first request (a mapping or a typed ``Request``, validated once), the
+call's settings (strategy, workers, render format and counter, recorder, limits,
+default time limit), then deltas (``models/session.md``).
+Output: after each delta, the ``Result`` that ``assemble()`` gives for the resulting
+request, identical in selection, ``package_id``, ``trace_id``, decisions and
+rendering; or an error, after which the session is exactly as before the delta.
+
+The work is split so that it can be made incremental without changing this API:
+``state.apply_delta`` (pure: state + delta -> state, validating only what the delta
+brings) and ``answer`` (state -> result), the one function that produces an answer.
+``propose`` computes the next state and its answer without changing the session;
+``commit`` makes it the session's state. ``apply`` does both under the session's lock,
+so concurrent deltas to one session are applied one after the other.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..api import assemble_validated
+from ..model.arguments import call_arguments
+from ..model.errors import AssemblerError
+from ..model.limits import DEFAULT_LIMITS, Limits
+from ..model.parse import internal_errors, parse_request, request_as_json
+from ..model.recorder import Recorder
+from ..model.rendering import RenderFormat
+from ..model.types import Request, Result
+from ..render import Counter, render_format
+from ..strategies import load_strategy
+from .delta import Delta, parse_delta
+from .state import State, apply_delta, initial_state
+
+__all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How every answer of a session is computed (``assemble``'s keyword arguments)."""
+
+    strategy: str = "cpsat"
+    workers: int | None = None
+    render: RenderFormat | None = None
+    counter: Counter | None = None
+    ledger: Recorder | None = None
+    limits: Limits = DEFAULT_LIMITS
+    time_limit: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A delta's outcome before it is committed: the state it was applied to, the
+    state it makes and that state's answer."""
+
+    base: State
+    state: State
+    result: Result
+
+
+class SessionConflict(AssemblerError):
+    """A proposal was committed to a session that had changed since it was made."""
+
+
+def answer(state: State, options: Options, time_limit: float | None = None) -> Result:
+    """THE answer of a session's state: what every delta's result comes from.
+
+    Today it runs the whole chain on the state's request (it is not validated again:
+    every part of it was, when it arrived). This is where an incremental answer slots
+    in: gates, closure, groups and trace kept per candidate and updated from
+    ``state.touched``, and the previous solve reused where that is sound; whatever it
+    does, its result must stay identical to ``assemble(state.request)``.
+    """
+    return assemble_validated(
+        state.request,
+        strategy=options.strategy,
+        time_limit=options.time_limit if time_limit is None else time_limit,
+        workers=options.workers,
+        render=options.render,
+        counter=options.counter,
+        ledger=options.ledger,
+        limits=options.limits,
+    )
+
+
+class Session:
+    """A request kept warm between model calls; ``apply(delta)`` returns the answer.
+
+    ``Session(request, strategy=..., workers=..., render=..., counter=..., ledger=...,
+    limits=..., time_limit=...)`` takes ``assemble``'s settings once; each answer is
+    that of ``assemble(session.request, <the same settings>)``. The request is
+    validated here; each delta's new and changed parts when they arrive.
+    """
+
+    def __init__(
+        self,
+        request: Mapping[str, Any] | Request,
+        *,
+        strategy: str = "cpsat",
+        time_limit: float | None = None,
+        workers: int | None = None,
+        render: str | RenderFormat | None = None,
+        counter: Counter | None = None,
+        ledger: Recorder | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        # the settings are judged before the request, as assemble() judges them
+        call_arguments(strategy, time_limit, workers)
+        load_strategy(strategy)
+        self.options = Options(
+            strategy=strategy,
+            workers=workers,
+            render=None if render is None else render_format(render),
+            counter=counter,
+            ledger=ledger,
+            limits=limits,
+            time_limit=time_limit,
+        )
+        self._state = initial_state(parse_request(request, limits=limits))
+        self._lock = threading.Lock()
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def request(self) -> Request:
+        """The typed request the session stands for now."""
+        return self._state.request
+
+    @property
+    def version(self) -> int:
+        """How many deltas were applied since the session began."""
+        return self._state.version
+
+    def to_dict(self) -> dict[str, Any]:
+        """The request as JSON (candidates in arrival order): a fresh
+        ``assemble(session.to_dict())`` gives the session's answer."""
+        return request_as_json(self._state.request)
+
+    def answer(self, *, time_limit: float | None = None) -> Result:
+        """The answer for the session's request as it is now."""
+        return answer(self._state, self.options, time_limit)
+
+    def propose(
+        self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None
+    ) -> Proposal:
+        """The state ``delta`` makes and its answer, without changing the session."""
+        base = self._state
+        limits = self.options.limits
+        with internal_errors("session"):
+            state = apply_delta(base, parse_delta(delta, limits=limits), limits)
+        return Proposal(base, state, answer(state, self.options, time_limit))
+
+    def commit(self, proposal: Proposal) -> None:
+        """Make ``proposal``'s state the session's; it must have been made from the
+        session's current state."""
+        with self._lock:
+            self._commit(proposal)
+
+    def _commit(self, proposal: Proposal) -> None:
+        if proposal.base is not self._state:
+            raise SessionConflict(
+                f"the session is at version {self._state.version}, the proposal was made"
+                f" at version {proposal.base.version}: propose the delta again"
+            )
+        self._state = proposal.state
+
+    def apply(self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None) -> Result:
+        """Apply ``delta`` and return the answer for the resulting request. Atomic: on
+        any error (an invalid delta, a render error, a bug) the session is unchanged."""
+        with self._lock:
+            proposal = self.propose(delta, time_limit=time_limit)
+            self._commit(proposal)
+        return proposal.result
