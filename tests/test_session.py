@@ -1,0 +1,233 @@
+"""Sessions: every answer after any sequence of deltas is a fresh assemble()'s.
+
+The property test drives random delta sequences (``tests/deltas.py``, built on the
+shared generator) through a ``Session`` and compares, after every step, the answer
+with ``assemble()`` of the resulting request computed naively on the JSON: selection,
+``package_id``, ``trace_id``, decisions and, when a rendering is asked for, the
+rendering and its manifest. Every bundle goes through the independent verifiers. A
+delta the request's rules refuse leaves the session unchanged, and a fresh parse of
+the resulting request refuses it too.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltas import applied, deltas
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from strategies import requests
+
+import assembler
+from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
+from assembler.tooling.generate import Shape
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
+TIME_LIMIT = 60.0
+
+
+def _answer(result: assembler.Result) -> dict[str, Any]:
+    data = result.to_dict()
+    del data["timings"]
+    return data
+
+
+def _fresh(request: dict[str, Any], **options: Any) -> assembler.Result | Exception:
+    try:
+        return assembler.assemble(request, time_limit=TIME_LIMIT, **options)
+    except (assembler.InvalidRequest, assembler.RenderError) as exc:
+        return exc
+
+
+def _verified(request: dict[str, Any], result: assembler.Result) -> None:
+    # dump is a baseline that ignores the rules: only its sameness is checked
+    if result.strategy != "dump":
+        assert assembler.verify(request, result) == [], result.to_dict()
+    if result.rendering is not None:
+        assert assembler.verify_rendering(request, result, result.rendering) == []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(Shape.small(8)), st.data())
+def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
+    base: dict[str, Any], data: st.DataObject
+) -> None:
+    options: dict[str, Any] = {
+        "strategy": data.draw(st.sampled_from(["cpsat", "cpsat", "cpsat", "dump", "greedy"])),
+        "render": data.draw(st.sampled_from([None, None, "text", "openai-chat"])),
+    }
+    first = _fresh(base, **options)
+    if isinstance(first, Exception):
+        with pytest.raises(type(first)):
+            Session(base, time_limit=TIME_LIMIT, **options).answer()
+        return
+    session = Session(base, time_limit=TIME_LIMIT, **options)
+    assert _answer(session.answer()) == _answer(first)
+    current = base
+    for step in range(data.draw(st.integers(1, 5))):
+        delta = data.draw(deltas(current, step))
+        expected_request = applied(current, delta)
+        expected = _fresh(expected_request, **options)
+        before = session.state
+        if isinstance(expected, Exception):
+            event(f"refused: {type(expected).__name__}")
+            with pytest.raises(type(expected)):
+                session.apply(delta)
+            assert session.state is before, "a failed delta changed the session"
+            continue
+        got = session.apply(delta)
+        event(f"applied: {got.status.value}, {sorted(delta)}")
+        assert got == expected
+        assert _answer(got) == _answer(expected)
+        _verified(expected_request, got)
+        # the session's own account of its request is the same request
+        assert assembler.parse_request(session.to_dict()) == assembler.parse_request(
+            expected_request
+        )
+        assert session.version == before.version + 1
+        current = expected_request
+
+
+# ---------------------------------------------------------------------------
+# the delta format and its errors
+
+
+def _example(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+_LONE_CALL = {"id": "c", "cost": 1, "kind": "tool_call", "tool_call_id": "z", "tool_name": "f"}
+
+
+def test_a_delta_names_the_field_and_the_candidate() -> None:
+    session = Session(_example("agent-tool-call.json"))
+    cases = [
+        ({"add": [{"id": "x", "cost": -1}]}, "add[0].cost", "x"),
+        ({"update": [{"id": "x", "cost": 1}]}, "update[0].id", "x"),
+        ({"remove": ["nope"]}, "remove[0]", "nope"),
+        ({"remove": [3]}, "remove[0]", None),
+        ({"remove": "ticket-note"}, "remove", None),
+        ({"add": [{"id": "ticket-note", "cost": 1}]}, "add[0].id", "ticket-note"),
+        ({"task": {"budget": None}}, "task.budget", None),
+        ({"task": {"budget": 1.5}}, "task.budget", None),
+        ({"task": {"deadline": 3}}, "task.deadline", None),
+        ({"sources": {"s": 3}}, "sources.s", None),
+        ({"policy": {"authority": {"tool": "boss"}}}, "policy.authority.tool", None),
+        ({"policy": {"other": 1}}, "policy.other", None),
+        ({"adds": []}, "adds", None),
+        (
+            {"remove": ["ticket-note"], "update": [{"id": "ticket-note", "cost": 1}]},
+            "update[0].id",
+            "ticket-note",
+        ),
+        ({"remove": ["call-lookup-4471"]}, "remove", "result-lookup-4471"),
+        ({"add": [_LONE_CALL]}, "add[0].tool_call_id", "c"),
+    ]
+    for delta, field, candidate in cases:
+        before = session.state
+        with pytest.raises(assembler.InvalidRequest) as caught:
+            session.apply(delta)
+        assert (caught.value.field, caught.value.candidate) == (field, candidate), delta
+        assert "\n" not in str(caught.value)
+        assert session.state is before
+
+
+def test_limits_bound_what_a_session_can_grow_to() -> None:
+    limits = assembler.Limits(max_candidates=3, max_request_bytes=100)
+    session = Session({"task": {"id": "t", "budget": 10}, "candidates": []}, limits=limits)
+    session.apply({"add": [{"id": "a", "cost": 1, "content": "x" * 60}]})
+    with pytest.raises(assembler.RequestTooLarge) as caught:
+        session.apply({"add": [{"id": "b", "cost": 1, "content": "é" * 30}]})
+    assert caught.value.limit == "max_request_bytes" and caught.value.actual == 120
+    with pytest.raises(assembler.RequestTooLarge) as caught:
+        session.apply({"add": [{"id": f"n{i}", "cost": 1} for i in range(3)]})
+    assert caught.value.limit == "max_candidates" and caught.value.actual == 4
+    # removing makes room
+    session.apply({"remove": ["a"], "add": [{"id": "b", "cost": 1, "content": "é" * 30}]})
+    assert [c.id for c in session.request.candidates] == ["b"]
+
+
+def test_deltas_parse_from_json_text_and_merge_patches_reset() -> None:
+    delta = delta_from_json(b'{"task": {"scope": null, "budget": 5}, "sources": {"s": null}}')
+    assert delta.task == (("scope", RESET), ("budget", 5))
+    assert delta.sources == (("s", None),)
+    assert parse_delta(delta) is delta
+    with pytest.raises(assembler.InvalidRequest) as caught:
+        delta_from_json(b'{"add": [')
+    assert caught.value.field == "$"
+    session = Session(_example("review-migration.json"))
+    session.apply(
+        {"task": {"scope": None, "query": "why?"}, "policy": {"authority": {"tool": None}}}
+    )
+    assert session.request.task.scope is None and session.request.task.query == "why?"
+    assert session.request.has_authority_table
+    session.apply({"policy": None})
+    assert not session.request.has_authority_table
+
+
+def test_an_update_keeps_arrival_order_and_an_add_comes_last() -> None:
+    request = {
+        "task": {"id": "t", "budget": 30},
+        "candidates": [{"id": "b", "cost": 10}, {"id": "a", "cost": 10}, {"id": "c", "cost": 10}],
+    }
+    session = Session(request, strategy="dump")
+    session.apply({"update": [{"id": "a", "cost": 20}], "add": [{"id": "0", "cost": 5}]})
+    assert [c["id"] for c in session.to_dict()["candidates"]] == ["b", "a", "c", "0"]
+    # dump takes arrival order: b (10) and a (20) fill the budget, in either request
+    result = session.answer()
+    assert result == assembler.assemble(session.to_dict(), strategy="dump")
+    assert set(result.selected) == {"a", "b"}
+
+
+def test_a_failing_answer_leaves_the_session_unchanged() -> None:
+    # a selected tool call whose arguments are not a JSON object breaks a provider rule
+    session = Session(_example("agent-tool-call.json"), render="openai-chat")
+    before = session.state
+    broken = dict(session.to_dict()["candidates"][0])
+    call = next(c for c in session.to_dict()["candidates"] if c.get("kind") == "tool_call")
+    with pytest.raises(assembler.RenderError):
+        session.apply({"update": [call | {"content": "[1, 2]", "relevance": 1}]})
+    assert session.state is before and broken
+
+
+def test_proposals_commit_only_onto_the_state_they_were_made_from() -> None:
+    session = Session(_example("shared-resolver.json"))
+    first = session.propose({"task": {"budget": 100}})
+    second = session.propose({"task": {"budget": 200}})
+    session.commit(second)
+    with pytest.raises(SessionConflict):
+        session.commit(first)
+    assert session.request.task.budget == 200
+
+
+def test_concurrent_deltas_to_one_session_are_applied_one_after_the_other() -> None:
+    session = Session({"task": {"id": "t", "budget": 1000}, "candidates": []})
+    errors: list[BaseException] = []
+
+    def add(n: int) -> None:
+        try:
+            for i in range(10):
+                session.apply({"add": [{"id": f"w{n}-{i}", "cost": 1, "relevance": 0.5}]})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert session.version == 40 and len(session.request.candidates) == 40
+    assert session.answer() == assembler.assemble(session.to_dict())
+
+
+def test_a_typed_delta_is_accepted_as_is() -> None:
+    session = Session(_example("shared-resolver.json"))
+    result = session.apply(Delta(task=(("budget", 100),)))
+    assert result == assembler.assemble(session.to_dict())
+    _verified(session.to_dict(), result)
