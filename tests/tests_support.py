@@ -24,3 +24,16 @@ def dies_on_job_three(job: int) -> int:
 def crashes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     """A strategy with a bug: what the CLI and the API do when one escapes."""
     return {}["no such key"]  # type: ignore[no-any-return]
+
+
+def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+    """cpsat after sleeping ``ASSEMBLER_TEST_SLEEP`` seconds (default 2) whatever the
+    time limit: a long solve for the server's tests (shutdown, queueing, a solve that
+    overruns its limit)."""
+    import time
+
+    from assembler.exact.solve import cpsat_strategy
+
+    pause = float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2"))
+    time.sleep(pause)
+    return cpsat_strategy(request, gates, max(0.001, time_limit - pause), workers)

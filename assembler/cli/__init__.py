@@ -5,7 +5,8 @@ error is one line on stderr. A failure of the assembler itself (a bug) exits 4 w
 one line saying how to report it, never 1 (a refusal) and never a traceback, unless
 ``ASSEMBLER_TRACEBACK=1`` asks for it.
 One module per command, each imported only when called: ``compile`` (assemble one
-request), ``explain`` (inspect a compilation), ``bench`` (the benchmarks of a clone);
+request), ``explain`` (inspect a compilation), ``serve`` (the warm server),
+``bench`` (the benchmarks of a clone);
 ``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
 A new command is a module here and one branch in ``_run``.
 """
@@ -30,6 +31,8 @@ commands:
   explain --ledger PATH ID [--html OUT.html]
                          inspect a compilation, with exact counterfactuals
   ledger                 list, show, replay, diff, verify, export a ledger
+  serve [--port N]       answer requests and session deltas: JSON lines on
+                         stdin/stdout, or HTTP on a loopback port
   corpus run             run every strategy over the conformance corpus
   hunt                   search for requests where a strategy is wrong
   sweep                  tabulate strategies' losses over shapes x budgets
@@ -105,6 +108,10 @@ def _run(command: str, rest: list[str]) -> int:
         from .ledger import ledger_command
 
         return ledger_command(rest)
+    if command == "serve":
+        from .serve import serve_command
+
+        return serve_command(rest)
     if command == "corpus":
         from ..tooling.conformance import main as corpus_main
 

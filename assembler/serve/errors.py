@@ -1,0 +1,150 @@
+"""The server's own errors, and every error as the reply a client reads.
+
+Input: an exception raised while answering one message.
+Output: ``ErrorReply``: the exit code of ``assembler compile`` for the same outcome
+(2 invalid input, 3 no answer within the time limit, 4 a bug), the HTTP status, and
+the JSON object ``{"code", "type", "message", ...}`` with the exception's structured
+fields (``field``, ``candidate``; ``limit``, ``maximum``, ``actual``; ``rule``,
+``items``), so that a client in any language can act on it without parsing text.
+
+A bug never ends the server: it is one ``internal-error`` reply (exit 4), and with
+``ASSEMBLER_TRACEBACK=1`` its traceback goes to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from ..ledger import LedgerError
+from ..model.errors import (
+    AssemblerError,
+    InternalError,
+    InvalidRequest,
+    RenderError,
+    RequestTooLarge,
+)
+
+__all__ = [
+    "ErrorReply",
+    "ServeError",
+    "ServerBusy",
+    "SessionExpired",
+    "SessionUnknown",
+    "TimeLimitReached",
+    "error_reply",
+]
+
+
+class ServeError(AssemblerError):
+    """An outcome of the server itself (not of the request): ``code`` names it."""
+
+    code = "server-error"
+    exit = 3
+    http = 503
+
+
+class SessionUnknown(ServeError, ValueError):
+    """No session has this key (open it first, with its request)."""
+
+    code = "session-unknown"
+    exit = 2
+    http = 404
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"no session {key!r}: open it with its request first")
+
+
+class SessionExpired(ServeError, ValueError):
+    """The session was dropped (idle too long, or evicted to keep the limit on
+    sessions); the client opens it again with the whole request."""
+
+    code = "session-expired"
+    exit = 2
+    http = 410
+
+    def __init__(self, key: str, why: str) -> None:
+        self.key = key
+        self.why = why
+        super().__init__(f"session {key!r} expired ({why}): open it again with its request")
+
+
+class TimeLimitReached(ServeError):
+    """No answer within the request's time limit (waiting for the session or for a
+    solver slot, or a solve that overran); a delta was not applied."""
+
+    code = "time-limit"
+
+    def __init__(self, seconds: float, what: str) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer within the time limit of {seconds:g} s: {what}")
+
+
+class ServerBusy(ServeError):
+    """Every session slot is held by a session with a request in flight."""
+
+    code = "server-busy"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    exit: int
+    http: int
+    body: dict[str, Any]
+
+
+def error_reply(exc: BaseException) -> ErrorReply:
+    """What the client is told about ``exc``."""
+    # "code" first: it is what a client branches on
+    body: dict[str, Any] = {"code": None, "type": type(exc).__name__, "message": _one_line(exc)}
+    if isinstance(exc, ServeError):
+        body["code"] = exc.code
+        if isinstance(exc, SessionUnknown | SessionExpired):
+            body["session"] = exc.key
+        if isinstance(exc, TimeLimitReached):
+            body["time_limit"] = exc.seconds
+        return ErrorReply(exc.exit, exc.http, body)
+    if isinstance(exc, RenderError):
+        body.update(code="render-error", render_code=exc.code, rule=exc.rule, items=list(exc.items))
+        return ErrorReply(2, 400, body)
+    if isinstance(exc, InvalidRequest):
+        body.update(field=exc.field, candidate=exc.candidate)
+        if isinstance(exc, RequestTooLarge):
+            body.update(code="request-too-large", limit=exc.limit, maximum=exc.maximum)
+            body["actual"] = exc.actual
+            return ErrorReply(2, 413, body)
+        body["code"] = "invalid-request"
+        return ErrorReply(2, 400, body)
+    if isinstance(exc, LedgerError):
+        # the README's rule: a ledger that cannot be written is exit 2, not a bug
+        body["code"] = "ledger-error"
+        return ErrorReply(2, 500, body)
+    if isinstance(exc, AssemblerError) and isinstance(exc, ValueError):
+        # UnknownStrategy, EnumerationTooLarge: the call's input
+        body["code"] = "invalid-request"
+        return ErrorReply(2, 400, body)
+    cause = exc.cause if isinstance(exc, InternalError) else exc
+    if os.environ.get("ASSEMBLER_TRACEBACK") == "1":
+        traceback.print_exception(cause, file=sys.stderr)
+    body.update(
+        code="internal-error",
+        type=type(cause).__name__,
+        message=f"{_one_line(cause)} -- a bug in the assembler, not a problem with the request;"
+        " please report it with the request and this line",
+    )
+    return ErrorReply(4, 500, body)
+
+
+def _one_line(exc: BaseException) -> str:
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:
+        text = ""
+    return text[:2000] or type(exc).__name__

@@ -1,0 +1,174 @@
+"""What a client asks the server, in either transport, as one typed ``Call``.
+
+Input: a JSON-lines message (a decoded JSON value), or an HTTP route's path
+parameters, query parameters and body; the server's ``Settings``.
+Output: a ``Call`` (its operation, session key, payload, options and the ``id`` to
+echo), or ``InvalidRequest`` naming the field (``session``, ``time_limit``,
+``render``, ``strategy``, an unknown key).
+
+One message, one operation (``models/session.md``, "The server"):
+
+=================================================  ===========================
+``{"request": R}``                                 assemble R once
+``{"session": K, "request": R}``                   open session K with R (or replace it)
+``{"session": K, "delta": D}``                     apply D to session K
+``{"session": K, "close": true}``                  drop session K
+=================================================  ===========================
+
+with the options ``strategy`` and ``render`` (assemble and open: a session keeps
+those it was opened with), ``time_limit`` (any; at most the server's) and ``id``
+(any JSON value, echoed in the reply).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ..model.errors import InvalidRequest, UnknownStrategy
+from ..model.limits import Limits
+from ..model.rendering import RenderFormat
+from ..model.rules import Place, kind, name, shown
+from ..strategies import STRATEGIES
+
+__all__ = ["Call", "Op", "call_from_http", "call_from_message"]
+
+_MESSAGE_KEYS = ("id", "request", "session", "delta", "close", "strategy", "render", "time_limit")
+_QUERY_KEYS = ("strategy", "render", "time_limit")
+
+
+class Op(StrEnum):
+    ASSEMBLE = "assemble"
+    OPEN = "open"
+    DELTA = "delta"
+    CLOSE = "close"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One operation: ``payload`` is the request (assemble, open) or the delta as JSON
+    (a decoded value, or the body's bytes, decoded later off the event loop)."""
+
+    op: Op
+    key: str | None = None
+    payload: Any = None
+    strategy: str = "cpsat"
+    render: RenderFormat | None = None
+    time_limit: float = 10.0
+    id: Any = None
+
+
+def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Call:
+    """A JSON-lines message as a call."""
+    if not isinstance(message, Mapping):
+        raise InvalidRequest("$", f"a message must be a JSON object, not {kind(message)}")
+    place = Place("$")
+    for key in message:
+        if key not in _MESSAGE_KEYS:
+            place.fail(key, f"unknown field: a message has {', '.join(_MESSAGE_KEYS)}")
+    key = _key(message["session"], limits) if "session" in message else None
+    if "delta" in message or "close" in message:
+        what = "delta" if "delta" in message else "close"
+        if key is None:
+            raise InvalidRequest("session", f"is required with {what!r}")
+        for other in ("request", "delta", "close", "strategy", "render"):
+            if other != what and other in message:
+                raise InvalidRequest(
+                    other, f"goes with 'request', not with {what!r} (a session keeps its options)"
+                )
+        if what == "close" and message["close"] is not True:
+            raise InvalidRequest("close", f"must be true, not {shown(message['close'])}")
+        op = Op.DELTA if what == "delta" else Op.CLOSE
+        payload = message.get("delta")
+    elif "request" in message:
+        op = Op.ASSEMBLE if key is None else Op.OPEN
+        payload = message["request"]
+    else:
+        raise InvalidRequest(
+            "$",
+            "a message has 'request' (assembled once, or opening the session named by"
+            " 'session'), or 'session' with 'delta' or 'close'",
+        )
+    return Call(
+        op=op,
+        key=key,
+        payload=payload,
+        strategy=_strategy(message.get("strategy", "cpsat")),
+        render=_render(message.get("render")),
+        time_limit=_time_limit(message.get("time_limit"), max_time_limit),
+        id=message.get("id"),
+    )
+
+
+def call_from_http(
+    op: Op,
+    key: str | None,
+    query: Mapping[str, str],
+    body: bytes | None,
+    limits: Limits,
+    max_time_limit: float,
+) -> Call:
+    """An HTTP route's call: options from the query string, payload the body's bytes."""
+    place = Place("query")
+    for name_ in query:
+        if name_ not in _QUERY_KEYS:
+            place.fail(name_, f"unknown parameter: the options are {', '.join(_QUERY_KEYS)}")
+    if op in (Op.DELTA, Op.CLOSE):
+        for option in ("strategy", "render"):
+            if option in query:
+                raise InvalidRequest(option, "is set when the session is opened, not per delta")
+    seconds: Any = query.get("time_limit")
+    if seconds is not None:
+        try:
+            seconds = float(seconds)
+        except ValueError:
+            raise InvalidRequest("time_limit", f"must be a number, not {shown(seconds)}") from None
+    return Call(
+        op=op,
+        key=None if key is None else _key(key, limits),
+        payload=body,
+        strategy=_strategy(query.get("strategy", "cpsat")),
+        render=_render(query.get("render")),
+        time_limit=_time_limit(seconds, max_time_limit),
+    )
+
+
+def _key(value: Any, limits: Limits) -> str:
+    key: str = name(value, Place("$"), "session", limits)
+    return key
+
+
+def _strategy(value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequest("strategy", f"must be a strategy name (a string), not {kind(value)}")
+    if value not in STRATEGIES:
+        raise UnknownStrategy(value, tuple(STRATEGIES))
+    return value
+
+
+def _render(value: Any) -> RenderFormat | None:
+    if value is None:
+        return None
+    formats = {f.value: f for f in RenderFormat}
+    if not isinstance(value, str) or value not in formats:
+        raise InvalidRequest("render", f"must be one of {', '.join(formats)}, not {shown(value)}")
+    return formats[value]
+
+
+def _time_limit(value: Any, maximum: float) -> float:
+    if value is None:
+        return maximum
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidRequest("time_limit", f"must be a number of seconds, not {kind(value)}")
+    seconds = float(value) if abs(value) < 1e300 else math.inf
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InvalidRequest("time_limit", f"must be a positive number, not {shown(value)}")
+    if seconds > maximum:
+        raise InvalidRequest(
+            "time_limit",
+            f"{shown(value)} s is above this server's limit of {maximum:g} s (--time-limit)",
+        )
+    return seconds

@@ -1,0 +1,248 @@
+"""The server's core, shared by both transports: a call in, a reply out.
+
+Input: a ``Call`` (``messages``) and the time it arrived; the ``Settings``.
+Output: a ``Reply``: the exit code ``assembler compile`` would give (0 bundle, 1
+refused, 3 undecided; 2 invalid input, 3 no answer in time, 4 a bug), the HTTP
+status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"``
+for a session's call, or ``{"exit", "error"}``).
+
+Solves are CPU-bound: they run on a pool of ``concurrency`` threads, never on the
+event loop, and a call waits for a free thread. Decoding JSON, validating, solving
+and encoding the result all happen on that thread. The time limit is the call's
+promise, counted from its arrival: waiting for its session's previous call and for
+a thread come off it, the solve gets what is left, and if no answer has come
+``OVERRUN_GRACE`` seconds after the limit the call is answered ``time-limit`` (a
+delta is then not applied: a session changes only when its reply is a result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..api import assemble
+from ..ledger import Ledger
+from ..ledger.store import SqliteStore
+from ..model.jsontext import load_json
+from ..model.limits import DEFAULT_LIMITS, Limits
+from ..model.types import Result, Status
+from ..session import Session
+from .errors import TimeLimitReached, error_reply
+from .messages import Call, Op
+from .store import SessionStore
+
+__all__ = ["OVERRUN_GRACE", "Reply", "Service", "Settings"]
+
+# after the limit, how long a solve may still take to return its answer (the trace of
+# a solve stopped at the limit, and encoding the reply) before the call is given up
+OVERRUN_GRACE = 1.0
+# below this much time left a solve is not started: it could only answer undecided
+_LEAST_SOLVE = 0.01
+_EXIT = {Status.BUNDLE: 0, Status.REFUSED: 1, Status.UNDECIDED: 3}
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """``assembler serve``'s options (defaults in ``cli/serve.py``)."""
+
+    time_limit: float = 10.0
+    concurrency: int = 2
+    max_sessions: int = 1000
+    idle_seconds: float = 3600.0
+    # calls held at once: lines read ahead, or HTTP requests in flight
+    max_pending: int = 64
+    limits: Limits = DEFAULT_LIMITS
+    ledger: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    exit: int
+    http: int
+    body: bytes
+
+
+class Service:
+    """Sessions, the solver threads and the ledger, for one server process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sessions = SessionStore(settings.max_sessions, settings.idle_seconds)
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="solve")
+        self._store = None if settings.ledger is None else SqliteStore(settings.ledger)
+        self.in_flight = 0
+        self.started = time.monotonic()
+
+    def close(self) -> None:
+        """After the last call: wait for the solver threads, close the ledger."""
+        self._pool.shutdown(wait=True)
+        if self._store is not None:
+            self._store.close()
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "sessions": len(self.sessions),
+            "max_sessions": self.settings.max_sessions,
+            "in_flight": self.in_flight,
+            "concurrency": self.settings.concurrency,
+            "time_limit": self.settings.time_limit,
+            "uptime_s": round(time.monotonic() - self.started, 3),
+        }
+
+    async def handle(self, call: Call, arrived: float) -> Reply:
+        """Answer ``call``; any error becomes an error reply, never an exception."""
+        self.in_flight += 1
+        try:
+            deadline = arrived + call.time_limit
+            if call.op is Op.ASSEMBLE:
+                return await self._assemble(call, deadline)
+            assert call.key is not None
+            # every call on a key, a close too, waits for the calls before it
+            async with self.sessions.key(call.key, deadline, call.time_limit):
+                if call.op is Op.CLOSE:
+                    return self._close(call)
+                if call.op is Op.OPEN:
+                    return await self._open(call, call.key, deadline)
+                return await self._delta(call, call.key, deadline)
+        except Exception as exc:
+            return error(exc, call.id)
+        finally:
+            self.in_flight -= 1
+
+    # -- operations -------------------------------------------------------------
+
+    async def _assemble(self, call: Call, deadline: float) -> Reply:
+        limits = self.settings.limits
+
+        def work(seconds: float) -> tuple[Result, str]:
+            result = assemble(
+                _decoded(call.payload, limits),
+                strategy=call.strategy,
+                time_limit=seconds,
+                render=call.render,
+                ledger=self._ledger(None),
+                limits=limits,
+            )
+            return result, _encoded(result)
+
+        result, encoded = await self._solve(work, deadline, call.time_limit)
+        return _reply(result, encoded, call.id, None)
+
+    async def _open(self, call: Call, key: str, deadline: float) -> Reply:
+        self.sessions.room(key)
+        limits = self.settings.limits
+
+        def work(seconds: float) -> tuple[Session, Result, str]:
+            session = Session(
+                _decoded(call.payload, limits),
+                strategy=call.strategy,
+                render=call.render,
+                ledger=self._ledger(key),
+                limits=limits,
+            )
+            result = session.answer(time_limit=seconds)
+            return session, result, _encoded(result)
+
+        session, result, encoded = await self._solve(work, deadline, call.time_limit)
+        self.sessions.put(key, session)
+        return _reply(result, encoded, call.id, _about(key, session))
+
+    async def _delta(self, call: Call, key: str, deadline: float) -> Reply:
+        session = self.sessions.get(key)
+        limits = self.settings.limits
+
+        def work(seconds: float) -> tuple[Any, str]:
+            proposal = session.propose(_decoded(call.payload, limits), time_limit=seconds)
+            return proposal, _encoded(proposal.result)
+
+        proposal, encoded = await self._solve(work, deadline, call.time_limit)
+        # committed here, on the event loop, only now that the reply is a result
+        session.commit(proposal)
+        return _reply(proposal.result, encoded, call.id, _about(key, session))
+
+    def _close(self, call: Call) -> Reply:
+        assert call.key is not None
+        closed = self.sessions.close(call.key)
+        body = {"id": call.id, "exit": 0, "closed": closed, "session": {"key": call.key}}
+        return Reply(0, 200, _json(body))
+
+    # -- time and threads ---------------------------------------------------------
+
+    async def _solve(self, work: Callable[[float], T], deadline: float, limit: float) -> T:
+        """``work(seconds left)`` on a solver thread, within the call's deadline."""
+        try:
+            await asyncio.wait_for(self._slots.acquire(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise TimeLimitReached(limit, "every solver thread was busy") from None
+        left = deadline - time.monotonic()
+        if left < _LEAST_SOLVE:
+            self._slots.release()
+            raise TimeLimitReached(limit, "every solver thread was busy")
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, work, left)
+        # the thread is free only when the work has returned, even if the call gave up
+        future.add_done_callback(lambda _: self._slots.release())
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), left + OVERRUN_GRACE)
+        except TimeoutError:
+            future.add_done_callback(_retrieve)
+            raise TimeLimitReached(
+                limit, f"the solve had not returned {OVERRUN_GRACE:g} s after the limit"
+            ) from None
+
+    def _ledger(self, key: str | None) -> Ledger | None:
+        if self._store is None:
+            return None
+        return Ledger(self._store.path, session=key, store=self._store)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # a call that gave up on its solve does not want the outcome; retrieving it keeps
+    # asyncio from reporting an exception nobody awaited
+    if not future.cancelled():
+        future.exception()
+
+
+def _decoded(payload: Any, limits: Limits) -> Any:
+    """An HTTP body (bytes) decoded within the limits; a JSON-lines payload as is."""
+    if isinstance(payload, bytes | bytearray):
+        return load_json(bytes(payload), limits)
+    return payload
+
+
+def _encoded(result: Result) -> str:
+    return json.dumps(result.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _about(key: str, session: Session) -> dict[str, Any]:
+    request = session.request
+    return {"key": key, "version": session.version, "candidates": len(request.candidates)}
+
+
+def _json(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _reply(result: Result, encoded: str, id_: Any, session: dict[str, Any] | None) -> Reply:
+    code = _EXIT[result.status]
+    head: dict[str, Any] = {"id": id_, "exit": code}
+    if session is not None:
+        head["session"] = session
+    # the result is already JSON (encoded on the solver thread): splice it in
+    text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
+    return Reply(code, 200, (text[:-1] + ',"result":' + encoded + "}").encode("utf-8"))
+
+
+def error(exc: BaseException, id_: Any = None) -> Reply:
+    """The reply for an error."""
+    told = error_reply(exc)
+    return Reply(told.exit, told.http, _json({"id": id_, "exit": told.exit, "error": told.body}))

@@ -1,0 +1,160 @@
+"""The server's sessions: bounded in number, dropped when idle, one call at a time each.
+
+Input: session keys and ``Session`` objects from the service, the clock.
+Output: the session of a key, or ``SessionUnknown`` / ``SessionExpired`` (which keeps
+saying *expired*, with the reason, for keys dropped recently); a per-key lock that
+serialises the calls on one key in the order they arrived, waited for no longer than
+the call's deadline (``TimeLimitReached``).
+
+Memory is bounded by ``max_sessions`` (each session by the request ``Limits``): a new
+session beyond it evicts the least recently used session that has no call in
+flight, or, when every one has, is refused (``ServerBusy``). A session unused for
+``idle_seconds`` expires, checked on every access and swept by ``sweep()``.
+Everything here runs on the event loop's thread, so it needs no lock of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from ..session import Session
+from .errors import ServerBusy, SessionExpired, SessionUnknown, TimeLimitReached
+
+__all__ = ["SessionStore"]
+
+# how many dropped keys are remembered, so that their clients hear "expired"
+_REMEMBERED_PER_SESSION = 4
+_REMEMBERED_AT_LEAST = 1024
+
+
+@dataclass(slots=True)
+class _Entry:
+    session: Session
+    last_used: float
+
+
+@dataclass(slots=True)
+class _KeyLock:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+class SessionStore:
+    def __init__(
+        self,
+        max_sessions: int,
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_sessions = max_sessions
+        self.idle_seconds = idle_seconds
+        self._clock = clock
+        # least recently used first
+        self._sessions: OrderedDict[str, _Entry] = OrderedDict()
+        self._gone: OrderedDict[str, str] = OrderedDict()
+        self._locks: dict[str, _KeyLock] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    @asynccontextmanager
+    async def key(self, key: str, deadline: float, limit: float) -> AsyncIterator[None]:
+        """Hold ``key``'s lock: calls on one key run one at a time, in arrival order."""
+        held = self._locks.get(key)
+        if held is None:
+            held = self._locks[key] = _KeyLock()
+        held.users += 1
+        try:
+            try:
+                await asyncio.wait_for(held.lock.acquire(), max(0.0, deadline - self._clock()))
+            except TimeoutError:
+                raise TimeLimitReached(
+                    limit, "the session's previous call was still running"
+                ) from None
+            try:
+                yield
+            finally:
+                held.lock.release()
+        finally:
+            held.users -= 1
+            if held.users == 0:
+                del self._locks[key]
+
+    def get(self, key: str) -> Session:
+        entry = self._sessions.get(key)
+        if entry is None:
+            why = self._gone.get(key)
+            if why is not None:
+                raise SessionExpired(key, why)
+            raise SessionUnknown(key)
+        now = self._clock()
+        if now - entry.last_used > self.idle_seconds:
+            self._drop(key, f"unused for more than {self.idle_seconds:g} s")
+            raise SessionExpired(key, f"unused for more than {self.idle_seconds:g} s")
+        entry.last_used = now
+        self._sessions.move_to_end(key)
+        return entry.session
+
+    def put(self, key: str, session: Session) -> None:
+        """Keep ``session`` under ``key`` (replacing the key's session, if any)."""
+        if key not in self._sessions and len(self._sessions) >= self.max_sessions:
+            self._evict()
+        self._sessions[key] = _Entry(session, self._clock())
+        self._sessions.move_to_end(key)
+        self._gone.pop(key, None)
+
+    def room(self, key: str) -> None:
+        """Raise ``ServerBusy`` if a new session under ``key`` could not be kept."""
+        if key in self._sessions or len(self._sessions) < self.max_sessions:
+            return
+        if not any(self._evictable(k) for k in self._sessions):
+            raise ServerBusy(
+                f"all {self.max_sessions} sessions (--max-sessions) have a call in flight;"
+                " try again, or close a session"
+            )
+
+    def close(self, key: str) -> bool:
+        """Drop ``key``'s session; whether there was one."""
+        if key not in self._sessions:
+            return False
+        del self._sessions[key]
+        return True
+
+    def sweep(self) -> int:
+        """Drop every session idle for too long; how many were dropped."""
+        now = self._clock()
+        idle = [
+            key
+            for key, entry in self._sessions.items()
+            if now - entry.last_used > self.idle_seconds and self._evictable(key)
+        ]
+        for key in idle:
+            self._drop(key, f"unused for more than {self.idle_seconds:g} s")
+        return len(idle)
+
+    def _evictable(self, key: str) -> bool:
+        return key not in self._locks
+
+    def _evict(self) -> None:
+        for key in self._sessions:
+            if self._evictable(key):
+                self._drop(
+                    key,
+                    f"evicted: this server keeps at most {self.max_sessions} sessions"
+                    " (--max-sessions) and this one was the least recently used",
+                )
+                return
+        raise ServerBusy(f"all {self.max_sessions} sessions (--max-sessions) have a call in flight")
+
+    def _drop(self, key: str, why: str) -> None:
+        self._sessions.pop(key, None)
+        self._gone[key] = why
+        self._gone.move_to_end(key)
+        remembered = max(_REMEMBERED_AT_LEAST, _REMEMBERED_PER_SESSION * self.max_sessions)
+        while len(self._gone) > remembered:
+            self._gone.popitem(last=False)
