@@ -24,6 +24,7 @@ from strategies import requests
 
 import assembler
 from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
+from assembler.tooling.agentloop import agent_loop
 from assembler.tooling.generate import Shape
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
@@ -231,3 +232,53 @@ def test_a_typed_delta_is_accepted_as_is() -> None:
     result = session.apply(Delta(task=(("budget", 100),)))
     assert result == assembler.assemble(session.to_dict())
     _verified(session.to_dict(), result)
+
+
+# ---------------------------------------------------------------------------
+# the delta schema (models/delta.schema.json)
+
+
+def _delta_validator() -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    models = EXAMPLES.parent
+    request = json.loads((models / "request.schema.json").read_text(encoding="utf-8"))
+    registry = Registry().with_resource(request["$id"], Resource.from_contents(request))
+    schema = json.loads((models / "delta.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=registry)
+
+
+def test_the_scenario_s_deltas_follow_the_schema() -> None:
+    validator = _delta_validator()
+    for delta in agent_loop(seed=0, forms=50, calls=20, content=True).deltas:
+        assert list(validator.iter_errors(delta)) == []
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(Shape.small(6)), st.data())
+def test_drawn_deltas_follow_the_schema(base: dict[str, Any], data: st.DataObject) -> None:
+    delta = data.draw(deltas(base, 0))
+    assert list(_delta_validator().iter_errors(delta)) == []
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"adds": []},
+        {"add": [{"id": "x"}]},
+        {"remove": [""]},
+        {"task": {"budget": None}},
+        {"task": {"id": None}},
+        {"task": {"scope": "shared"}},
+        {"task": {"deadline": 1}},
+        {"sources": {"s": 3}},
+        {"policy": {"authority": {"tool": "boss"}}},
+        {"policy": {"extra": {}}},
+    ],
+)
+def test_bad_deltas_fail_the_schema_and_the_parser(delta: dict[str, Any]) -> None:
+    assert list(_delta_validator().iter_errors(delta)) != []
+    with pytest.raises(assembler.InvalidRequest):
+        parse_delta(delta)

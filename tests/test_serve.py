@@ -1,0 +1,494 @@
+"""The warm server, started as a real process and spoken to over both transports.
+
+Every test starts ``assembler serve`` (``python -m assembler serve``) as a subprocess
+and talks to it over its stdin/stdout (JSON lines) or over HTTP on a loopback port:
+answers equal in-process ``assemble()`` and pass the verifiers, bad input gets
+structured errors and never ends the server, replies come in order, concurrent calls
+on one session serialise, sizes and idle sessions are bounded, the time limit holds
+and SIGTERM lets the calls in flight finish. Where a long solve is needed, the server
+process also registers the test strategies ``sleepy`` (sleeps, then cpsat) and
+``crashes`` (a bug) from ``tests_support``: the server itself is the real one.
+"""
+
+from __future__ import annotations
+
+import copy
+import http.client
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import assembler
+from assembler.tooling.agentloop import agent_loop
+
+TESTS = Path(__file__).resolve().parent
+EXAMPLES = TESTS.parent / "models" / "examples"
+# a process start and an answer, on a shared 2-core machine
+WAIT = 60.0
+_WITH_TEST_STRATEGIES = (
+    f"import sys; sys.path.insert(0, {str(TESTS)!r}); import assembler.strategies as s;"
+    " s.STRATEGIES['sleepy'] = 'tests_support:sleepy';"
+    " s.STRATEGIES['crashes'] = 'tests_support:crashes';"
+    " from assembler.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def _argv(args: tuple[str, ...], test_strategies: bool) -> list[str]:
+    if test_strategies:
+        return [sys.executable, "-c", _WITH_TEST_STRATEGIES, "serve", *args]
+    return [sys.executable, "-m", "assembler", "serve", *args]
+
+
+def _example(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+def _same(request: dict[str, Any], got: dict[str, Any], **options: Any) -> None:
+    """``got`` (a reply's result) is what assemble() gives in process, and verified."""
+    fresh = assembler.assemble(request, time_limit=WAIT, **options).to_dict()
+    for data in (fresh, got):
+        del data["timings"]
+    assert got == fresh
+    result = _result(request, got, **options)
+    assert assembler.verify(request, result) == []
+    if result.rendering is not None:
+        assert assembler.verify_rendering(request, result, result.rendering) == []
+
+
+def _result(request: dict[str, Any], data: dict[str, Any], **options: Any) -> assembler.Result:
+    # the verifiers take a Result: rebuild it in process and check it is the reply's
+    result = assembler.assemble(request, time_limit=WAIT, **options)
+    assert result.package_id == data["package_id"] and result.trace_id == data["trace_id"]
+    return result
+
+
+class Lines:
+    """``assembler serve`` on a pipe: one JSON message per line each way."""
+
+    def __init__(
+        self, *args: str, test_strategies: bool = False, env: dict[str, str] | None = None
+    ):
+        self.proc = subprocess.Popen(
+            _argv(args, test_strategies),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        self._replies: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._replies.put(line)
+
+    def send(self, message: Any) -> None:
+        assert self.proc.stdin is not None
+        line = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout: float = WAIT) -> dict[str, Any]:
+        line = self._replies.get(timeout=timeout)
+        assert line.endswith(b"\n"), line
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=WAIT)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Http:
+    """``assembler serve --port 0``; the address is read from its first line."""
+
+    def __init__(
+        self, *args: str, test_strategies: bool = False, env: dict[str, str] | None = None
+    ):
+        self.proc = subprocess.Popen(
+            _argv(("--port", "0", *args), test_strategies),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, self.proc.stderr.read() if self.proc.stderr else ""
+        self.port = int(json.loads(line)["port"])
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = WAIT,
+    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+            connection.request(method, path, body=data, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), json.loads(response.read())
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def servers() -> Any:
+    started: list[Lines | Http] = []
+
+    def start(kind: type[Lines] | type[Http], *args: str, **kw: Any) -> Any:
+        server = kind(*args, **kw)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------
+# JSON lines
+
+
+def test_every_line_gets_its_reply_in_order_bad_lines_an_error(servers: Any) -> None:
+    lines: Lines = servers(Lines, "--max-request-bytes", "20000", "--max-depth", "8")
+    review = _example("review-migration.json")
+    sent: list[Any] = [
+        {"id": 1, "request": review},
+        b"not json",
+        b"[1, 2]",
+        {"id": "neg", "request": {"task": {"id": "t", "budget": -1}, "candidates": []}},
+        {"id": 5, "reqest": {}},
+        b'{"request": "' + b"x" * 30000 + b'"}',
+        b"\xff\xfe\xfa not UTF-8",
+        b'{"id": 8, "request": ' + b"[" * 20 + b"]" * 20 + b"}",
+        b'{"id": 9, "request": {"task": {"id": "\\ud800", "budget": 1}, "candidates": []}}',
+        {"id": 10, "session": "nope", "delta": {}},
+        {"id": 11, "session": "k", "delta": {}, "render": "text"},
+        {"id": 12, "request": review, "time_limit": 1e9},
+        {"id": 13, "request": review, "strategy": "magic"},
+        b"",
+        {"id": 14, "request": review, "render": "text"},
+    ]
+    for message in sent:
+        lines.send(message)
+    expected = [
+        (1, 0, None, None),
+        (None, 2, "invalid-request", "$"),
+        (None, 2, "invalid-request", "$"),
+        ("neg", 2, "invalid-request", "task.budget"),
+        (5, 2, "invalid-request", "reqest"),
+        (None, 2, "request-too-large", "$"),
+        (None, 2, "invalid-request", "$"),
+        (None, 2, "request-too-large", "$"),
+        (9, 2, "invalid-request", "task.id"),
+        (10, 2, "session-unknown", None),
+        (11, 2, "invalid-request", "render"),
+        (12, 2, "invalid-request", "time_limit"),
+        (13, 2, "invalid-request", None),
+        (14, 0, None, None),
+    ]
+    replies = [lines.reply() for _ in expected]
+    for reply, (id_, code, error, field) in zip(replies, expected, strict=True):
+        assert (reply["id"], reply["exit"]) == (id_, code), reply
+        if error is not None:
+            assert reply["error"]["code"] == error, reply
+            assert reply["error"].get("field") == field, reply
+    too_long = replies[5]["error"]
+    assert (too_long["limit"], too_long["maximum"]) == ("max_request_bytes", 20000)
+    _same(review, replies[0]["result"])
+    _same(review, replies[-1]["result"], render="text")
+    assert lines.close() == 0
+
+
+def test_sessions_answer_as_assemble_answers_the_whole_request(servers: Any) -> None:
+    lines: Lines = servers(Lines)
+    loop = agent_loop(seed=3, forms=80, calls=6, content=True)
+    lines.send({"id": "open", "session": "agent", "request": loop.first, "render": "openai-chat"})
+    opened = lines.reply()
+    assert opened["session"] == {"key": "agent", "version": 0, "candidates": 80}
+    _same(loop.first, opened["result"], render="openai-chat")
+    for number, (delta, request) in enumerate(zip(loop.deltas, loop.requests(), strict=True)):
+        lines.send({"id": number, "session": "agent", "delta": delta})
+        reply = lines.reply()
+        assert (reply["id"], reply["exit"], reply["session"]["version"]) == (number, 0, number + 1)
+        _same(request, reply["result"], render="openai-chat")
+    # a delta the session's rules refuse changes nothing
+    lines.send({"session": "agent", "delta": {"remove": ["call-1.use"]}})
+    refused = lines.reply()
+    assert refused["error"]["code"] == "invalid-request"
+    assert refused["error"]["candidate"] == "call-1.result"
+    lines.send({"session": "agent", "delta": {}})
+    assert lines.reply()["session"]["version"] == len(loop.deltas) + 1
+    lines.send({"session": "agent", "close": True})
+    assert lines.reply()["closed"] is True
+    lines.send({"session": "agent", "delta": {}})
+    assert lines.reply()["error"]["code"] == "session-unknown"
+    assert lines.close() == 0
+
+
+def test_replies_keep_the_order_of_lines_while_solves_overlap(servers: Any) -> None:
+    lines: Lines = servers(
+        Lines, "--concurrency", "2", test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "1.5"}
+    )
+    review = _example("review-migration.json")
+    lines.send({"id": "slow", "request": review, "strategy": "sleepy"})
+    lines.send({"id": "fast", "request": review})
+    # one session: its deltas apply one after the other, in the order of their lines
+    lines.send({"id": "open", "session": "s", "request": {"task": {"id": "t", "budget": 50},
+                                                          "candidates": []}})  # fmt: skip
+    for i in range(8):
+        lines.send({"id": i, "session": "s", "delta": {"add": [{"id": f"c{i}", "cost": 10}]}})
+    assert [lines.reply()["id"] for _ in range(3)] == ["slow", "fast", "open"]
+    for i in range(8):
+        reply = lines.reply()
+        assert (reply["id"], reply["session"]["version"], reply["session"]["candidates"]) == (
+            i,
+            i + 1,
+            i + 1,
+        )
+    # a bug in a strategy is one reply, and the server goes on
+    lines.send({"id": "bug", "request": review, "strategy": "crashes"})
+    lines.send({"id": "after", "request": review})
+    bug, after = lines.reply(), lines.reply()
+    assert (bug["exit"], bug["error"]["code"]) == (4, "internal-error")
+    assert after["exit"] == 0
+    assert lines.close() == 0
+
+
+def test_sigterm_on_stdio_answers_what_was_read_then_exits_0(servers: Any) -> None:
+    lines: Lines = servers(Lines, test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2"})
+    review = _example("review-migration.json")
+    lines.send({"id": "long", "request": review, "strategy": "sleepy"})
+    time.sleep(0.7)
+    lines.proc.send_signal(signal.SIGTERM)
+    reply = lines.reply()
+    assert (reply["id"], reply["exit"]) == ("long", 0)
+    _same(review, reply["result"])
+    assert lines.proc.wait(timeout=WAIT) == 0
+
+
+def test_calls_are_recorded_in_the_ledger_under_the_session_key(
+    servers: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.db"
+    lines: Lines = servers(Lines, "--ledger", str(path))
+    loop = agent_loop(seed=1, forms=40, calls=2)
+    lines.send({"session": "agent-9", "request": loop.first})
+    for delta in loop.deltas:
+        lines.send({"session": "agent-9", "delta": delta})
+    lines.send({"request": _example("shared-resolver.json")})
+    assert [lines.reply()["exit"] for _ in range(4)] == [0, 0, 0, 0]
+    assert lines.close() == 0
+    with assembler.Ledger(path, readonly=True) as ledger:
+        sessions = [summary.session for summary in ledger.summaries()]
+        numbers = [s.number for s in ledger.summaries() if s.session == "agent-9"]
+        last = ledger.compilation(numbers[-1])
+    # the one-off request ran alongside the session's calls: only their order is kept
+    assert sessions.count("agent-9") == 3 and len(sessions) == 4
+    assert last.request is not None and len(last.request["candidates"]) == len(
+        list(loop.requests())[-1]["candidates"]
+    )
+    verified = subprocess.run(
+        [sys.executable, "-m", "assembler", "ledger", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+# ---------------------------------------------------------------------------
+# HTTP
+
+
+def test_http_routes_answer_like_assemble(servers: Any) -> None:
+    server: Http = servers(Http)
+    status, _, health = server.call("GET", "/healthz")
+    assert status == 200 and health["status"] == "ok" and health["sessions"] == 0
+    review = _example("review-migration.json")
+    status, headers, reply = server.call("POST", "/assemble?render=text", review)
+    assert (status, headers["x-assembler-exit"], reply["exit"]) == (200, "0", 0)
+    _same(review, reply["result"], render="text")
+    refused = _example("mandatory-over-budget.json")
+    status, headers, reply = server.call("POST", "/assemble", refused)
+    assert (status, headers["x-assembler-exit"], reply["result"]["status"]) == (200, "1", "refused")
+
+    loop = agent_loop(seed=5, forms=60, calls=4)
+    status, _, reply = server.call("PUT", "/sessions/a%20b", loop.first)
+    assert status == 200 and reply["session"]["key"] == "a b"
+    for delta, request in zip(loop.deltas, loop.requests(), strict=True):
+        status, _, reply = server.call("POST", "/sessions/a%20b/delta?time_limit=9.5", delta)
+        assert status == 200, reply
+        _same(request, reply["result"])
+    assert server.call("GET", "/healthz")[2]["sessions"] == 1
+    assert server.call("DELETE", "/sessions/a%20b")[2]["closed"] is True
+
+    errors = [
+        ("POST", "/sessions/a%20b/delta", {}, 404, "session-unknown", None),
+        ("POST", "/assemble", b"{", 400, "invalid-request", "$"),
+        ("POST", "/assemble?time_limit=soon", review, 400, "invalid-request", "time_limit"),
+        ("POST", "/assemble?time_limit=1e9", review, 400, "invalid-request", "time_limit"),
+        ("POST", "/assemble?colour=red", review, 400, "invalid-request", "query.colour"),
+        ("POST", "/sessions/x/delta?render=text", {}, 400, "invalid-request", "render"),
+        ("PUT", "/sessions/x", {"task": {}, "candidates": []}, 400, "invalid-request", "task.id"),
+        ("GET", "/nowhere", None, 404, "invalid-request", "$"),
+        ("GET", "/assemble", None, 405, "invalid-request", "$"),
+    ]
+    for method, path, body, status_code, code, field in errors:
+        status, _, reply = server.call(method, path, body)
+        assert (status, reply["error"]["code"]) == (status_code, code), (path, reply)
+        assert reply["error"].get("field") == field, reply
+    assert server.call("GET", "/healthz")[0] == 200
+
+
+def test_http_bodies_over_the_limit_are_refused_unread(servers: Any) -> None:
+    server: Http = servers(Http, "--max-request-bytes", "5000")
+    big = json.dumps({"task": {"id": "t", "budget": 1}, "candidates": [],
+                      "sources": {f"s{i}": "v1" for i in range(600)}}).encode()  # fmt: skip
+    assert len(big) > 5000
+    status, _, reply = server.call("POST", "/assemble", big)
+    assert status == 413
+    assert reply["error"]["limit"] == "max_request_bytes" and reply["error"]["actual"] == len(big)
+    # without a declared length (chunked), counted as it arrives
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+    connection.request("PUT", "/sessions/k", body=iter([big[:3000], big[3000:]]),
+                       encode_chunked=True)  # fmt: skip
+    response = connection.getresponse()
+    assert response.status == 413 and json.loads(response.read())["exit"] == 2
+    connection.close()
+    assert server.call("GET", "/healthz")[0] == 200
+
+
+def test_idle_sessions_expire_and_the_least_recent_is_evicted(servers: Any) -> None:
+    server: Http = servers(Http, "--session-idle", "1", "--max-sessions", "2")
+    empty = {"task": {"id": "t", "budget": 10}, "candidates": []}
+    for key in ("a", "b"):
+        assert server.call("PUT", f"/sessions/{key}", empty)[0] == 200
+    time.sleep(1.6)
+    status, _, reply = server.call("POST", "/sessions/a/delta", {})
+    assert (status, reply["error"]["code"], reply["exit"]) == (410, "session-expired", 2)
+    assert "unused for more than 1 s" in reply["error"]["message"]
+    for key in ("c", "d", "e"):
+        assert server.call("PUT", f"/sessions/{key}", empty)[0] == 200
+    status, _, reply = server.call("POST", "/sessions/c/delta", {})
+    assert status == 410 and "evicted" in reply["error"]["message"]
+    assert server.call("POST", "/sessions/e/delta", {})[0] == 200
+    assert server.call("GET", "/healthz")[2]["sessions"] == 2
+
+
+def test_concurrent_deltas_to_one_session_serialise(servers: Any) -> None:
+    server: Http = servers(Http, "--concurrency", "2")
+    assert server.call("PUT", "/sessions/s", {"task": {"id": "t", "budget": 200},
+                                              "candidates": []})[0] == 200  # fmt: skip
+    added = [{"id": f"c{i:02}", "cost": 10 + i, "relevance": (i % 7) / 7} for i in range(16)]
+    versions: list[int] = []
+    failures: list[Any] = []
+
+    def send(candidate: dict[str, Any]) -> None:
+        status, _, reply = server.call("POST", "/sessions/s/delta", {"add": [candidate]})
+        if status != 200:
+            failures.append(reply)
+        else:
+            versions.append(reply["session"]["version"])
+
+    # other sessions at the same time
+    def other(key: str) -> None:
+        request = _example("shared-resolver.json")
+        status, _, reply = server.call("PUT", f"/sessions/{key}", request)
+        if status != 200:
+            failures.append(reply)
+
+    threads = [threading.Thread(target=send, args=(c,)) for c in added]
+    threads += [threading.Thread(target=other, args=(f"o{i}",)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert sorted(versions) == list(range(1, 17))
+    _, _, reply = server.call("POST", "/sessions/s/delta", {})
+    assert reply["session"] == {"key": "s", "version": 17, "candidates": 16}
+    _same({"task": {"id": "t", "budget": 200}, "candidates": added}, reply["result"])
+
+
+def test_the_time_limit_holds_and_a_late_delta_is_not_applied(servers: Any) -> None:
+    server: Http = servers(
+        Http,
+        "--concurrency",
+        "1",
+        "--time-limit",
+        "8",
+        test_strategies=True,
+        env={"ASSEMBLER_TEST_SLEEP": "2"},
+    )
+    review = _example("review-migration.json")
+    assert server.call("PUT", "/sessions/s?strategy=sleepy", review)[0] == 200
+    started = time.monotonic()
+    status, headers, reply = server.call("POST", "/sessions/s/delta?time_limit=0.5", {"remove":
+                                         ["ci-bot-comment"]})  # fmt: skip
+    took = time.monotonic() - started
+    assert (status, headers["x-assembler-exit"], reply["error"]["code"]) == (503, "3", "time-limit")
+    # the limit, plus the server's grace of 1 s for an overrunning solve, plus slack for load
+    assert 1.4 <= took < 3.0, took
+    # the overrunning solve still holds the only solver thread; when it ends, its
+    # result is dropped and the next delta is the session's first
+    status, _, reply = server.call("POST", "/sessions/s/delta", {})
+    assert status == 200 and reply["session"]["version"] == 1
+    assert reply["session"]["candidates"] == len(review["candidates"])
+
+    # waiting for the only solver thread counts against the limit too
+    slow = threading.Thread(target=server.call, args=("POST", "/assemble?strategy=sleepy", review))
+    slow.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    status, _, reply = server.call("POST", "/assemble?time_limit=1", review)
+    took = time.monotonic() - started
+    slow.join()
+    assert (status, reply["error"]["code"]) == (503, "time-limit")
+    assert "busy" in reply["error"]["message"] and 0.9 <= took < 2.5, took
+
+
+def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(servers: Any) -> None:
+    server: Http = servers(Http, test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2.5"})
+    review = _example("review-migration.json")
+    answers: list[Any] = []
+    call = threading.Thread(
+        target=lambda: answers.append(server.call("POST", "/assemble?strategy=sleepy", review))
+    )
+    call.start()
+    deadline = time.monotonic() + WAIT
+    while server.call("GET", "/healthz")[2]["in_flight"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    server.proc.send_signal(signal.SIGTERM)
+    call.join(timeout=WAIT)
+    status, _, reply = answers[0]
+    assert status == 200 and reply["exit"] == 0
+    _same(review, copy.deepcopy(reply["result"]))
+    assert server.proc.wait(timeout=WAIT) == 0
