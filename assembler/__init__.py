@@ -2,10 +2,13 @@
 
 The public API is exactly ``__all__`` (pinned by ``tests/test_api.py``). Importing
 the package loads no solver: OR-Tools is imported by ``assembler.exact.cpsat`` on the
-first exact solve, and sqlite3 is imported when a ``Ledger`` is opened.
+first exact solve, sqlite3 when a ``Ledger`` is opened, and ``Session`` when it is
+first used.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .api import DEFAULT_TIME_LIMIT, assemble
 from .ledger import Ledger, LedgerError
@@ -37,7 +40,6 @@ from .model.types import (
     Violation,
 )
 from .render import render
-from .session import Session
 from .strategies import STRATEGIES
 from .verifiers.bundle import verify
 from .verifiers.rendering import verify_rendering
@@ -83,3 +85,15 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def __getattr__(name: str) -> Any:
+    # sessions are imported when first used: `import assembler` stays as cheap as it was
+    if name == "Session":
+        from .session import Session
+
+        return Session
+    raise AttributeError(f"module 'assembler' has no attribute {name!r}")

@@ -475,7 +475,9 @@ def test_the_time_limit_holds_and_a_late_delta_is_not_applied(servers: Any) -> N
 
 
 def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(servers: Any) -> None:
-    server: Http = servers(Http, test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2.5"})
+    server: Http = servers(
+        Http, "--max-pending", "1", test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2.5"}
+    )
     review = _example("review-migration.json")
     answers: list[Any] = []
     call = threading.Thread(
@@ -486,6 +488,9 @@ def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(servers: Any) -> N
     while server.call("GET", "/healthz")[2]["in_flight"] == 0:
         assert time.monotonic() < deadline
         time.sleep(0.05)
+    # one call held is the most this server takes: the next is told so at once
+    status, _, busy = server.call("POST", "/assemble", review)
+    assert (status, busy["error"]["code"], busy["exit"]) == (503, "server-busy", 3)
     server.proc.send_signal(signal.SIGTERM)
     call.join(timeout=WAIT)
     status, _, reply = answers[0]

@@ -66,11 +66,20 @@ def build_app(service: Service, announce: Callable[[], None] = lambda: None) -> 
         )
 
     max_pending = service.settings.max_pending
+    # calls held, counted from before their bodies are read (bodies are what is large)
+    held = [0]
 
     async def call(request: Request, op: Op) -> Response:
-        if service.in_flight >= max_pending:
+        if held[0] >= max_pending:
             busy = ServerBusy(f"{max_pending} calls are in flight (--max-pending); try again")
             return respond(error(busy))
+        held[0] += 1
+        try:
+            return respond(await _answer(request, op))
+        finally:
+            held[0] -= 1
+
+    async def _answer(request: Request, op: Op) -> Reply:
         key = request.path_params.get("key")
         try:
             body = None if op is Op.CLOSE else await _body(request, service)
@@ -83,8 +92,8 @@ def build_app(service: Service, announce: Callable[[], None] = lambda: None) -> 
                 service.settings.time_limit,
             )
         except Exception as exc:
-            return respond(error(exc))
-        return respond(await service.handle(made, time.monotonic()))
+            return error(exc)
+        return await service.handle(made, time.monotonic())
 
     async def assemble(request: Request) -> Response:
         return await call(request, Op.ASSEMBLE)
@@ -171,7 +180,7 @@ def serve_http(service: Service, host: str, port: int) -> int:
     """Serve until SIGTERM or SIGINT; announce the address as a JSON line on stdout."""
     import uvicorn
 
-    listening = socket.create_server((host, port), family=_family(host), backlog=128)
+    listening = _listening(host, port)
     bound = listening.getsockname()[1]
     where = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
 
@@ -210,5 +219,22 @@ def serve_http(service: Service, host: str, port: int) -> int:
     return 0 if server.started else 4
 
 
-def _family(host: str) -> socket.AddressFamily:
-    return socket.AF_INET6 if ":" in host else socket.AF_INET
+def _listening(host: str, port: int) -> socket.socket:
+    """A listening TCP socket whose connections send small replies at once.
+
+    asyncio turns Nagle's algorithm off only on sockets whose protocol is TCP by
+    number, and an accepted socket has the listener's; ``socket.create_server`` leaves
+    it 0, and each small reply then waited for the client's delayed ACK (measured:
+    44 ms for ``GET /healthz``). Linux also passes TCP_NODELAY on to accepted sockets.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        listening.bind((host, port))
+        listening.listen(128)
+    except BaseException:
+        listening.close()
+        raise
+    return listening

@@ -84,9 +84,11 @@ class _Lines:
                 self._put(_too_long(skipping, self._limit))
             elif buffer.strip():
                 self._put(self._line(buffer))
-        except (OSError, RuntimeError):
-            pass  # stdin closed under us, or the loop is gone: the end of input
-        with contextlib.suppress(RuntimeError):
+        except Exception:
+            # stdin closed under us, or the loop gone (a put cancelled at shutdown): the
+            # end of input either way
+            pass
+        with contextlib.suppress(Exception):
             self._put(None)
 
     def _line(self, buffer: bytearray) -> bytes | RequestTooLarge:
