@@ -39,6 +39,7 @@ from typing import Any
 import assembler
 from assembler.ledger.replay import replay
 from assembler.model.recorder import Run
+from assembler.tooling.agentloop import words
 from assembler.tooling.generate import Shape, generate
 
 from . import machine
@@ -49,16 +50,12 @@ GOAL_MS = 2.0
 GOAL_FRACTION = 0.10
 
 
+_VOCABULARY = ("lock", "table", "migration", "index", "backfill", "invoice", "deploy",
+               "rollback", "query", "latency", "the", "a", "of", "to", "and", "is")  # fmt: skip
+
+
 def _words(rng: random.Random, size: int) -> str:
-    vocabulary = ("lock", "table", "migration", "index", "backfill", "invoice", "deploy",
-                  "rollback", "query", "latency", "the", "a", "of", "to", "and", "is")  # fmt: skip
-    text = []
-    total = 0
-    while total < size:
-        word = rng.choice(vocabulary)
-        text.append(word)
-        total += len(word) + 1
-    return " ".join(text)
+    return words(rng, size, _VOCABULARY)
 
 
 def instance(forms: int, seed: int) -> dict[str, Any]:

@@ -72,7 +72,13 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ledger", metavar="PATH", help="record the compilation in this ledger")
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
-    limits = parser.add_argument_group("size limits (defaults in parentheses)")
+    add_limit_options(parser, "size limits (defaults in parentheses)")
+    return parser
+
+
+def add_limit_options(parser: argparse.ArgumentParser, title: str) -> None:
+    """``--max-request-bytes N`` and the other size limits, as a group of options."""
+    limits = parser.add_argument_group(title)
     for field, meaning in _LIMIT_OPTIONS.items():
         default = getattr(DEFAULT_LIMITS, field)
         limits.add_argument(
@@ -83,7 +89,11 @@ def _compile_parser() -> argparse.ArgumentParser:
             metavar="N",
             help=f"{meaning} ({default})",
         )
-    return parser
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The ``Limits`` the options of ``add_limit_options`` ask for."""
+    return Limits(**{field: getattr(args, field) for field in _LIMIT_OPTIONS})
 
 
 def _positive_float(text: str) -> float:
@@ -172,7 +182,7 @@ def compile_command(argv: Sequence[str]) -> int:
     from ..stages.trace import render_text
 
     args = _compile_parser().parse_args(argv)
-    limits = Limits(**{field: getattr(args, field) for field in _LIMIT_OPTIONS})
+    limits = limits_of(args)
     ledger = None
     try:
         if args.manifest and args.render is None:

@@ -16,8 +16,7 @@ import sys
 from collections.abc import Sequence
 from importlib.util import find_spec
 
-from ..model.limits import Limits
-from .compile import _LIMIT_OPTIONS, _bounded_int, _Parser, _positive_float
+from .compile import _bounded_int, _Parser, _positive_float, add_limit_options, limits_of
 from .exits import EXIT_INVALID
 
 __all__ = ["serve_command"]
@@ -25,7 +24,6 @@ __all__ = ["serve_command"]
 
 def _serve_parser() -> argparse.ArgumentParser:
     from ..model.arguments import DEFAULT_TIME_LIMIT
-    from ..model.limits import DEFAULT_LIMITS
 
     parser = _Parser(
         prog="assembler serve",
@@ -77,17 +75,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         help="a session unused this long expires (3600)",
     )
     parser.add_argument("--ledger", metavar="PATH", help="record every compilation here")
-    limits = parser.add_argument_group("size limits of each call (defaults in parentheses)")
-    for field, meaning in _LIMIT_OPTIONS.items():
-        default = getattr(DEFAULT_LIMITS, field)
-        limits.add_argument(
-            "--" + field.replace("_", "-"),
-            dest=field,
-            type=_bounded_int(1, None),
-            default=default,
-            metavar="N",
-            help=f"{meaning} ({default})",
-        )
+    add_limit_options(parser, "size limits of each call (defaults in parentheses)")
     return parser
 
 
@@ -102,7 +90,7 @@ def serve_command(argv: Sequence[str]) -> int:
         max_sessions=args.max_sessions,
         idle_seconds=args.session_idle,
         max_pending=args.max_pending,
-        limits=Limits(**{field: getattr(args, field) for field in _LIMIT_OPTIONS}),
+        limits=limits_of(args),
         ledger=args.ledger,
     )
     try:

@@ -57,6 +57,7 @@ __all__ = [
     "parse_names_map",
     "parse_request",
     "parse_standing",
+    "policy_record",
     "request_as_json",
     "request_from_json",
 ]
@@ -264,12 +265,19 @@ def _parse_task(raw: Any, limits: Limits) -> Task:
     return Task(**values)
 
 
-def _parse_policy(raw: Any, limits: Limits) -> tuple[dict[str, str], bool]:
+def policy_record(raw: Any) -> Mapping[Any, Any]:
+    """The ``policy`` object, its one key (``authority``) checked; a session's policy
+    patch is read through it too."""
     record = mapping(raw, Place("$"), "policy")
     place = Place("policy")
     for key in record:
         if key != "authority":
             place.fail(key, "unknown field (see models/README.md)")
+    return record
+
+
+def _parse_policy(raw: Any, limits: Limits) -> tuple[dict[str, str], bool]:
+    record = policy_record(raw)
     if "authority" not in record:
         return {}, False
     return parse_names_map(record["authority"], "policy.authority", _STANDINGS, limits), True

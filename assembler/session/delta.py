@@ -25,7 +25,7 @@ from typing import Any
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import TASK_SPEC, parse_candidate, parse_standing
+from ..model.parse import TASK_SPEC, parse_candidate, parse_standing, policy_record
 from ..model.rules import Place, Rule, kind, mapping, name
 from ..model.types import Candidate, Task
 
@@ -170,11 +170,7 @@ def _policy(raw: Any, limits: Limits) -> tuple[bool, tuple[tuple[str, str | None
     if raw is None:
         # the policy back to its default: no authority table
         return True, None
-    record = mapping(raw, Place("$"), "policy")
-    place = Place("policy")
-    for key in record:
-        if key != "authority":
-            place.fail(key, "unknown field (see models/README.md)")
+    record = policy_record(raw)
     if "authority" not in record:
         return False, None
     if record["authority"] is None:

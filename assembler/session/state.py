@@ -105,12 +105,8 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
     new = (*updated, *added)
     count = len(state.by_id) - len(delta.remove) + len(added)
     if count > limits.max_candidates:
-        raise RequestTooLarge(
-            "add",
-            f"the session would hold {count} candidates",
-            limit="max_candidates",
-            maximum=limits.max_candidates,
-            actual=count,
+        raise _too_large(
+            f"the session would hold {count} candidates", limits, "max_candidates", count
         )
     total = state.total_cost - sum(c.cost for c in old) + sum(c.cost for c in new)
     if total > MAX_INTEGER:
@@ -121,13 +117,8 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         )
     content = state.content_bytes - sum(map(_content_bytes, old)) + sum(map(_content_bytes, new))
     if content > limits.max_request_bytes:
-        raise RequestTooLarge(
-            "add",
-            f"the session's content would be {content} bytes",
-            limit="max_request_bytes",
-            maximum=limits.max_request_bytes,
-            actual=content,
-        )
+        what = f"the session's content would be {content} bytes"
+        raise _too_large(what, limits, "max_request_bytes", content)
     by_id = dict(state.by_id)
     for i in gone:
         del by_id[i]
@@ -168,6 +159,11 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
             policy=delta.drop_authority or delta.authority is not None,
         ),
     )
+
+
+def _too_large(what: str, limits: Limits, limit: str, actual: int) -> RequestTooLarge:
+    maximum: int = getattr(limits, limit)
+    return RequestTooLarge("add", what, limit=limit, maximum=maximum, actual=actual)
 
 
 def _content_bytes(candidate: Candidate) -> int:

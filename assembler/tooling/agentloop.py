@@ -26,7 +26,7 @@ from typing import Any
 
 from .generate import Shape, generate
 
-__all__ = ["AgentLoop", "agent_loop"]
+__all__ = ["AgentLoop", "agent_loop", "words"]
 
 _TOOLS = ("search_orders", "read_file", "run_query", "fetch_page")
 _WORDS = ("order", "refund", "invoice", "status", "customer", "shipped", "the", "a", "of",
@@ -49,14 +49,15 @@ class AgentLoop:
             yield copy.deepcopy(request)
 
 
-def _text(rng: random.Random, size: int) -> str:
-    words: list[str] = []
+def words(rng: random.Random, size: int, vocabulary: tuple[str, ...] = _WORDS) -> str:
+    """About ``size`` characters of words drawn from ``vocabulary``: content of a size."""
+    drawn: list[str] = []
     total = 0
     while total < size:
-        word = rng.choice(_WORDS)
-        words.append(word)
+        word = rng.choice(vocabulary)
+        drawn.append(word)
         total += len(word) + 1
-    return " ".join(words)
+    return " ".join(drawn)
 
 
 def _cost(rng: random.Random, low: int, high: int) -> int:
@@ -87,7 +88,7 @@ def agent_loop(
     ]  # fmt: skip
     if content:
         for candidate in candidates:
-            candidate.setdefault("content", _text(rng, 4 * candidate["cost"]))
+            candidate.setdefault("content", words(rng, 4 * candidate["cost"]))
     deltas = tuple(_call(rng, number, content) for number in range(1, calls + 1))
     return AgentLoop(first, deltas)
 
@@ -101,7 +102,7 @@ def _call(rng: random.Random, number: int, content: bool) -> dict[str, Any]:
         {"id": f"{call_id}.use", "identity": f"{call_id}.use", "kind": "tool_call",
          "tool_call_id": call_id, "tool_name": tool, "turn": number,
          "cost": _cost(rng, 20, 80), "relevance": relevance, "scope": "shared",
-         "content": f'{{"q": "{_text(rng, 12)}"}}'},
+         "content": f'{{"q": "{words(rng, 12)}"}}'},
         {"id": f"{call_id}.result", "identity": f"{call_id}.result", "kind": "tool_result",
          "tool_call_id": call_id, "turn": number, "cost": _cost(rng, 100, 2500),
          "relevance": relevance, "scope": "shared"},
@@ -121,5 +122,5 @@ def _call(rng: random.Random, number: int, content: bool) -> dict[str, Any]:
                       "scope": "shared"})  # fmt: skip
     for candidate in added[1:]:
         if content or candidate["kind"] == "tool_result":
-            candidate.setdefault("content", _text(rng, 4 * candidate["cost"]))
+            candidate.setdefault("content", words(rng, 4 * candidate["cost"]))
     return {"add": added}
