@@ -184,7 +184,8 @@ def test_every_line_gets_its_reply_in_order_bad_lines_an_error(servers: Any) -> 
         b"[1, 2]",
         {"id": "neg", "request": {"task": {"id": "t", "budget": -1}, "candidates": []}},
         {"id": 5, "reqest": {}},
-        b'{"request": "' + b"x" * 30000 + b'"}',
+        # over the limit and over several reads of the pipe
+        b'{"request": "' + b"x" * 150_000 + b'"}',
         b"\xff\xfe\xfa not UTF-8",
         b'{"id": 8, "request": ' + b"[" * 20 + b"]" * 20 + b"}",
         b'{"id": 9, "request": {"task": {"id": "\\ud800", "budget": 1}, "candidates": []}}',
@@ -223,7 +224,11 @@ def test_every_line_gets_its_reply_in_order_bad_lines_an_error(servers: Any) -> 
     assert (too_long["limit"], too_long["maximum"]) == ("max_request_bytes", 20000)
     _same(review, replies[0]["result"])
     _same(review, replies[-1]["result"], render="text")
+    # the last line needs no newline: the end of input ends it
+    assert lines.proc.stdin is not None
+    lines.proc.stdin.write(json.dumps({"id": "last", "request": review}).encode())
     assert lines.close() == 0
+    assert lines.reply()["id"] == "last"
 
 
 def test_sessions_answer_as_assemble_answers_the_whole_request(servers: Any) -> None:
@@ -352,6 +357,7 @@ def test_http_routes_answer_like_assemble(servers: Any) -> None:
     errors = [
         ("POST", "/sessions/a%20b/delta", {}, 404, "session-unknown", None),
         ("POST", "/assemble", b"{", 400, "invalid-request", "$"),
+        ("POST", "/assemble", b'{"task": "\xc3\x28"}', 400, "invalid-request", "$"),
         ("POST", "/assemble?time_limit=soon", review, 400, "invalid-request", "time_limit"),
         ("POST", "/assemble?time_limit=1e9", review, 400, "invalid-request", "time_limit"),
         ("POST", "/assemble?colour=red", review, 400, "invalid-request", "query.colour"),

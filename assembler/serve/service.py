@@ -32,6 +32,7 @@ from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result, Status
 from ..session import Session
+from ..session.session import seconds_left
 from .errors import TimeLimitReached, error_reply
 from .messages import Call, Op
 from .store import SessionStore
@@ -123,11 +124,12 @@ class Service:
     async def _assemble(self, call: Call, deadline: float) -> Reply:
         limits = self.settings.limits
 
-        def work(seconds: float) -> tuple[Result, str]:
+        def work() -> tuple[Result, str]:
+            # assemble()'s own limit covers decoding and parsing the request
             result = assemble(
                 _decoded(call.payload, limits),
                 strategy=call.strategy,
-                time_limit=seconds,
+                time_limit=seconds_left(deadline),
                 render=call.render,
                 ledger=self._ledger(None),
                 limits=limits,
@@ -141,7 +143,7 @@ class Service:
         self.sessions.room(key)
         limits = self.settings.limits
 
-        def work(seconds: float) -> tuple[Session, Result, str]:
+        def work() -> tuple[Session, Result, str]:
             session = Session(
                 _decoded(call.payload, limits),
                 strategy=call.strategy,
@@ -149,7 +151,8 @@ class Service:
                 ledger=self._ledger(key),
                 limits=limits,
             )
-            result = session.answer(time_limit=seconds)
+            # the answer gets what is left once the request is parsed
+            result = session.answer(time_limit=seconds_left(deadline))
             return session, result, _encoded(result)
 
         session, result, encoded = await self._solve(work, deadline, call.time_limit)
@@ -160,8 +163,8 @@ class Service:
         session = self.sessions.get(key)
         limits = self.settings.limits
 
-        def work(seconds: float) -> tuple[Any, str]:
-            proposal = session.propose(_decoded(call.payload, limits), time_limit=seconds)
+        def work() -> tuple[Any, str]:
+            proposal = session.propose(_decoded(call.payload, limits), deadline=deadline)
             return proposal, _encoded(proposal.result)
 
         proposal, encoded = await self._solve(work, deadline, call.time_limit)
@@ -177,8 +180,9 @@ class Service:
 
     # -- time and threads ---------------------------------------------------------
 
-    async def _solve(self, work: Callable[[float], T], deadline: float, limit: float) -> T:
-        """``work(seconds left)`` on a solver thread, within the call's deadline."""
+    async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
+        """``work()`` on a solver thread, within the call's deadline (``work`` gives its
+        solve what is left of it, ``seconds_left(deadline)``, when the solve begins)."""
         try:
             await asyncio.wait_for(self._slots.acquire(), max(0.0, deadline - time.monotonic()))
         except TimeoutError:
@@ -188,7 +192,7 @@ class Service:
             self._slots.release()
             raise TimeLimitReached(limit, "every solver thread was busy")
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, work, left)
+        future = loop.run_in_executor(self._pool, work)
         # the thread is free only when the work has returned, even if the call gave up
         future.add_done_callback(lambda _: self._slots.release())
         try:

@@ -18,6 +18,7 @@ so concurrent deltas to one session are applied one after the other.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,9 @@ from ..strategies import load_strategy
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state
 
-__all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer"]
+__all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer", "seconds_left"]
+
+_LEAST_LIMIT = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,12 @@ class Proposal:
     base: State
     state: State
     result: Result
+
+
+def seconds_left(deadline: float) -> float:
+    """What is left until ``deadline`` (``time.monotonic()``), as a time limit (which
+    must be positive: a call already late gets the least, and answers what it can)."""
+    return max(_LEAST_LIMIT, deadline - time.monotonic())
 
 
 class SessionConflict(AssemblerError):
@@ -146,13 +155,22 @@ class Session:
         return answer(self._state, self.options, time_limit)
 
     def propose(
-        self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None
+        self,
+        delta: Mapping[str, Any] | Delta,
+        *,
+        time_limit: float | None = None,
+        deadline: float | None = None,
     ) -> Proposal:
-        """The state ``delta`` makes and its answer, without changing the session."""
+        """The state ``delta`` makes and its answer, without changing the session.
+
+        ``deadline`` (a ``time.monotonic()`` instant) instead of ``time_limit``: the
+        answer gets what is left of it once the delta is validated and applied."""
         base = self._state
         limits = self.options.limits
         with internal_errors("session"):
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
+        if deadline is not None:
+            time_limit = seconds_left(deadline)
         return Proposal(base, state, answer(state, self.options, time_limit))
 
     def commit(self, proposal: Proposal) -> None:
