@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from strategies import requests
 
 import assembler
+from assembler.render import Utf8Bytes, priced_request
 from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
 from assembler.tooling.agentloop import agent_loop
 from assembler.tooling.generate import Shape
@@ -44,12 +45,16 @@ def _fresh(request: dict[str, Any], **options: Any) -> assembler.Result | Except
         return exc
 
 
-def _verified(request: dict[str, Any], result: assembler.Result) -> None:
+def _verified(request: dict[str, Any], result: assembler.Result, counter: Any = None) -> None:
+    judged: Any = request
+    if counter is not None:
+        # a counted result is that of the priced request (models/README.md section 14)
+        judged = priced_request(assembler.parse_request(request), counter, result.budget)
     # dump is a baseline that ignores the rules: only its sameness is checked
     if result.strategy != "dump":
-        assert assembler.verify(request, result) == [], result.to_dict()
+        assert assembler.verify(judged, result) == [], result.to_dict()
     if result.rendering is not None:
-        assert assembler.verify_rendering(request, result, result.rendering) == []
+        assert assembler.verify_rendering(judged, result, result.rendering) == []
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -59,8 +64,12 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
 ) -> None:
     options: dict[str, Any] = {
         "strategy": data.draw(st.sampled_from(["cpsat", "cpsat", "cpsat", "dump", "greedy"])),
-        "render": data.draw(st.sampled_from([None, None, "text", "openai-chat"])),
+        "render": data.draw(
+            st.sampled_from([None, None, "text", "openai-chat", "anthropic-messages"])
+        ),
     }
+    if options["render"] is not None and data.draw(st.integers(0, 3)) == 0:
+        options["counter"] = Utf8Bytes()
     first = _fresh(base, **options)
     if isinstance(first, Exception):
         with pytest.raises(type(first)):
@@ -84,7 +93,7 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
         event(f"applied: {got.status.value}, {sorted(delta)}")
         assert got == expected
         assert _answer(got) == _answer(expected)
-        _verified(expected_request, got)
+        _verified(expected_request, got, options.get("counter"))
         # the session's own account of its request is the same request
         assert assembler.parse_request(session.to_dict()) == assembler.parse_request(
             expected_request
