@@ -7,10 +7,12 @@ status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"`
 for a session's call, or ``{"exit", "error"}``).
 
 Solves are CPU-bound: they run on a pool of ``concurrency`` threads, never on the
-event loop, and a call waits for a free thread. Decoding JSON, validating, solving
-and encoding the result all happen on that thread. The time limit is the call's
-promise, counted from its arrival: waiting for its session's previous call and for
-a thread come off it, the solve gets what is left, and if no answer has come
+event loop, and a call waits for a free thread. Decoding an HTTP body, validating,
+solving and encoding the result all happen on that thread (a JSON line is decoded on
+the loop, in the order of the lines, which is what keeps a session's calls in order).
+The time limit is the call's promise, counted from its arrival: waiting for its
+session's previous call and for a thread come off it, the solve gets what is left,
+and if no answer has come
 ``OVERRUN_GRACE`` seconds after the limit the call is answered ``time-limit`` (a
 delta is then not applied: a session changes only when its reply is a result).
 """
