@@ -12,9 +12,9 @@ solving and encoding the result all happen on that thread (a JSON line is decode
 the loop, in the order of the lines, which is what keeps a session's calls in order).
 The time limit is the call's promise, counted from its arrival: waiting for its
 session's previous call and for a thread come off it, the solve gets what is left,
-and if no answer has come
-``OVERRUN_GRACE`` seconds after the limit the call is answered ``time-limit`` (a
-delta is then not applied: a session changes only when its reply is a result).
+and if no answer has come ``OVERRUN_GRACE`` seconds after the limit the call is
+answered ``time-limit`` (a delta is then not applied: a session changes only when its
+reply is a result).
 """
 
 from __future__ import annotations
