@@ -93,22 +93,21 @@ def test_every_strategy_result_is_judged_and_greedy_is_always_legal(
             assert exact.status.value == "bundle" and exact.value >= result.value
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(requests())
-def test_the_lp_reduction_keeps_the_exact_optimum(
-    req: dict[str, Any],
-) -> None:
-    # Small requests never reach the LP, nor the second (cost) reduction, on their own;
-    # force both so their fixings are tested against the oracle.
-    original = reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE
-    reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE = 0, 0
+@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(), st.sampled_from([400, 4, 1, 0]))
+def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_core: int) -> None:
+    # Small requests never reach the LP, nor the second (cost) reduction, nor the
+    # hypothetical threshold (a core of ``tight_core`` forms) on their own; force all
+    # three so their fixings are tested against the oracle.
+    original = reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE
+    reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE = 0, 0, tight_core
     try:
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
         reduced = Reducing(BruteForce()).solve(problem, time_limit=10, workers=1)
     finally:
-        reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE = original
+        reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE = original
     assert reduced.status == plain.status
     assert reduced.selection == plain.selection
 

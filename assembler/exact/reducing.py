@@ -6,7 +6,9 @@ legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
 It chains ``reduce`` (exact reduction to a core), ``search`` (a small branch and
 bound for small cores) and an inner backend (CP-SAT) level by level: value, then
-cost, then tie-break weight, reducing again between levels.
+cost, then tie-break weight, reducing again between levels. Every stage gets what is
+left of one deadline, the LP included, and a stage that runs out of it leaves the
+best legal selection found so far with the proven bound.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import replace
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
-from .reduce import Level, Reduction
+from .reduce import Level, Plan, Reduction, plan, reduce_problem
 
 __all__ = ["Reducing"]
 
@@ -27,13 +29,20 @@ class Reducing:
     Cores of a few dozen forms are solved by a small exact search (``search.py``)
     rather than a CP-SAT session, which costs more to start than they take; the
     search gives up after a few milliseconds and the core goes to ``inner``. Problems
-    without a budget (pricing the mandatory closure) go straight to ``inner``: the
-    value bound has nothing to prune there.
+    without a budget (pricing the mandatory closure) are cut to the part the required
+    material can reach (``reach.py``) and presolved, then go to ``inner``: the value
+    bound has nothing to prune there.
     """
 
     # forms up to which the small search is tried first (measured on 100-form requests:
     # a cap of 48 gave a median of 5.2 ms, 96 gave 2.7 ms, 200 no better)
     SMALL_CORE = 96
+    # Core size aimed at by the first, hypothetical threshold (``_tighten``): small
+    # enough to solve in a few milliseconds, large enough to hold the optimum on most
+    # requests (10k forms: the optimum's own threshold left 233-1,821 forms).
+    TIGHT_CORE = 400
+    # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
+    MODEL_SECONDS_PER_FORM = 2e-5
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -50,26 +59,52 @@ class Reducing:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> Outcome:
-        from .reduce import reduce_problem
-        from .search import SmallSearch
-
         deadline = time.monotonic() + time_limit
+        if problem.budget is None:
+            return self._priced(problem, deadline, workers, tiebreak)
+        first = plan(problem, deadline=deadline)
+        if first.incumbent is None and problem.required and not _late(deadline):
+            # The greedy could not place the required material: price it exactly. Too
+            # dear proves the budget infeasible; otherwise it is a legal incumbent.
+            priced = self._priced(problem.mandatory(), deadline, workers, tiebreak=False)
+            if priced.selection:
+                cost = selection_cost(problem, priced.selection)
+                if cost > problem.budget and priced.status is SolveStatus.OPTIMAL:
+                    return Outcome(SolveStatus.INFEASIBLE)
+                if cost <= problem.budget:
+                    first = _with_incumbent(first, priced.selection)
+        reduction = first.reduction()
+        if reduction is None:
+            # only possible without an incumbent, when the fixings found no legal selection
+            return Outcome(SolveStatus.INFEASIBLE)
+        if _late(deadline):
+            return self._fallback(reduction)
+        small = _Small(self.SMALL_CORE)
+        tightened = self._tighten(problem, first, reduction, deadline, workers, small)
+        if isinstance(tightened, Outcome):
+            return tightened
+        reduction, value_known = tightened
+        optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
+        return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
+
+    def _levels(
+        self,
+        problem: Problem,
+        reduction: Reduction,
+        optimum: list[int],
+        deadline: float,
+        workers: int,
+        tiebreak: bool,
+        small: _Small,
+    ) -> Outcome:
+        """Each pass proves one more level of the objective on the core, then the next
+        reduction keeps only the forms that can still beat or tie that answer at the
+        next level: value, then cost, then tie-break weight. The uniqueness proof, the
+        most expensive phase, only ever sees forms that tie on all three. ``optimum``
+        holds the levels proven so far (value, then cost, of the full problem)."""
 
         def remaining() -> float:
             return max(0.001, deadline - time.monotonic())
-
-        if problem.budget is None:
-            return self.inner.solve(
-                problem, time_limit=time_limit, workers=workers, tiebreak=tiebreak
-            )
-        reduction = reduce_problem(problem)
-        if reduction is None:
-            return Outcome(SolveStatus.INFEASIBLE)
-        # Each pass proves one more level of the objective on the core, then the next
-        # reduction keeps only the forms that can still beat or tie that answer at the
-        # next level: value, then cost, then tie-break weight. The uniqueness proof,
-        # the most expensive phase, only ever sees forms that tie on all three.
-        optimum: list[int] = []  # value, then cost, of the full problem once proven
 
         def proven_levels(current: Reduction) -> tuple[int, ...]:
             # the proven levels in the terms of the current core (fixed forms taken out)
@@ -79,57 +114,51 @@ class Reducing:
                 level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum)
             )
 
-        gave_up = [self.SMALL_CORE + 1]  # smallest core the search failed on
-
-        def small(core: Problem) -> Outcome | None:
-            # a core that stumped the search once is retried only once it has halved
-            if core.size > self.SMALL_CORE or core.size * 2 > gave_up[0]:
-                return None
-            found = SmallSearch().solve(core)
-            if found is None:
-                gave_up[0] = core.size
-            return found
-
-        for level, stop in ((Level.COST, "value"), (Level.WEIGHT, "cost")):
+        for level, proving in ((Level.COST, 0), (Level.WEIGHT, 1)):
             core = reduction.core
-            searched = small(core)
+            searched = small.solve(core)
             if searched is not None:
                 return self._lifted(problem, reduction, searched)
             if not tiebreak:
                 break
-            if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
-                # Not even time to build the model: answer with what is proven.
-                return self._fallback(problem, reduction)
-            found = self.inner.solve(
-                core,
-                time_limit=remaining(),
-                workers=workers,
-                value_only=stop == "value",
-                tiebreak=False,
-                hint=_restrict(reduction, reduction.incumbent),
-                proven=proven_levels(reduction),
-            )
-            if found.status is SolveStatus.INFEASIBLE:
-                return found
-            if found.status is not SolveStatus.OPTIMAL:
-                # Out of time before this level was proven: later phases cannot run.
-                return self._unproven(problem, reduction, found)
-            best = reduction.lift(found.selection)
-            optimum.append(
-                selection_value(problem, best) if stop == "value" else selection_cost(problem, best)
-            )
+            if len(optimum) > proving:
+                # proven already (by ``_tighten``): its incumbent is that optimum
+                best = reduction.incumbent or ()
+                known = _restrict(reduction, best) or ()
+            else:
+                if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+                    # Not even time to build the model: answer with what is proven.
+                    return self._fallback(reduction)
+                found = self.inner.solve(
+                    core,
+                    time_limit=remaining(),
+                    workers=workers,
+                    value_only=proving == 0,
+                    tiebreak=False,
+                    hint=_restrict(reduction, reduction.incumbent),
+                    proven=proven_levels(reduction),
+                )
+                if found.status is SolveStatus.INFEASIBLE:
+                    return found
+                if found.status is not SolveStatus.OPTIMAL:
+                    # Out of time before this level was proven: later phases cannot run.
+                    return self._unproven(problem, reduction, found)
+                best = reduction.lift(found.selection)
+                totals = problem.value if proving == 0 else problem.cost
+                optimum.append(sum(totals[f] for f in best))
+                known = found.selection
             # Reduce the core (which carries the earlier fixings) at the next level.
-            again = reduce_problem(core, known=found.selection, level=level)
+            again = reduce_problem(core, known=known, level=level, deadline=deadline)
             if again is None:
                 break
             # the value optimum is proven: it is the bound from here on
-            reduction = replace(
-                reduction.compose(again), bound=selection_value(problem, best), incumbent=best
-            )
+            reduction = replace(reduction.compose(again), bound=optimum[0], incumbent=best)
         core = reduction.core
-        searched = small(core)
+        searched = small.solve(core)
         if searched is not None:
             return self._lifted(problem, reduction, searched)
+        if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+            return self._fallback(reduction)
         found = self.inner.solve(
             core,
             time_limit=remaining(),
@@ -142,6 +171,81 @@ class Reducing:
             return self._lifted(problem, reduction, found)
         return self._unproven(problem, reduction, found)
 
+    def _priced(self, problem: Problem, deadline: float, workers: int, tiebreak: bool) -> Outcome:
+        """The cheapest selection admitting the required material (no budget): on the
+        part the required identities reach, presolved."""
+        from .reach import required_reach
+
+        sub, forms = required_reach(problem)
+        reduction = plan(sub, use_lp=False).reduction()
+        assert reduction is not None, "without a budget the gated material always fits"
+        found = self.inner.solve(
+            reduction.core,
+            time_limit=max(0.001, deadline - time.monotonic()),
+            workers=workers,
+            tiebreak=tiebreak,
+        )
+        if not found.selection and not reduction.chosen:
+            return found
+        selection = tuple(forms[f] for f in reduction.lift(found.selection))
+        return replace(found, selection=selection)
+
+    def _tighten(
+        self,
+        problem: Problem,
+        first: Plan,
+        reduction: Reduction,
+        deadline: float,
+        workers: int,
+        small: _Small,
+    ) -> Outcome | tuple[Reduction, bool]:
+        """A stronger incumbent than the greedy's, from a hypothetical threshold.
+
+        The fixings at a threshold t above the incumbent's value keep every bundle worth
+        at least t. If the best bundle of that small core reaches t, it is the optimum
+        in value (every better bundle is in the core) and the core holds every bundle of
+        that value: the levels below run on it (or, when the small search settled the
+        core, that answer is the answer). Otherwise the bundle found is still legal, and
+        when it beats the greedy's incumbent the real fixings are drawn at its value,
+        which often leaves a core ten times smaller. Returns a final answer, or the
+        reduction to go on with and whether its incumbent's value is proven optimal.
+        """
+        unchanged = (reduction, False)
+        threshold = first.threshold_for(self.TIGHT_CORE)
+        if threshold is None or first.threshold is None:
+            return unchanged
+        trial = first.reduction(threshold)
+        if trial is None:
+            return unchanged  # nothing reaches t: the greedy's fixings stand
+        left = deadline - time.monotonic()
+        if trial.core.size > 4 * self.TIGHT_CORE or left < (
+            self.MODEL_SECONDS_PER_FORM * trial.core.size
+        ):
+            return unchanged
+        searched = small.solve(trial.core)
+        if searched is not None and searched.status is SolveStatus.OPTIMAL:
+            best = trial.lift(searched.selection)
+            if selection_value(problem, best) >= threshold:
+                # the lexicographic optimum of a core that holds every optimal bundle
+                return Outcome(SolveStatus.OPTIMAL, best, bound=selection_value(problem, best))
+            found = searched
+        elif searched is not None:
+            return unchanged  # infeasible: nothing reaches t
+        else:
+            found = self.inner.solve(
+                trial.core, time_limit=left, workers=workers, value_only=True, tiebreak=False
+            )
+        if found.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
+            return unchanged
+        best = trial.lift(found.selection)
+        value = selection_value(problem, best)
+        if found.status is SolveStatus.OPTIMAL and value >= threshold:
+            return replace(trial, incumbent=best), True
+        if value <= first.threshold:
+            return unchanged
+        better = _with_incumbent(first, best).reduction()
+        return unchanged if better is None else (better, False)
+
     @staticmethod
     def _lifted(problem: Problem, reduction: Reduction, found: Outcome) -> Outcome:
         """A proven answer on the core as the answer to the whole problem."""
@@ -150,11 +254,8 @@ class Reducing:
         selection = reduction.lift(found.selection)
         return Outcome(SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection))
 
-    # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
-    MODEL_SECONDS_PER_FORM = 2e-5
-
     @staticmethod
-    def _fallback(problem: Problem, reduction: Reduction) -> Outcome:
+    def _fallback(reduction: Reduction) -> Outcome:
         if reduction.incumbent is None:
             return Outcome(SolveStatus.UNKNOWN, bound=reduction.bound)
         return Outcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
@@ -164,7 +265,7 @@ class Reducing:
         """The better of the core search's answer and the incumbent, with the best bound."""
         assert found.status in (SolveStatus.FEASIBLE, SolveStatus.UNKNOWN), found.status
         if found.status is SolveStatus.UNKNOWN:
-            return Reducing._fallback(problem, reduction)
+            return Reducing._fallback(reduction)
         selection = reduction.lift(found.selection)
         bounds = [b for b in (reduction.bound,) if b is not None]
         if found.bound is not None:
@@ -175,6 +276,33 @@ class Reducing:
         ):
             selection = incumbent
         return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
+
+
+class _Small:
+    """The small exact search, tried on cores of at most ``limit`` forms; a core that
+    stumped it once is retried only once it has halved."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.gave_up = limit + 1  # smallest core the search failed on
+
+    def solve(self, core: Problem) -> Outcome | None:
+        from .search import SmallSearch
+
+        if core.size > self.limit or core.size * 2 > self.gave_up:
+            return None
+        found = SmallSearch().solve(core)
+        if found is None:
+            self.gave_up = core.size
+        return found
+
+
+def _late(deadline: float) -> bool:
+    return time.monotonic() >= deadline
+
+
+def _with_incumbent(first: Plan, selection: tuple[int, ...]) -> Plan:
+    return replace(first, incumbent=selection, threshold=selection_value(first.problem, selection))
 
 
 def _restrict(reduction: Reduction, selection: tuple[int, ...] | None) -> tuple[int, ...] | None:

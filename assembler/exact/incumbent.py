@@ -1,0 +1,191 @@
+"""A first legal selection, grown greedily in the order an LP (or a density) suggests.
+
+Input: a ``Problem``, the forms still open, a preference per form (the LP's primal
+value, or 0), and a deadline.
+Output: a legal selection (form indices, sorted), or None when the required material
+could not be placed.
+
+Forms are offered in order of preference, then value density; each is added with
+everything it drags in (for each identity it needs and each group partner, that
+identity's preferred form, recursively) when the whole addition fits. Required
+identities go first. Then each admitted identity is upgraded to a more valuable form
+when that still fits. Rounding the LP and repairing it lost hundreds of value units
+to dropped dependencies; building closures loses almost nothing.
+
+Linear in forms + dependency edges + group memberships, whatever the shape: a walk
+expands each group once, stops as soon as its cost exceeds the room left, and does
+not enter an identity whose own preferred closure was already found too dear (the
+room only shrinks). Failed walks share one work allowance; once it is spent, only
+additions that drag nothing in are tried. The deadline is read every few hundred
+offers, and whatever is chosen by then is legal.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .closure import Problem
+
+__all__ = ["build_incumbent"]
+
+_CLOCK_EVERY = 256
+
+
+def build_incumbent(
+    problem: Problem,
+    open_forms: Any,
+    preference: Any,
+    *,
+    deadline: float | None = None,
+) -> tuple[int, ...] | None:
+    """A legal selection among ``open_forms`` (an index array), or None."""
+    assert problem.budget is not None
+    forms = np.asarray(open_forms, dtype=np.int64)
+    if len(forms) == 0:
+        return () if not problem.required else None
+    value = np.asarray(problem.value, dtype=np.float64)[forms]
+    cost = np.asarray(problem.cost, dtype=np.float64)[forms]
+    rounded = np.round(np.asarray(preference, dtype=np.float64), 6)
+    # preferred first, then by value density, then canonical order
+    order = forms[np.lexsort((forms, -value / np.maximum(cost, 1.0), -rounded))]
+    return _Grower(problem, order.tolist(), deadline).run()
+
+
+class _Grower:
+    def __init__(self, problem: Problem, order: list[int], deadline: float | None) -> None:
+        self.problem = problem
+        self.order = order
+        self.deadline = deadline
+        assert problem.budget is not None
+        self.room = problem.budget
+        self.chosen: dict[int, int] = {}
+        identity_of = problem.identity_of
+        # what an addition drags in for an identity: its first form in the offer order
+        self.pick: list[int] = [-1] * len(problem.identities)
+        for f in reversed(order):
+            self.pick[identity_of[f]] = f
+        self.groups_of: list[list[int]] = [[] for _ in problem.identities]
+        for g, group in enumerate(problem.groups):
+            for identity in group:
+                self.groups_of[identity].append(g)
+        # an identity whose preferred closure did not fit: the room only shrinks
+        self.too_dear = [False] * len(problem.identities)
+        self.dead_groups: set[int] = set()
+        edges = sum(map(len, problem.needs)) + sum(map(len, problem.groups))
+        self.allowance = 8 * (problem.size + edges) + 10_000
+
+    def run(self) -> tuple[int, ...] | None:
+        problem = self.problem
+        identity_of, needs, value = problem.identity_of, problem.needs, problem.value
+        in_order: dict[int, list[int]] = {i: [] for i in problem.required}
+        for f in self.order:
+            forms = in_order.get(identity_of[f])
+            if forms is not None:
+                forms.append(f)
+        for identity in problem.required:
+            if not any(self.try_add(f) for f in in_order[identity]):
+                return None
+        cost, groups_of, chosen = problem.cost, self.groups_of, self.chosen
+        for k, f in enumerate(self.order):
+            if k % _CLOCK_EVERY == 0 and self._late():
+                return self._answer()
+            if value[f] <= 0:
+                continue
+            identity = identity_of[f]
+            if identity in chosen:
+                continue
+            if not needs[f] and not groups_of[identity]:
+                # drags nothing in: the common case, kept out of the walk
+                if cost[f] <= self.room:
+                    chosen[identity] = f
+                    self.room -= cost[f]
+                continue
+            self.try_add(f)
+        upgrades = sorted(
+            (f for f in self.order if identity_of[f] in chosen), key=lambda f: (-value[f], f)
+        )
+        for k, f in enumerate(upgrades):
+            if k % _CLOCK_EVERY == 0 and self._late():
+                break
+            self._try_upgrade(f)
+        return self._answer()
+
+    def _late(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def _answer(self) -> tuple[int, ...]:
+        return tuple(sorted(self.chosen.values()))
+
+    def try_add(self, form: int) -> bool:
+        problem = self.problem
+        identity = problem.identity_of[form]
+        if identity in self.chosen:
+            return self.chosen[identity] == form
+        if form == self.pick[identity] and self.too_dear[identity]:
+            return False
+        if self.allowance <= 0 and (problem.needs[form] or self.groups_of[identity]):
+            return False
+        addition = self._addition(form)
+        if addition is None:
+            return False
+        self.chosen.update(addition)
+        self.room -= sum(problem.cost[f] for f in addition.values())
+        return True
+
+    def _addition(self, form: int) -> dict[int, int] | None:
+        """The forms the addition of ``form`` needs, or None when it cannot fit."""
+        problem, chosen, pick = self.problem, self.chosen, self.pick
+        identity_of, needs, cost = problem.identity_of, problem.needs, problem.cost
+        addition: dict[int, int] = {}
+        expanded: set[int] = set()
+        spent = 0
+        stack = [form]
+        while stack:
+            f = stack.pop()
+            identity = identity_of[f]
+            if identity in chosen or identity in addition:
+                continue
+            # every form pushed below is a preferred form: its closure is what was judged
+            fits = f == form or not self.too_dear[identity]
+            addition[identity] = f
+            spent += cost[f]
+            partners = [*needs[f]]
+            for g in self.groups_of[identity]:
+                if g not in expanded:
+                    expanded.add(g)
+                    fits = fits and g not in self.dead_groups
+                    partners.extend(problem.groups[g])
+            for partner in partners:
+                if partner not in chosen and partner not in addition:
+                    fits = fits and pick[partner] >= 0
+                    stack.append(pick[partner])
+            if not fits or spent > self.room:
+                self._failed(form, len(addition))
+                return None
+        return addition
+
+    def _failed(self, form: int, work: int) -> None:
+        self.allowance -= max(1, work)
+        identity = self.problem.identity_of[form]
+        if form == self.pick[identity]:
+            # Its preferred closure did not fit, and the room only shrinks: it never will
+            # (nor will any group holding its identity, which drags that closure in).
+            # A heuristic only where an identity was admitted with another form than its
+            # preferred one; the selection stays legal either way.
+            self.too_dear[identity] = True
+            self.dead_groups.update(self.groups_of[identity])
+        return None
+
+    def _try_upgrade(self, form: int) -> None:
+        problem = self.problem
+        identity = problem.identity_of[form]
+        current = self.chosen.get(identity)
+        if current is None or current == form or problem.value[form] <= problem.value[current]:
+            return
+        extra = problem.cost[form] - problem.cost[current]
+        if extra <= self.room and all(d in self.chosen for d in problem.needs[form]):
+            self.chosen[identity] = form
+            self.room -= extra
