@@ -230,9 +230,44 @@ def _sample_results() -> dict[str, dict[str, Any]]:
                 budget=100,
                 mandatory_cost=130,
                 excess=30,
+                mandatory_cost_lower=130,
+                mandatory_cost_upper=130,
                 forms=("a", "c"),
                 conflict=("a", "c"),
                 message="required material costs 130",
+            ),
+            **common,
+        ),
+        "over budget, closure not proven cheapest": Result(
+            status=Status.REFUSED,
+            selected=(),
+            cost=0,
+            value=0,
+            optimal=False,
+            decisions=(stale, refused),
+            refusal=Refusal(
+                RefusalCode.MANDATORY_OVER_BUDGET,
+                budget=100,
+                mandatory_cost_lower=101,
+                mandatory_cost_upper=130,
+                forms=("a", "c"),
+                conflict=("a", "c"),
+                message="required material costs between 101 and 130",
+            ),
+            **common,
+        ),
+        "over budget, no closure priced": Result(
+            status=Status.REFUSED,
+            selected=(),
+            cost=0,
+            value=0,
+            optimal=False,
+            decisions=(stale, refused),
+            refusal=Refusal(
+                RefusalCode.MANDATORY_OVER_BUDGET,
+                budget=100,
+                mandatory_cost_lower=101,
+                message="required material costs at least 101",
             ),
             **common,
         ),
@@ -319,6 +354,25 @@ def _broken_results() -> dict[str, dict[str, Any]]:
     )
     derive("refusal unknown code", refused, lambda d: d["refusal"].update(code="TOO_BIG"))
     derive("over budget without excess", refused, lambda d: d["refusal"].update(excess=None))
+    unproven = samples["over budget, closure not proven cheapest"]
+    unpriced = samples["over budget, no closure priced"]
+    derive("unproven stating the excess", unproven, lambda d: d["refusal"].update(excess=29))
+    derive(
+        "unproven without a lower bound",
+        unproven,
+        lambda d: d["refusal"].update(mandatory_cost_lower=None),
+    )
+    derive(
+        "unpriced with an upper bound",
+        unpriced,
+        lambda d: d["refusal"].update(mandatory_cost_upper=130),
+    )
+    derive("unpriced with a conflict", unpriced, lambda d: d["refusal"].update(conflict=["a"]))
+    derive(
+        "missing with a lower bound",
+        samples["required missing"],
+        lambda d: d["refusal"].update(mandatory_cost_lower=5),
+    )
     derive("over budget zero excess", refused, lambda d: d["refusal"].update(excess=0))
     derive(
         "missing with mandatory cost",

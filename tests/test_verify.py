@@ -111,3 +111,50 @@ def test_a_false_required_missing_is_caught() -> None:
     result["selected"] = []
     result["refusal"] = {"code": "REQUIRED_MISSING", "identities": [{"identity": "a", "forms": []}]}
     assert any(v.kind == ViolationKind.REFUSAL for v in verify(req, result))
+
+
+def _over_budget() -> tuple[dict[str, Any], dict[str, Any]]:
+    req = request(budget=10, required=["a", "b"])
+    req["candidates"] = [form("a", 20), form("b", 5)]
+    result = assemble(req).to_dict()
+    assert result["refusal"]["mandatory_cost"] == 25
+    return req, result
+
+
+def _refusal_details(req: dict[str, Any], result: dict[str, Any]) -> str:
+    return " ".join(v.detail for v in verify(req, result) if v.kind == ViolationKind.REFUSAL)
+
+
+def test_an_unproven_closure_may_state_an_interval_but_not_a_mandatory_cost() -> None:
+    req, result = _over_budget()
+    refusal = result["refusal"]
+    refusal.update(mandatory_cost=None, excess=None, mandatory_cost_lower=11)
+    assert verify(req, result) == []  # an honest interval [11, 25]
+    refusal.update(excess=15)
+    assert "stated unless proven" in _refusal_details(req, result)
+    refusal.update(excess=None, mandatory_cost=25)
+    assert "stated unless proven" in _refusal_details(req, result)
+
+
+def test_a_proven_interval_must_state_its_cost_and_excess() -> None:
+    req, result = _over_budget()
+    result["refusal"].update(mandatory_cost=None, excess=None)
+    assert "although proven" in _refusal_details(req, result)
+
+
+@pytest.mark.parametrize("lower", [None, 10, 26])
+def test_the_interval_must_bracket_the_listed_closure_above_the_budget(lower: Any) -> None:
+    req, result = _over_budget()
+    result["refusal"].update(mandatory_cost=None, excess=None, mandatory_cost_lower=lower)
+    details = _refusal_details(req, result)
+    assert "mandatory_cost_lower" in details or "below mandatory_cost_lower" in details
+
+
+def test_an_unpriced_refusal_claims_only_its_lower_bound() -> None:
+    req, result = _over_budget()
+    refusal = result["refusal"]
+    refusal.update(mandatory_cost=None, excess=None, mandatory_cost_lower=11)
+    refusal.update(mandatory_cost_upper=None, forms=[], conflict=[])
+    assert verify(req, result) == []
+    refusal.update(conflict=["a"])
+    assert "unpriced" in _refusal_details(req, result)

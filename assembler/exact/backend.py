@@ -33,6 +33,9 @@ class Outcome:
     selection: tuple[int, ...] = ()
     # proven upper bound on the value (None when no bound is known)
     bound: int | None = None
+    # proven lower bound on the cost of a selection of optimal value, when the search
+    # stopped before proving the cost (pricing a closure: every selection has value 0)
+    cost_floor: int | None = None
 
 
 class Backend(Protocol):

@@ -25,6 +25,7 @@ the order in which the model was built (parallel CP-SAT is not deterministic).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,7 @@ class _Session:
         self.problem = problem
         self.deadline = time.monotonic() + time_limit
         self.workers = workers
+        self.floor: int | None = None  # proven lower bound of the last minimisation stopped
         self.model: cp_model_type.CpModel = cp.CpModel()
         self.x = [self.model.new_bool_var(f"x{i}") for i in range(problem.size)]
         self._encode()
@@ -174,10 +176,11 @@ class _Session:
         self.model.add(value_expr == value)
         # Phase 2: cost, then phase 3: the tie-break weights.
         phases = [list(problem.weight)] if tiebreak else []
-        if len(proven) > 1:
-            self.model.add(self._sum(problem.cost) == proven[1])
-        else:
+        prices = not len(proven) > 1
+        if prices:
             phases.insert(0, list(problem.cost))
+        else:
+            self.model.add(self._sum(problem.cost) == proven[1])
         for k, coefficients in enumerate(phases):
             if held:
                 self.hint(selection)
@@ -187,7 +190,8 @@ class _Session:
             last = tiebreak and k == len(phases) - 1
             selection, done, held = self._minimise(coefficients, selection, held, fix=not last)
             if not done:
-                return self._stopped(selection, held, value)
+                floor = self.floor if prices and k == 0 else None
+                return self._stopped(selection, held, value, floor)
         if not tiebreak:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
         # Phase 4: is it the only optimum?
@@ -205,11 +209,13 @@ class _Session:
         return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
 
     @staticmethod
-    def _stopped(selection: tuple[int, ...], held: bool, value: int) -> Outcome:
+    def _stopped(
+        selection: tuple[int, ...], held: bool, value: int, cost_floor: int | None
+    ) -> Outcome:
         if not held:
             # No legal selection in hand yet: an honest "unknown", never a guess.
-            return Outcome(SolveStatus.UNKNOWN, bound=value)
-        return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+            return Outcome(SolveStatus.UNKNOWN, bound=value, cost_floor=cost_floor)
+        return Outcome(SolveStatus.FEASIBLE, selection, bound=value, cost_floor=cost_floor)
 
     def _minimise(
         self, coefficients: list[int], selection: tuple[int, ...], held: bool, fix: bool = True
@@ -224,6 +230,9 @@ class _Session:
             if fix:
                 self.model.add(expr == best)
             return self._selection(solver), True, True
+        bound = solver.best_objective_bound
+        # a minimisation stopped early still proves its objective is at least this
+        self.floor = math.ceil(bound - 1e-6) if math.isfinite(bound) else None
         if status == self.cp.FEASIBLE:
             return self._selection(solver), False, True
         return selection, False, held

@@ -47,6 +47,8 @@ class Reducing:
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
         self.name = inner.name
+        # the last closure priced: a refusal prices the same closure the solve priced
+        self._priced_last: tuple[Problem, bool, Outcome] | None = None
 
     def solve(
         self,
@@ -66,7 +68,8 @@ class Reducing:
         if first.incumbent is None and problem.required and not _late(deadline):
             # The greedy could not place the required material: price it exactly. Too
             # dear proves the budget infeasible; otherwise it is a legal incumbent.
-            priced = self._priced(problem.mandatory(), deadline, workers, tiebreak=False)
+            # (with the full order, so that a refusal's closure is this one, not re-priced)
+            priced = self._priced(problem.mandatory(), deadline, workers, tiebreak=True)
             if priced.selection:
                 cost = selection_cost(problem, priced.selection)
                 if cost > problem.budget and priced.status is SolveStatus.OPTIMAL:
@@ -176,6 +179,9 @@ class Reducing:
         part the required identities reach, presolved."""
         from .reach import required_reach
 
+        last = self._priced_last
+        if last is not None and last[1] == tiebreak and _same_pricing(last[0], problem):
+            return last[2]
         sub, forms = required_reach(problem)
         reduction = plan(sub, use_lp=False).reduction()
         assert reduction is not None, "without a budget the gated material always fits"
@@ -185,10 +191,16 @@ class Reducing:
             workers=workers,
             tiebreak=tiebreak,
         )
-        if not found.selection and not reduction.chosen:
-            return found
-        selection = tuple(forms[f] for f in reduction.lift(found.selection))
-        return replace(found, selection=selection)
+        if found.selection or reduction.chosen:
+            fixed = sum(sub.cost[f] for f in reduction.chosen)
+            found = replace(
+                found,
+                selection=tuple(forms[f] for f in reduction.lift(found.selection)),
+                cost_floor=None if found.cost_floor is None else found.cost_floor + fixed,
+            )
+        if found.status is SolveStatus.OPTIMAL:
+            self._priced_last = (problem, tiebreak, found)
+        return found
 
     def _tighten(
         self,
@@ -295,6 +307,17 @@ class _Small:
         if found is None:
             self.gave_up = core.size
         return found
+
+
+def _same_pricing(a: Problem, b: Problem) -> bool:
+    """The same closure to price: one problem's ``mandatory()`` asked for twice."""
+    return (
+        a.form_ids is b.form_ids
+        and a.cost is b.cost
+        and a.needs is b.needs
+        and a.required == b.required
+        and a.budget == b.budget
+    )
 
 
 def _late(deadline: float) -> bool:

@@ -8,7 +8,9 @@ Output: a ``Refusal`` with its code and facts, or None when the check passes.
 The mandatory cost is the exact minimum cost of a selection meeting C1-C5 with
 every required identity admitted (not a sum of first forms), and the conflict is
 made minimal by a deletion filter over the required identities in canonical
-order: each deletion test prices the cheapest closure of the remaining ones.
+order: each deletion test prices the cheapest closure of the remaining ones. Under a
+time limit the refusal states what was proven: an interval for the mandatory cost,
+and a conflict that is proven but perhaps not minimal.
 """
 
 from __future__ import annotations
@@ -63,58 +65,127 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
 def over_budget_refusal(
     problem: Problem, backend: Backend, *, time_limit: float, workers: int
 ) -> Refusal:
-    """The refusal for a problem whose required material cannot fit its budget."""
+    """The refusal for a problem proven to have no legal selection within its budget.
+
+    The cheapest closure of the required material is stated as what was proven: at
+    least ``budget + 1`` (the budget is proven infeasible) or the search's proven
+    floor when higher, at most the cost of the best closure found. ``mandatory_cost``
+    and ``excess`` are set only when the two meet. With no time left nothing is
+    searched (``time_limit <= 0``)."""
     assert problem.budget is not None, "a problem without a budget always fits"
     budget = problem.budget
-    started = time.monotonic()
-    closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
-    time_limit -= time.monotonic() - started
-    if closure.status is SolveStatus.UNKNOWN:
+    deadline = time.monotonic() + time_limit
+    lower = budget + 1
+    closure = None
+    if time_limit > 0:
+        closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
+        if closure.cost_floor is not None:
+            lower = max(lower, closure.cost_floor)
+    if closure is None or not closure.selection:
         # Infeasibility is proven, but no closure was priced in time: say so rather
         # than report a cost that is not one.
         return Refusal(
             code=RefusalCode.MANDATORY_OVER_BUDGET,
             budget=budget,
+            mandatory_cost_lower=lower,
             message=(
-                f"the required material cannot fit the budget {budget} (proven); the time"
-                " limit was reached before its cheapest closure was priced"
+                f"the required material cannot fit the budget {budget} (proven: its"
+                f" cheapest closure costs at least {lower}, excess at least {lower - budget});"
+                " the time limit was reached before a closure was priced"
             ),
         )
-    proven = closure.status is SolveStatus.OPTIMAL
-    mandatory_cost = selection_cost(problem, closure.selection)
-
-    # One deadline for the whole deletion filter: it makes one solve per required
-    # identity, and each must not get the full limit again.
-    deadline = time.monotonic() + time_limit
-    kept = list(problem.required)
-    for identity in problem.required:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            proven = False
-            break
-        trial = tuple(r for r in kept if r != identity)
-        priced = backend.solve(
-            problem.mandatory(trial), time_limit=left, workers=workers, tiebreak=False
+    upper = selection_cost(problem, closure.selection)
+    if closure.status is SolveStatus.OPTIMAL:
+        lower = upper
+    conflict, minimal = _conflict(problem, backend, closure.selection, deadline, workers)
+    names = ", ".join(problem.identities[i] for i in conflict)
+    if lower == upper:
+        message = f"mandatory closure {upper} > budget {budget}, excess {upper - budget}"
+    else:
+        message = (
+            f"mandatory closure between {lower} and {upper} > budget {budget}, excess between"
+            f" {lower - budget} and {upper - budget} (time limit reached: not proven minimal)"
         )
-        if priced.status is not SolveStatus.OPTIMAL:
-            proven = False
-            break
-        if selection_cost(problem, priced.selection) > budget:
-            kept = list(trial)
-    conflict = tuple(problem.identities[i] for i in kept)
-    excess = mandatory_cost - budget
-    message = (
-        f"mandatory closure {mandatory_cost} > budget {budget}, excess {excess};"
-        f" these required identities alone cannot fit: {', '.join(conflict)}"
-    )
-    if not proven:
-        message += " (time limit reached: cost and conflict not proven minimal)"
+    message += f"; these required identities alone cannot fit: {names}"
+    if not minimal:
+        message += " (time limit reached: not proven a minimal conflict)"
+    proven = lower == upper
     return Refusal(
         code=RefusalCode.MANDATORY_OVER_BUDGET,
         budget=budget,
-        mandatory_cost=mandatory_cost,
-        excess=excess,
+        mandatory_cost=upper if proven else None,
+        excess=upper - budget if proven else None,
+        mandatory_cost_lower=lower,
+        mandatory_cost_upper=upper,
         forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
-        conflict=conflict,
+        conflict=tuple(problem.identities[i] for i in conflict),
         message=message,
     )
+
+
+def _conflict(
+    problem: Problem,
+    backend: Backend,
+    closure: tuple[int, ...],
+    deadline: float,
+    workers: int,
+) -> tuple[list[int], bool]:
+    """The deletion filter over the required identities in canonical order, and whether
+    it finished (the conflict is then minimal; otherwise it is still a proven conflict:
+    every identity left out was left out on a proof that the rest cannot fit).
+
+    Before each exact pricing, the closure in hand is cut to what the remaining required
+    identities reach (``reach.py``'s argument: still legal for them, never dearer):
+    when that already fits the budget, the identity stays in the conflict without a
+    search, which settles most tests when the excess is small."""
+    assert problem.budget is not None
+    budget = problem.budget
+    kept = list(problem.required)
+    current = closure
+    for identity in problem.required:
+        trial = tuple(r for r in kept if r != identity)
+        cut = _reached(problem, current, trial)
+        if selection_cost(problem, cut) <= budget:
+            continue  # the rest fits: this identity belongs to the conflict
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return kept, False
+        priced = backend.solve(
+            problem.mandatory(trial), time_limit=left, workers=workers, tiebreak=False
+        )
+        cost = selection_cost(problem, priced.selection) if priced.selection else None
+        if cost is not None and cost <= budget:
+            continue  # a closure of the rest within the budget: proven to fit
+        if priced.status is not SolveStatus.OPTIMAL:
+            return kept, False
+        kept = list(trial)
+        current = priced.selection
+    return kept, True
+
+
+def _reached(
+    problem: Problem, selection: tuple[int, ...], required: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The forms of ``selection`` whose identities ``required`` reaches through the
+    selected forms' needs and the groups."""
+    form_of = {problem.identity_of[f]: f for f in selection}
+    groups_of: dict[int, list[int]] = {}
+    for g, group in enumerate(problem.groups):
+        for identity in group:
+            if identity in form_of:
+                groups_of.setdefault(identity, []).append(g)
+    reached = set(required)
+    queue = list(required)
+    expanded: set[int] = set()
+    while queue:
+        identity = queue.pop()
+        neighbours = list(problem.needs[form_of[identity]])
+        for g in groups_of.get(identity, ()):
+            if g not in expanded:
+                expanded.add(g)
+                neighbours.extend(problem.groups[g])
+        for other in neighbours:
+            if other not in reached:
+                reached.add(other)
+                queue.append(other)
+    return tuple(f for f in selection if problem.identity_of[f] in reached)

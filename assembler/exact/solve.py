@@ -28,27 +28,32 @@ __all__ = ["cpsat_strategy", "solve_exact"]
 def solve_exact(
     request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
 ) -> Result:
-    """The exact pipeline after the gates, for any backend."""
+    """The exact pipeline after the gates, for any backend. ``time_limit`` is what is
+    left of the call's limit for deciding (the caller keeps back what the trace needs):
+    past it nothing more is searched, and the answer is what was proven by then."""
     deadline = time.monotonic() + time_limit
     name = backend.name
     started = time.perf_counter()
     refusal = required_refusal(request, gates)
     if refusal is not None:
         return refused_result(request, gates, name, refusal)
+    if time.monotonic() >= deadline:
+        return undecided_result(request, gates, name, None, (("closure", 0.0),))
     problem = build_problem(request, gates)
     built_at = time.perf_counter()
+    timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
+    if time.monotonic() >= deadline:
+        return undecided_result(request, gates, name, None, timings)
     # building the problem is part of the call's time too
     outcome = backend.solve(
         problem, time_limit=max(0.001, deadline - time.monotonic()), workers=workers
     )
     solved_at = time.perf_counter()
-    timings: tuple[tuple[str, float], ...] = (
-        ("closure", built_at - started),
-        ("solve", solved_at - built_at),
-    )
+    timings += (("solve", solved_at - built_at),)
     if outcome.status is SolveStatus.INFEASIBLE:
-        remaining = max(0.001, deadline - time.monotonic())
-        refusal = over_budget_refusal(problem, backend, time_limit=remaining, workers=workers)
+        refusal = over_budget_refusal(
+            problem, backend, time_limit=deadline - time.monotonic(), workers=workers
+        )
         timings += (("refusal", time.perf_counter() - solved_at),)
         return refused_result(request, gates, name, refusal, timings)
     if outcome.status is SolveStatus.UNKNOWN:

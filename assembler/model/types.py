@@ -254,6 +254,12 @@ class RequiredIdentity:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
+    """Why no bundle exists. For MANDATORY_OVER_BUDGET the cheapest closure of the
+    required material lies in [``mandatory_cost_lower``, ``mandatory_cost_upper``]
+    (the upper end is the cost of ``forms``, the best closure found; None when none
+    was priced in time); ``mandatory_cost`` and ``excess`` are set only when the two
+    ends meet, so an unproven figure never reads as the excess."""
+
     code: RefusalCode
     budget: int
     mandatory_cost: int | None = None
@@ -262,6 +268,8 @@ class Refusal:
     conflict: tuple[str, ...] = ()
     identities: tuple[RequiredIdentity, ...] = ()
     message: str = ""
+    mandatory_cost_lower: int | None = None
+    mandatory_cost_upper: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -269,6 +277,8 @@ class Refusal:
             "budget": self.budget,
             "mandatory_cost": self.mandatory_cost,
             "excess": self.excess,
+            "mandatory_cost_lower": self.mandatory_cost_lower,
+            "mandatory_cost_upper": self.mandatory_cost_upper,
             "forms": list(self.forms),
             "conflict": list(self.conflict),
             "identities": [identity.to_dict() for identity in self.identities],

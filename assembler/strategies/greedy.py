@@ -31,7 +31,8 @@ The definition, step by step:
      identity and keeps C1, C2, C4 and C5 (the verifier checks a refusal's closure);
    * ``mandatory_cost``: the cost of those forms (greedy's price of the required
      material, *not* the minimum: the exact solver may fit it, which is then a
-     false refusal); ``excess = mandatory_cost - budget``;
+     false refusal); ``excess = mandatory_cost - budget``; the interval fields
+     ``mandatory_cost_lower`` and ``mandatory_cost_upper`` both restate that claim;
    * ``conflict``: the required identities admitted before the failure plus those
      in the failing addition (including the failing one), sorted. It is not
      minimal: greedy does not run the deletion filter of the exact pipeline.
@@ -173,6 +174,8 @@ class _Greedy:
             budget=budget,
             mandatory_cost=mandatory_cost,
             excess=excess,
+            mandatory_cost_lower=mandatory_cost,
+            mandatory_cost_upper=mandatory_cost,
             forms=tuple(forms),
             conflict=tuple(conflict),
             message=(

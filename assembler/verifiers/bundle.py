@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..model.parse import parse_request
 from ..model.types import Candidate, Request, Result, Violation
@@ -59,6 +59,10 @@ def verify(
     req = parse_request(request)
     data = result.to_dict() if isinstance(result, Result) else dict(result)
     return _Judge(req, data).run()
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Judge:
@@ -325,29 +329,45 @@ class _Judge:
 
     def _check_over_budget(self, refusal: Mapping[str, Any], required: set[str]) -> None:
         budget = self.request.task.budget
-        if refusal.get("mandatory_cost") is None:
+        if refusal.get("budget") != budget:
+            self.flag(ViolationKind.REFUSAL, "the refusal misstates the budget")
+        lower = refusal.get("mandatory_cost_lower")
+        upper = refusal.get("mandatory_cost_upper")
+        mandatory = refusal.get("mandatory_cost")
+        excess = refusal.get("excess")
+        # The refusal claims the budget cannot hold the required material, so the
+        # cheapest closure it proves is at least budget + 1.
+        if not _is_int(lower) or lower <= budget:
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost_lower {lower!r} is not an integer above the budget {budget}",
+            )
+        if upper is None:
             # Priced too late (time limit): the refusal may only say so, claiming nothing.
-            claims = (refusal.get("excess"), refusal.get("forms"), refusal.get("conflict"))
-            if claims != (None, [], []) or refusal.get("budget") != budget:
+            claims = (mandatory, excess, refusal.get("forms"), refusal.get("conflict"))
+            if claims != (None, None, [], []):
                 self.flag(ViolationKind.REFUSAL, "an unpriced refusal must claim no closure")
             return
         forms = [self.by_id[f] for f in refusal.get("forms", []) if f in self.by_id]
         cost = sum(c.cost for c in forms)
-        mandatory = refusal.get("mandatory_cost")
-        if mandatory != cost:
+        if upper != cost:
             self.flag(
                 ViolationKind.REFUSAL,
-                f"mandatory_cost {mandatory!r} is not the cost {cost} of the forms it lists",
+                f"mandatory_cost_upper {upper!r} is not the cost {cost} of the forms it lists",
             )
-        if not isinstance(mandatory, int) or mandatory <= budget:
-            self.flag(
-                ViolationKind.REFUSAL,
-                f"mandatory_cost {mandatory!r} does not exceed the budget {budget}",
-            )
-        elif refusal.get("excess") != mandatory - budget:
-            self.flag(ViolationKind.REFUSAL, "excess is not mandatory_cost - budget")
-        if refusal.get("budget") != budget:
-            self.flag(ViolationKind.REFUSAL, "the refusal misstates the budget")
+        if _is_int(lower) and _is_int(upper) and upper < lower:
+            self.flag(ViolationKind.REFUSAL, "mandatory_cost_upper is below mandatory_cost_lower")
+        proven = _is_int(lower) and lower == upper
+        if mandatory is not None or excess is not None or proven:
+            # stated exactly when proven: both ends meet, and the excess follows from it
+            if not (proven and mandatory == upper):
+                self.flag(
+                    ViolationKind.REFUSAL,
+                    f"mandatory_cost {mandatory!r} is stated unless proven, or not stated"
+                    f" although proven (interval {lower!r}..{upper!r})",
+                )
+            elif excess != upper - budget:
+                self.flag(ViolationKind.REFUSAL, "excess is not mandatory_cost - budget")
         conflict = set(refusal.get("conflict", []))
         if not conflict or not conflict <= required:
             self.flag(
