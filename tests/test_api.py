@@ -89,3 +89,24 @@ def test_unknown_strategy_is_a_clear_error() -> None:
         assert exc.name == "magic" and "cpsat" in exc.known
     else:
         raise AssertionError("expected UnknownStrategy")
+
+
+def test_the_cyclic_collector_is_off_during_a_call_and_restored_after() -> None:
+    import gc
+
+    from conftest import request
+
+    from assembler.strategies import STRATEGIES
+
+    seen: list[bool] = []
+    STRATEGIES["gc-probe"] = "tests_support:records_gc_state"
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assembler.assemble(request(), strategy="gc-probe")
+            seen.append(gc.isenabled())
+            assert gc.isenabled() is enabled
+    finally:
+        del STRATEGIES["gc-probe"]
+        gc.enable()
+    assert seen == [True, False]

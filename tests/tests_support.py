@@ -37,3 +37,12 @@ def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int)
     pause = float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2"))
     time.sleep(pause)
     return cpsat_strategy(request, gates, max(0.001, time_limit - pause), workers)
+
+
+def records_gc_state(
+    request: Request, gates: GateReport, time_limit: float, workers: int
+) -> Result:
+    import gc
+
+    assert not gc.isenabled(), "the cyclic collector runs during a call"
+    return undecided_result(request, gates, "cpsat", bound=None)

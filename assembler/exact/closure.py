@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..model.objective import form_value, tiebreak_weight
+from ..model.objective import form_value, tiebreak_weights
 from ..model.types import Request
-from ..stages.gates import GateReport, groups_of
+from ..stages.gates import GateReport
 
 __all__ = ["Problem", "build_problem"]
 
@@ -64,26 +64,32 @@ class Problem:
 
 
 def build_problem(request: Request, gates: GateReport) -> Problem:
-    eligible = [c for c in request.candidates if gates.is_eligible(c.id)]
+    eligible_ids = gates.notes
+    eligible = [c for c in request.candidates if c.id in eligible_ids]
     identities = tuple(sorted({c.identity for c in eligible}))
     index = {name: i for i, name in enumerate(identities)}
     threshold = request.task.min_relevance
     groups: list[tuple[int, ...]] = []
-    for _, members in sorted(groups_of(request).items()):
+    for _, members in sorted(gates.groups.items()):
         # Gates rejected every form of a group with an unavailable member, so what is
         # left of a group is either all available or has no eligible form at all.
         present = tuple(sorted(index[m] for m in members if m in index))
         if len(present) >= 2:
             groups.append(present)
+    form_ids = tuple(c.id for c in eligible)
+    value = form_value
     return Problem(
-        form_ids=tuple(c.id for c in eligible),
+        form_ids=form_ids,
         identity_of=tuple(index[c.identity] for c in eligible),
         identities=identities,
         cost=tuple(c.cost for c in eligible),
-        value=tuple(form_value(c.relevance, threshold) for c in eligible),
-        weight=tuple(tiebreak_weight(c.id) for c in eligible),
+        value=tuple(value(c.relevance, threshold) for c in eligible),
+        weight=tuple(tiebreak_weights(form_ids)),
         needs=tuple(
-            tuple(sorted({index[d] for d in c.depends_on if d != c.identity})) for c in eligible
+            tuple(sorted({index[d] for d in c.depends_on if d != c.identity}))
+            if c.depends_on
+            else ()
+            for c in eligible
         ),
         groups=tuple(sorted(set(groups))),
         required=tuple(sorted(index[r] for r in request.required_identities if r in index)),

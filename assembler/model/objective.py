@@ -12,10 +12,11 @@ canonical order (sorted by id), the bundle without the first differing form.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 
-__all__ = ["bundle_key", "form_value", "tiebreak_weight"]
+__all__ = ["bundle_key", "form_value", "tiebreak_weight", "tiebreak_weights"]
 
 _THOUSAND = Decimal(1000)
 
@@ -38,6 +39,13 @@ def tiebreak_weight(form_id: str) -> int:
     """1 + the first four bytes of sha256(id): positive, so filler is never preferred."""
     digest = hashlib.sha256(form_id.encode("utf-8")).digest()
     return 1 + int.from_bytes(digest[:4], "big")
+
+
+def tiebreak_weights(form_ids: Iterable[str]) -> list[int]:
+    """``tiebreak_weight`` of each id, in one loop (a call per form cost a third of
+    building a 100k-form problem)."""
+    sha256, from_bytes = hashlib.sha256, int.from_bytes
+    return [1 + from_bytes(sha256(i.encode("utf-8")).digest()[:4], "big") for i in form_ids]
 
 
 def bundle_key(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .rendering import Rendering
@@ -220,8 +220,14 @@ class Request:
 # Result
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
+    """The verdict on one candidate and why.
+
+    An immutable named tuple rather than a frozen dataclass, unlike the other values:
+    a result holds one per candidate, and a frozen dataclass's constructor (one
+    ``object.__setattr__`` per field) was a quarter of building a 100k-form result
+    that no bundle came of (246 ms against 186 ms)."""
+
     id: str
     identity: str
     verdict: Verdict

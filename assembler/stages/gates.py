@@ -31,6 +31,8 @@ class GateReport:
     rejected: dict[str, tuple[Reason, str]]
     # eligible candidate id -> note for the decision detail ("" when nothing to say)
     notes: dict[str, str]
+    # ``groups_of(request)``, read once here for every later stage
+    groups: dict[str, frozenset[str]]
 
     @property
     def eligible(self) -> frozenset[str]:
@@ -138,11 +140,31 @@ def groups_of(request: Request) -> dict[str, frozenset[str]]:
 
 def apply_gates(request: Request, *, require_content: bool = False) -> GateReport:
     """Run every gate over every candidate of ``request`` (``no-content`` only when
-    ``require_content``: a rendering was asked for)."""
+    ``require_content``: a rendering was asked for).
+
+    Linear in candidates + dependency edges + group memberships: a form that no
+    per-form gate can touch (no seal, in scope, no source to check, not an
+    instruction, content when needed) skips ``form_gate``, and the derived gates are
+    a worklist that reads each group once and explains only the forms it removed."""
     rejected: dict[str, tuple[Reason, str]] = {}
     notes: dict[str, str] = {}
     context = _Context.of(request, require_content=require_content)
+    task = request.task
+    home = None if task.scope is None else (task.scope, "shared")
+    checks_source = task.operation is Operation.CURRENT
+    quick = not context.seal
+    instruction = Role.INSTRUCTION
     for candidate in request.candidates:
+        if (
+            quick
+            and (home is None or candidate.scope in home)
+            and (candidate.source is None or not checks_source)
+            and candidate.role is not instruction
+            and (not require_content or candidate.content is not None)
+        ):
+            shared = home is not None and candidate.scope == "shared"
+            notes[candidate.id] = "shared scope" if shared else ""
+            continue
         failure = form_gate(request, candidate, context)
         if failure is not None:
             rejected[candidate.id] = failure
@@ -154,55 +176,58 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     for group, identities in sorted(groups.items()):
         for identity in identities:
             identity_groups[identity].append(group)
-    offered = {candidate.identity for candidate in request.candidates}
-    survivors = _surviving_forms(request, notes, groups, identity_groups)
-    available = {c.identity for c in request.candidates if c.id in survivors}
-
-    # Reasons come from the final fixpoint, so they do not depend on visiting order.
-    for candidate in request.candidates:
-        if candidate.id in notes and candidate.id not in survivors:
+    removed, available = _derived_removals(request, notes, groups, identity_groups)
+    if removed:
+        offered = {candidate.identity for candidate in request.candidates}
+        stranding = _stranding_members(groups, available)
+        # Reasons come from the final fixpoint, so they do not depend on visiting order.
+        for candidate in removed:
             del notes[candidate.id]
             rejected[candidate.id] = _derived_gate(
-                candidate, available, offered, groups, identity_groups
+                candidate, available, offered, stranding, identity_groups
             )
-    return GateReport(rejected=rejected, notes=notes)
+    return GateReport(rejected=rejected, notes=notes, groups=groups)
 
 
-def _surviving_forms(
+def _derived_removals(
     request: Request,
     notes: dict[str, str],
     groups: dict[str, frozenset[str]],
     identity_groups: dict[str, list[str]],
-) -> set[str]:
-    """Ids of the forms still eligible once dependencies and groups are taken into account.
+) -> tuple[list[Candidate], set[str]]:
+    """The forms passing the per-form gates that the dependencies and groups remove (in
+    canonical order), and the identities left with an eligible form.
 
-    A worklist over identities that lose their last eligible form: linear in the size
-    of the request, where re-scanning every form after each loss would be quadratic.
+    A worklist over identities that lose their last eligible form, each group
+    collapsing once: linear in the size of the request, where re-scanning every form
+    after each loss would be quadratic.
     """
     forms_left: dict[str, int] = defaultdict(int)
     dependents: dict[str, list[Candidate]] = defaultdict(list)
     forms_of: dict[str, list[Candidate]] = defaultdict(list)
-    alive: set[str] = set()
+    offered: set[str] = set()
     for candidate in request.candidates:
+        identity = candidate.identity
+        offered.add(identity)
         if candidate.id not in notes:
             continue
-        alive.add(candidate.id)
-        forms_left[candidate.identity] += 1
-        forms_of[candidate.identity].append(candidate)
+        forms_left[identity] += 1
+        if identity in identity_groups:
+            forms_of[identity].append(candidate)
         for dependency in candidate.depends_on:
-            if dependency != candidate.identity:
+            if dependency != identity:
                 dependents[dependency].append(candidate)
-    lost = [
-        identity
-        for identity in {c.identity for c in request.candidates} | set(dependents)
-        if forms_left[identity] == 0
-    ]
+    lost = [i for i in offered | set(dependents) if forms_left[i] == 0]
+    if not lost:
+        return [], {i for i, left in forms_left.items() if left}
     gone: set[str] = set(lost)
+    dead: set[str] = set()
+    collapsed: set[str] = set()
 
     def drop(candidate: Candidate) -> None:
-        if candidate.id not in alive:
+        if candidate.id in dead:
             return
-        alive.discard(candidate.id)
+        dead.add(candidate.id)
         forms_left[candidate.identity] -= 1
         if forms_left[candidate.identity] == 0 and candidate.identity not in gone:
             gone.add(candidate.identity)
@@ -213,17 +238,34 @@ def _surviving_forms(
         for dependent in dependents.get(identity, ()):
             drop(dependent)
         for group in identity_groups.get(identity, ()):
+            if group in collapsed:
+                continue
+            collapsed.add(group)
             for member in groups[group]:
                 for form in forms_of.get(member, ()):
                     drop(form)
-    return alive
+    removed = [c for c in request.candidates if c.id in dead]
+    return removed, {i for i, left in forms_left.items() if left}
+
+
+def _stranding_members(
+    groups: dict[str, frozenset[str]], available: set[str]
+) -> dict[str, list[str]]:
+    """For each group, its first two members (by name) with no eligible form: enough to
+    name, for any form, a member that stranded it other than its own identity."""
+    out: dict[str, list[str]] = {}
+    for group, members in groups.items():
+        missing = [m for m in members if m not in available]
+        if missing:
+            out[group] = sorted(missing)[:2]
+    return out
 
 
 def _derived_gate(
     candidate: Candidate,
     available: set[str],
     offered: set[str],
-    groups: dict[str, frozenset[str]],
+    stranding: dict[str, list[str]],
     identity_groups: dict[str, list[str]],
 ) -> tuple[Reason, str]:
     for dependency in candidate.depends_on:
@@ -240,12 +282,13 @@ def _derived_gate(
         )
     for group in identity_groups.get(candidate.identity, ()):
         # Name the member that stranded it, not the form's own identity.
-        for member in sorted(groups[group], key=lambda m: (m == candidate.identity, m)):
-            if member not in available:
-                return (
-                    Reason.GROUP_INELIGIBLE,
-                    f"its group {group!r} includes {member!r}, which has no eligible form",
-                )
+        missing = stranding.get(group, [])
+        others = [m for m in missing if m != candidate.identity]
+        for member in others or missing:
+            return (
+                Reason.GROUP_INELIGIBLE,
+                f"its group {group!r} includes {member!r}, which has no eligible form",
+            )
     # Unreachable when the identity is unavailable; kept as the honest fallback.
     return Reason.GROUP_INELIGIBLE, "its identity lost every eligible form"
 

@@ -63,7 +63,7 @@ from fractions import Fraction
 from ..exact.refusal import required_refusal
 from ..model.objective import form_value
 from ..model.types import Candidate, Refusal, RefusalCode, Request, Result
-from ..stages.gates import GateReport, groups_of
+from ..stages.gates import GateReport
 from ..stages.trace import bundle_result, refused_result
 
 __all__ = ["greedy_strategy"]
@@ -83,10 +83,10 @@ class _Greedy:
             if gates.is_eligible(candidate.id):
                 self.forms_of[candidate.identity].append(candidate)
         self.groups_of_identity: dict[str, list[str]] = defaultdict(list)
-        for group, members in sorted(groups_of(request).items()):
+        for group, members in sorted(gates.groups.items()):
             for member in members:
                 self.groups_of_identity[member].append(group)
-        self.group_members = groups_of(request)
+        self.group_members = gates.groups
         # identity -> admitted form; insertion order is the order of admission
         self.admitted: dict[str, Candidate] = {}
         self.spent = 0
