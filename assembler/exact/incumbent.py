@@ -189,3 +189,40 @@ class _Grower:
         if extra <= self.room and all(d in self.chosen for d in problem.needs[form]):
             self.chosen[identity] = form
             self.room -= extra
+
+
+def rounded_selection(
+    problem: Problem,
+    columns: Any,
+    primal: Any,
+    *,
+    value_floor: int | None = None,
+    cost_cap: int | None = None,
+) -> tuple[int, ...] | None:
+    """The forms the LP holds at 1, when they are a legal selection worth at least
+    ``value_floor`` and costing at most ``cost_cap``: at the cost and tie-break levels
+    the LP is often integral, and its answer is then the level's optimum."""
+    selection = tuple(sorted(np.asarray(columns)[np.asarray(primal) > 1.0 - 1e-6].tolist()))
+    if not is_legal(problem, selection):
+        return None
+    if value_floor is not None and sum(problem.value[f] for f in selection) < value_floor:
+        return None
+    if cost_cap is not None and sum(problem.cost[f] for f in selection) > cost_cap:
+        return None
+    return selection
+
+
+def is_legal(problem: Problem, selection: tuple[int, ...]) -> bool:
+    """C2-C6 for a selection of eligible forms: one form per identity, the required
+    identities, the closure, the groups and the budget."""
+    identity_of = problem.identity_of
+    admitted = {identity_of[f] for f in selection}
+    if len(admitted) != len(selection) or not admitted.issuperset(problem.required):
+        return False
+    if any(d not in admitted for f in selection for d in problem.needs[f]):
+        return False
+    for group in problem.groups:
+        inside = sum(1 for identity in group if identity in admitted)
+        if inside and inside != len(group):
+            return False
+    return problem.budget is None or sum(problem.cost[f] for f in selection) <= problem.budget

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .closure import Problem
-from .incumbent import build_incumbent
+from .incumbent import build_incumbent, rounded_selection
 from .presolve import presolve
 from .reduction import FREE, IN, OUT, Contradiction, Level, Reduction, core_of
 from .relaxation import Relaxation, budget_bound, relax
@@ -74,6 +74,15 @@ class Plan:
     incumbent: tuple[int, ...] | None
     threshold: int | None  # the objective of the incumbent (or of ``known``)
     stats: dict[str, int]
+
+    @property
+    def proven(self) -> bool:
+        """Whether the incumbent meets the proven bound: optimal at this level."""
+        if self.threshold is None:
+            return False
+        if self.level is Level.VALUE:
+            return self.bound is not None and self.threshold >= self.bound
+        return self.relaxation is not None and self.threshold >= self.relaxation.proven_bound
 
     def reduction(self, threshold: int | None = None) -> Reduction | None:
         """The fixings at ``threshold`` (default: the incumbent's), then the core."""
@@ -135,11 +144,11 @@ def plan(
     state = np.full(problem.size, FREE, dtype=np.int64)
     state[presolved] = OUT
     objective = _objective(problem, level)
+    floor = cap = None
     relaxation: Relaxation | None = None
     bound: int | None = None
     incumbent: tuple[int, ...] | None = None
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
-        floor = cap = None
         if level is not Level.VALUE:
             assert known is not None
             floor = sum(problem.value[f] for f in known)
@@ -150,6 +159,7 @@ def plan(
             relaxation = relax(
                 problem, state, objective, time_limit=left, value_floor=floor, cost_cap=cap
             )
+    candidates: list[tuple[int, ...] | None] = [known]
     if level is Level.VALUE and problem.budget is not None:
         open_forms = np.flatnonzero(state == FREE)
         if relaxation is not None:
@@ -159,13 +169,18 @@ def plan(
         else:
             bound = budget_bound(problem, open_forms)
             preference = np.zeros(len(open_forms))
-        incumbent = build_incumbent(problem, open_forms, preference, deadline=deadline)
-        if known is not None and (
-            incumbent is None or _total(objective, known) > _total(objective, incumbent)
-        ):
-            incumbent = known
-    elif level is not Level.VALUE:
-        incumbent = known
+        candidates.append(build_incumbent(problem, open_forms, preference, deadline=deadline))
+    if relaxation is not None:
+        candidates.append(
+            rounded_selection(
+                problem, relaxation.columns, relaxation.primal, value_floor=floor, cost_cap=cap
+            )
+        )
+    # the best at this level's objective; the first on a tie (``known`` is proven in the
+    # earlier levels, the others only legal, and at a later level only ``known`` and
+    # the rounded LP are considered, both meeting the earlier levels' optimum)
+    found = [c for c in candidates if c is not None]
+    incumbent = max(found, key=lambda c: _total(objective, c)) if found else None
     threshold = None if incumbent is None else _total(objective, incumbent)
     return Plan(
         problem=problem,

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
-from .reduce import Level, Plan, Reduction, plan, reduce_problem
+from .reduce import Level, Plan, Reduction, plan
 
 __all__ = ["Reducing"]
 
@@ -83,10 +83,14 @@ class Reducing:
         if _late(deadline):
             return self._fallback(reduction)
         small = _Small(self.SMALL_CORE)
-        tightened = self._tighten(problem, first, reduction, deadline, workers, small)
-        if isinstance(tightened, Outcome):
-            return tightened
-        reduction, value_known = tightened
+        if first.proven:
+            # the incumbent meets the bound: the value is proven without a search
+            value_known = True
+        else:
+            tightened = self._tighten(problem, first, reduction, deadline, workers, small)
+            if isinstance(tightened, Outcome):
+                return tightened
+            reduction, value_known = tightened
         optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
 
@@ -114,7 +118,7 @@ class Reducing:
             fixed = current.chosen
             totals = (problem.value, problem.cost)
             return tuple(
-                level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum)
+                level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum[:2])
             )
 
         for level, proving in ((Level.COST, 0), (Level.WEIGHT, 1)):
@@ -125,7 +129,8 @@ class Reducing:
             if not tiebreak:
                 break
             if len(optimum) > proving:
-                # proven already (by ``_tighten``): its incumbent is that optimum
+                # proven already (by ``_tighten`` or a level's LP bound): the incumbent
+                # is that optimum
                 best = reduction.incumbent or ()
                 known = _restrict(reduction, best) or ()
             else:
@@ -151,11 +156,17 @@ class Reducing:
                 optimum.append(sum(totals[f] for f in best))
                 known = found.selection
             # Reduce the core (which carries the earlier fixings) at the next level.
-            again = reduce_problem(core, known=known, level=level, deadline=deadline)
+            step = plan(core, known=known, level=level, deadline=deadline)
+            again = step.reduction()
             if again is None:
                 break
+            composed = reduction.compose(again)
+            if step.proven and composed.incumbent is not None:
+                # the LP's bound is met at this level too: its incumbent is the optimum
+                best = composed.incumbent
+                optimum.append(sum((problem.cost, problem.weight)[proving][f] for f in best))
             # the value optimum is proven: it is the bound from here on
-            reduction = replace(reduction.compose(again), bound=optimum[0], incumbent=best)
+            reduction = replace(composed, bound=optimum[0], incumbent=best)
         core = reduction.core
         searched = small.solve(core)
         if searched is not None:
