@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.errors import SolverError
 from .backend import Outcome, SolveStatus
 from .closure import Problem
+from .incumbent import is_legal
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model as cp_model_type
@@ -58,7 +59,7 @@ class CpSat:
         session = _Session(cp_model, problem, time_limit, workers)
         if hint is not None:
             session.hint(hint)
-        return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven)
+        return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
 
 
 class _Session:
@@ -139,9 +140,15 @@ class _Session:
             self.model.add_hint(var, i in chosen)
 
     def run(
-        self, *, tiebreak: bool = True, value_only: bool = False, proven: tuple[int, ...] = ()
+        self,
+        *,
+        tiebreak: bool = True,
+        value_only: bool = False,
+        proven: tuple[int, ...] = (),
+        hint: tuple[int, ...] | None = None,
     ) -> Outcome:
-        """The phases in order; ``proven`` levels are fixed instead of searched."""
+        """The phases in order; ``proven`` levels are fixed instead of searched. A
+        ``hint`` that is legal and meets both proven levels is an answer in hand."""
         assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
         cp = self.cp
@@ -174,39 +181,58 @@ class _Session:
         if value_only:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
         self.model.add(value_expr == value)
-        # Phase 2: cost, then phase 3: the tie-break weights.
-        phases = [list(problem.weight)] if tiebreak else []
-        prices = not len(proven) > 1
-        if prices:
-            phases.insert(0, list(problem.cost))
-        else:
+        # Phase 2: cost.
+        if len(proven) > 1:
             self.model.add(self._sum(problem.cost) == proven[1])
-        for k, coefficients in enumerate(phases):
+            if hint is not None and _meets(problem, hint, value, proven[1]):
+                selection, held = hint, True
+        else:
             if held:
                 self.hint(selection)
-            # the tie-break phase leaves its minimum unstated: the uniqueness proof below
-            # minimises it again with the answer forbidden (stating it as a floor made
-            # that proof 4-7x slower on 10k-form requests)
-            last = tiebreak and k == len(phases) - 1
-            selection, done, held = self._minimise(coefficients, selection, held, fix=not last)
+            selection, done, held = self._minimise(list(problem.cost), selection, held)
             if not done:
-                floor = self.floor if prices and k == 0 else None
-                return self._stopped(selection, held, value, floor)
+                return self._stopped(selection, held, value, self.floor)
         if not tiebreak:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
-        # Phase 4: is it the only optimum?
+        return self._lightest(selection, held, value)
+
+    def _lightest(self, selection: tuple[int, ...], held: bool, value: int) -> Outcome:
+        """Phases 3 and 4: the least tie-break weight among the selections of optimal
+        value and cost, and whether only one selection has it (else the canonical-order
+        rule decides).
+
+        With an answer in hand (the cost phase's), the first solve minimises the weight
+        with that answer forbidden: when nothing else is lighter, that one solve settles
+        both phases (on 10k-form requests the cost phase's answer usually is the
+        lightest). Otherwise the lightest found is checked the same way. The weight's
+        minimum is never stated as a constraint before these solves: as a floor it made
+        them 4-7x slower."""
+        problem = self.problem
         weights = self._sum(problem.weight)
-        least = sum(problem.weight[f] for f in selection)
-        unique = self._second_best_exceeds(selection, weights, least)
-        if unique is None:
-            return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
-        if not unique:
-            self.model.add(weights == least)
-            lexmin = self._lexicographic(selection)
-            if lexmin is None:
+        lightest_known = not held
+        if not held:
+            # no answer in hand (the cost was proven elsewhere): find the lightest first
+            selection, done, held = self._minimise(list(problem.weight), selection, held, False)
+            if not done:
+                return self._stopped(selection, held, value, None)
+        mine = sum(problem.weight[f] for f in selection)
+        for _ in range(2):
+            status, other, weight = self._least_without(selection, weights, lightest_known)
+            if status is None:
+                if other is not None and weight is not None and weight < mine:
+                    selection = other  # lighter, though not proven the lightest
                 return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
-            selection = lexmin
-        return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+            if other is None or weight is None or weight > mine:
+                return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+            if weight == mine:
+                self.model.add(weights == mine)
+                lexmin = self._lexicographic(selection)
+                if lexmin is None:
+                    return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+                return Outcome(SolveStatus.OPTIMAL, lexmin, bound=value)
+            # lighter than the cost phase's answer, and the lightest of all: is it alone?
+            selection, mine, lightest_known = other, weight, True
+        raise AssertionError("the lightest selection was forbidden and a lighter one found")
 
     @staticmethod
     def _stopped(
@@ -237,26 +263,30 @@ class _Session:
             return self._selection(solver), False, True
         return selection, False, held
 
-    def _second_best_exceeds(
-        self, selection: tuple[int, ...], weights: Any, least: int
-    ) -> bool | None:
-        """True when every other selection meeting the fixed objectives weighs more than
-        ``least`` (the answer is the unique optimum); None on time-out.
+    def _least_without(
+        self, selection: tuple[int, ...], weights: Any, lightest: bool
+    ) -> tuple[bool | None, tuple[int, ...] | None, int | None]:
+        """The lightest selection other than ``selection`` meeting the fixed objectives:
+        (True, it, its weight) when proven, (True, None, None) when there is none,
+        (None, the best found or None, its weight) on time-out.
 
-        Minimising the weight with the answer forbidden was measured twice as fast as
-        asking whether anything else of exactly that weight exists (10k-form requests:
-        0.25 s against 0.52-0.58 s): the objective's bound prunes where the equality
-        alone does not. Another selection of the least weight must leave out one of the
-        answer's forms (holding all of them, it would weigh more) and take one form the
-        answer leaves out (holding only its forms, it would weigh less): two clauses,
-        guarded by a literal assumed for this solve only, so the model stays reusable."""
+        Any other selection of optimal value and cost leaves out one of ``selection``'s
+        forms, or holds all of them and more, and then weighs more: one clause keeps
+        exactly what can weigh as little. When ``selection`` is known to be the lightest,
+        a second clause (take a form it leaves out) is valid too: holding only its forms
+        would weigh less. Minimising was measured twice as fast as asking whether
+        anything of exactly that weight exists (0.25 s against 0.52-0.58 s on 10k-form
+        cores): the objective's bound prunes where an equality does not. The clauses
+        are guarded by a literal assumed for this solve only, so the model stays
+        reusable."""
         chosen = set(selection)
         self.model.clear_hints()  # type: ignore[no-untyped-call]
         probe = self.model.new_bool_var("unique_probe")
         self.model.add_bool_or([~self.x[i] for i in chosen]).only_enforce_if(probe)
-        self.model.add_bool_or(
-            [v for i, v in enumerate(self.x) if i not in chosen]
-        ).only_enforce_if(probe)
+        if lightest:
+            self.model.add_bool_or(
+                [v for i, v in enumerate(self.x) if i not in chosen]
+            ).only_enforce_if(probe)
         self.model.add_assumptions([probe])
         self.model.minimize(weights)
         status, solver = self._run()
@@ -264,12 +294,12 @@ class _Session:
         self.model.clear_objective()  # type: ignore[no-untyped-call]
         self.model.add(probe == 0)
         if status == self.cp.INFEASIBLE:
-            return True
-        if status == self.cp.OPTIMAL:
-            return bool(round(solver.objective_value) > least)
-        if status == self.cp.FEASIBLE and round(solver.objective_value) == least:
-            return False
-        return None
+            return True, None, None
+        if status in (self.cp.OPTIMAL, self.cp.FEASIBLE):
+            found = self._selection(solver)
+            weight = sum(self.problem.weight[f] for f in found)
+            return (True if status == self.cp.OPTIMAL else None), found, weight
+        return None, None, None
 
     def _lexicographic(self, selection: tuple[int, ...]) -> tuple[int, ...] | None:
         """The canonical-order rule: leave out each earliest form whenever possible."""
@@ -290,3 +320,12 @@ class _Session:
             else:
                 return None
         return tuple(sorted(witness))
+
+
+def _meets(problem: Problem, selection: tuple[int, ...], value: int, cost: int) -> bool:
+    """Whether ``selection`` is legal with exactly this value and cost."""
+    return (
+        is_legal(problem, selection)
+        and sum(problem.value[f] for f in selection) == value
+        and sum(problem.cost[f] for f in selection) == cost
+    )
