@@ -7,7 +7,9 @@ lists the options, ``--quick`` is a smoke test. Results go to
 
 Modules: ``runner`` (options, processes, aggregation), ``worker`` (one measuring
 process), ``peers`` (the two reference solvers), ``machine`` (machine description,
-import time), ``report`` (markdown and plot).
+import time), ``report`` (markdown and plot), ``limits`` (the time-limit sweep at
+10k-300k forms, issue 12), ``adversarial`` (the adversarial shapes at a limit, also
+runnable alone), ``timed`` (one call under a limit, with its overrun and load).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import adversarial, limits
+
 # end to end, dict in, Result out, proven optimal (issue 5)
 GOALS = {100: 0.005, 1000: 0.030, 10_000: 0.300, 100_000: 5.0}
 PEER_NAMES = {"cpsat": "CP-SAT alone", "highs": "HiGHS MILP"}
@@ -166,6 +168,10 @@ def markdown(data: dict[str, Any], plot: Path | None) -> str:
         "",
     ]
     out += _headline(data)
+    out += limits.markdown(limits.summarise(data.get("limits", [])))
+    out += adversarial.markdown(
+        data.get("adversarial", []), "adversarial.png" if plot is not None else None
+    )
     out += _stages(data)
     out += _peers(data)
     out += _noise(data)
@@ -178,7 +184,16 @@ def markdown(data: dict[str, Any], plot: Path | None) -> str:
 
 def _headline(data: dict[str, Any]) -> list[str]:
     peers_on = data["settings"]["peers"]
-    header = ["forms", "ours end to end, median [min, max]", "goal", "met", "proven optimal"]
+    header = [
+        "forms",
+        "ours end to end, median [min, max]",
+        "goal",
+        "met",
+        "proven optimal",
+        "overrun past the limit (slowest)",
+        "CPU, median",
+        "load during",
+    ]
     if peers_on:
         header += ["CP-SAT alone", "HiGHS MILP", "speed-up vs CP-SAT", "speed-up vs HiGHS"]
     header += [
@@ -197,12 +212,17 @@ def _headline(data: dict[str, Any]) -> list[str]:
         proven = f"{ours['optimal']}/{ours['runs']}"
         if ours["optimal"] < ours["runs"] and ours["max_gap"] is not None:
             proven += f" ({_gap_note(ours['max_gap'])})"
+        overrun = ours.get("overrun")
+        loads = ours.get("loads") or []
         row = [
             _label(size["size"]),
             fmt_spread(ours["total"]),
             "—" if goal is None else f"< {fmt_s(goal)}",
             size["goal_met"] or "—",
             proven,
+            "—" if overrun is None else ("none" if overrun <= 0 else fmt_s(overrun)),
+            fmt_med(ours.get("cpu")),
+            f"{min(loads):.1f}-{max(loads):.1f}" if loads else "—",
         ]
         if peers_on:
             cpsat = size["peers"].get("cpsat")

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import machine, report
+from . import adversarial, limits, machine, report
 from .report import GOALS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +64,16 @@ def _sizes(text: str) -> list[int]:
     if not sizes or any(n < 1 for n in sizes):
         raise argparse.ArgumentTypeError("sizes must be positive integers")
     return sorted(set(sizes))
+
+
+def _limits(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from error
+    if not values or any(not v > 0 for v in values):
+        raise argparse.ArgumentTypeError("time limits must be positive")
+    return sorted(set(values))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -99,6 +109,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-peers", action="store_true", help="skip CP-SAT alone and HiGHS")
     parser.add_argument(
+        "--limit-sizes",
+        type=_sizes,
+        default=None,
+        help="form counts of the time-limit sweep (default 10000,100000,300000)",
+    )
+    parser.add_argument(
+        "--limits",
+        type=_limits,
+        default=None,
+        help="time limits of the sweep, seconds (default 0.05,1,5)",
+    )
+    parser.add_argument(
+        "--adversarial-sizes",
+        type=_sizes,
+        default=None,
+        help="form counts of the adversarial shapes (default 2500,5000,10000,20000)",
+    )
+    parser.add_argument(
+        "--adversarial-limit",
+        type=float,
+        default=adversarial.DEFAULT_TIME_LIMIT,
+        help="time limit of the adversarial shapes, seconds (default 1)",
+    )
+    parser.add_argument(
+        "--adversarial-shapes",
+        default=",".join(adversarial.SHAPES),
+        help="comma-separated adversarial shapes (default all)",
+    )
+    parser.add_argument("--no-limits", action="store_true", help="skip the time-limit sweep")
+    parser.add_argument("--no-adversarial", action="store_true", help="skip the adversarial shapes")
+    parser.add_argument(
         "--quick", action="store_true", help="smoke test: sizes 100,1000, 2 repeats, 1 noise run"
     )
     parser.add_argument(
@@ -130,6 +171,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--noise must be at least 0")
     if args.sizes is None:
         args.sizes = list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    if args.limit_sizes is None:
+        args.limit_sizes = [1000] if args.quick else list(limits.DEFAULT_SIZES)
+    if args.limits is None:
+        args.limits = [0.05, 1.0] if args.quick else list(limits.DEFAULT_LIMITS)
+    shapes = [x.strip() for x in args.adversarial_shapes.split(",") if x.strip()]
+    if not shapes or set(shapes) - set(adversarial.SHAPES):
+        parser.error(f"--adversarial-shapes: choose among {', '.join(adversarial.SHAPES)}")
+    args.adversarial_shapes = shapes
+    if args.adversarial_sizes is None:
+        args.adversarial_sizes = [500, 1000] if args.quick else list(adversarial.DEFAULT_SIZES)
     if args.quick:
         args.repeats = 2 if args.repeats is None else args.repeats
         args.noise = 1 if args.noise is None else args.noise
@@ -140,7 +191,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 # measurement processes
 
 
-def _child(spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
+def _child(
+    spec: dict[str, Any], workdir: Path, module: str = "benchmarks.worker"
+) -> dict[str, Any]:
     """Run one role on one size in a fresh interpreter; its report, or an error."""
     name = f"{spec['role']}-{spec['size']}"
     spec_path = workdir / f"{name}.spec.json"
@@ -148,11 +201,11 @@ def _child(spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    runs = len(spec["seeds"]) + int(spec.get("noise", 0))
-    budget = 300 + runs * (12 * float(spec["time_limit"]) + 120)
+    runs = len(spec.get("seeds", ())) + len(spec.get("limits", ())) + int(spec.get("noise", 0))
+    budget = 300 + runs * (12 * float(spec.get("time_limit", 5.0)) + 120)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.worker", str(spec_path), str(out_path)],
+            [sys.executable, "-m", module, str(spec_path), str(out_path)],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -215,8 +268,14 @@ def summarise_ours(raw: dict[str, Any]) -> dict[str, Any]:
             losses.append(absolute[-1] / r["e2e"]["value"])
     cores = [r["reduce_stats"]["core"] for r in runs if r.get("reduce_stats")]
     reduce_keys = sorted({k for r in runs if r.get("reduce_stats") for k in r["reduce_stats"]})
+    limit = float(raw.get("time_limit", 0.0))
+    totals = [r["e2e"]["timings"]["total"] for r in runs if "total" in r["e2e"]["timings"]]
     return {
         "total": stages["total"],
+        # how far past its limit the slowest call returned (negative: all were early)
+        "overrun": max((t - limit for t in totals), default=None),
+        "cpu": spread([r["e2e_cpu_s"] for r in runs if "e2e_cpu_s" in r]),
+        "loads": [r["load_before"] for r in runs if r.get("load_before") is not None],
         "stages": stages,
         "statuses": [r["e2e"]["status"] for r in runs],
         "optimal": sum(1 for r in runs if r["e2e"]["optimal"]),
@@ -364,6 +423,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     settings = {
         "sizes": args.sizes,
+        "limit_sizes": [] if args.no_limits else args.limit_sizes,
+        "limits": args.limits,
+        "adversarial_sizes": [] if args.no_adversarial else args.adversarial_sizes,
+        "adversarial_limit": args.adversarial_limit,
         "repeats": {str(n): args.repeats or default_repeats(n) for n in args.sizes},
         "noise": {
             str(n): args.noise if args.noise is not None else default_noise(n) for n in args.sizes
@@ -405,13 +468,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             summary["raw"] = raw
             sizes.append(summary)
             _log("    " + report.one_line(summary))
-    data["sizes"] = sizes
+        data["sizes"] = sizes
+        data["limits"] = []
+        if not args.no_limits:
+            for size in args.limit_sizes:
+                t = time.perf_counter()
+                spec = {"role": "limits", "size": size, "limits": args.limits, "seed": args.seed}
+                data["limits"].append(_child(spec, Path(tmp), module="benchmarks.limits"))
+                status = "error" if "error" in data["limits"][-1] else "ok"
+                _log(f"  {size:>7} forms  limits {status}  ({time.perf_counter() - t:.1f} s)")
+    data["adversarial"] = []
+    if not args.no_adversarial:
+        data["adversarial"] = adversarial.run_all(
+            args.adversarial_shapes, args.adversarial_sizes, args.adversarial_limit, log=_log
+        )
     data["elapsed_s"] = time.perf_counter() - started
     return data
 
 
 def problems(data: dict[str, Any]) -> list[str]:
-    found: list[str] = []
+    found: list[str] = adversarial.problems(data.get("adversarial", []))
+    for size in data.get("limits", []):
+        if "error" in size:
+            found.append(f"time limits: {size['error']}")
+        for run in size.get("runs", []):
+            if run.get("violations"):
+                found.append(f"time limits, {run['size']} forms at {run['limit']:g} s: violations")
     for size in data["sizes"]:
         found.extend(f"{size['size']} forms: {error}" for error in size["errors"])
         ours = size.get("ours")
@@ -449,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_plot:
         plot = args.out / "scaling.png"
         report.plot(data, plot)
+        if data.get("adversarial"):
+            adversarial.plot(data["adversarial"], args.out / "adversarial.png")
     (args.out / "RESULTS.md").write_text(report.markdown(data, plot), encoding="utf-8")
     found = problems(data)
     for line in found:

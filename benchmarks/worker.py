@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import resource
 import sys
@@ -68,9 +69,12 @@ def _ours_once(
 
     run: dict[str, Any] = {}
     # 1. the headline: dict in, Result out, exactly as a caller does it
+    run["load_before"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    cpu = time.process_time()
     t = time.perf_counter()
     result = assembler.assemble(request, strategy="cpsat", time_limit=time_limit)
     run["e2e_wall_s"] = time.perf_counter() - t
+    run["e2e_cpu_s"] = time.process_time() - cpu
     run["e2e"] = _result_summary(result)
     run["rss_after_e2e_mb"] = rss_mb()
     if only_e2e:

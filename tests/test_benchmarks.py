@@ -35,6 +35,14 @@ def test_runner_writes_table_json_and_plot(tmp_path: Path) -> None:
             "2",
             "--import-repeats",
             "1",
+            "--limit-sizes",
+            "300",
+            "--limits",
+            "0.05,2",
+            "--adversarial-sizes",
+            "60,120",
+            "--adversarial-shapes",
+            "chain,below-mandatory",
             "--out",
             str(out),
         ]
@@ -66,8 +74,31 @@ def test_runner_writes_table_json_and_plot(tmp_path: Path) -> None:
             assert {"e2e", "solve", "statuses", "speedup_e2e", "disagreements"} <= peer.keys()
             assert peer["disagreements"] == []
 
+    # the time-limit sweep: one call per limit, each judged by the verifier
+    (sweep,) = data["limits"]
+    assert [run["limit"] for run in sweep["runs"]] == [0.05, 2.0]
+    for run in sweep["runs"]:
+        assert {"overrun_s", "beyond_parse_s", "cpu_s", "load_before"} <= run.keys()
+        assert run["violations"] == []
+    # the adversarial family: each shape at each size, in its own process
+    assert [shape["shape"] for shape in data["adversarial"]] == ["chain", "below-mandatory"]
+    for shape in data["adversarial"]:
+        assert [run["size"] for run in shape["runs"]] == [60, 120]
+        assert all(run["violations"] == [] for run in shape["runs"])
+    below = data["adversarial"][1]["runs"]
+    assert all(run["status"] == "refused" for run in below)
+    assert all(run["refusal"]["lower"] > run["refusal"]["budget"] for run in below)
+    assert (out / "adversarial.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
     text = (out / "RESULTS.md").read_text(encoding="utf-8")
-    for heading in ("## Machine", "## Results", "## Where the time goes", "## Peers"):
+    for heading in (
+        "## Machine",
+        "## Results",
+        "## Time limits",
+        "## Adversarial shapes",
+        "## Where the time goes",
+        "## Peers",
+    ):
         assert heading in text
 
     # re-rendering from the JSON measures nothing and writes the same sections
@@ -87,6 +118,10 @@ def test_quick_defaults_and_no_peers() -> None:
     full = parse_args([])
     assert full.sizes == [100, 1000, 10_000, 100_000]
     assert full.time_limit == 5.0
+    assert full.limit_sizes == [10_000, 100_000, 300_000]
+    assert full.limits == [0.05, 1.0, 5.0]
+    assert full.adversarial_sizes == [2_500, 5_000, 10_000, 20_000]
+    assert full.adversarial_limit == 1.0
 
 
 def test_render_benchmark_runs_and_writes_its_report(tmp_path: Path) -> None:
