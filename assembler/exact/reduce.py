@@ -40,6 +40,7 @@ LP_MIN_FORMS = 24
 # Seconds per open form the work after the LP takes (incumbent, fixings, propagation,
 # the core): kept back from the LP's time limit (measured ~2 us at 100k; doubled).
 AFTER_LP_SECONDS_PER_FORM = 4e-6
+LP_SHARE = 0.8
 
 
 def reduce_problem(
@@ -154,7 +155,10 @@ def plan(
             floor = sum(problem.value[f] for f in known)
             if level is Level.WEIGHT:
                 cap = sum(problem.cost[f] for f in known)
-        left = _left(deadline) - AFTER_LP_SECONDS_PER_FORM * problem.size
+        # HiGHS reads its clock between iterations, and one iteration of a large LP was
+        # measured to run 0.04-0.1 s past the limit: a fifth of the LP's share is kept
+        # back so that the incumbent still gets its turn
+        left = LP_SHARE * (_left(deadline) - AFTER_LP_SECONDS_PER_FORM * problem.size)
         if left > 0:
             relaxation = relax(
                 problem, state, objective, time_limit=left, value_floor=floor, cost_cap=cap
@@ -162,15 +166,19 @@ def plan(
     candidates: list[tuple[int, ...] | None] = [known]
     if level is Level.VALUE and problem.budget is not None:
         open_forms = np.flatnonzero(state == FREE)
-        if relaxation is not None:
+        if relaxation is not None and not relaxation.timed_out:
             bound = relaxation.proven_bound
             preference = relaxation.primal
             open_forms = relaxation.columns
         else:
+            # No LP, or one stopped by the time limit: its primal is no guide (the dual
+            # simplex keeps it infeasible until the end), its duals still bound.
             bound = budget_bound(problem, open_forms)
+            if relaxation is not None:
+                bound = min(bound, relaxation.proven_bound)
             preference = np.zeros(len(open_forms))
         candidates.append(build_incumbent(problem, open_forms, preference, deadline=deadline))
-    if relaxation is not None:
+    if relaxation is not None and not relaxation.timed_out:
         candidates.append(
             rounded_selection(
                 problem, relaxation.columns, relaxation.primal, value_floor=floor, cost_cap=cap

@@ -126,18 +126,22 @@ class _Judge:
         partner and repeat until nothing changes (plain rounds, unlike the gates
         module's worklist, so that the two implementations do not share a mistake)."""
         alive = {c.id for c in self.request.candidates if self.first_gate[c.id] is None}
-        partners: dict[str, set[str]] = {}
-        for members in self._groups().values():
+        groups = self._groups()
+        member_of: dict[str, list[str]] = {}
+        for group, members in groups.items():
             for identity in members:
-                partners.setdefault(identity, set()).update(members)
+                member_of.setdefault(identity, []).append(group)
         changed = True
         while changed:
             changed = False
             present = {self.by_id[i].identity for i in alive}
+            # a group is whole when every member is present (judged once per round, not
+            # once per form: a group of every identity made that quadratic)
+            whole = {group for group, members in groups.items() if members <= present}
             for form_id in sorted(alive):
                 c = self.by_id[form_id]
                 deps_ok = all(d == c.identity or d in present for d in c.depends_on)
-                if not (deps_ok and partners.get(c.identity, set()) <= present):
+                if not (deps_ok and all(g in whole for g in member_of.get(c.identity, ()))):
                     alive.discard(form_id)
                     changed = True
         return alive
