@@ -85,35 +85,47 @@ class _Grower:
 
     def run(self) -> tuple[int, ...] | None:
         problem = self.problem
-        identity_of, needs, value = problem.identity_of, problem.needs, problem.value
-        in_order: dict[int, list[int]] = {i: [] for i in problem.required}
-        for f in self.order:
-            forms = in_order.get(identity_of[f])
-            if forms is not None:
-                forms.append(f)
-        for identity in problem.required:
-            if not any(self.try_add(f) for f in in_order[identity]):
+        identity_of, needs = problem.identity_of, problem.needs
+        order = np.asarray(self.order, dtype=np.int64)
+        identity = np.asarray(identity_of, dtype=np.int64)[order]
+        # required identities first, each with its forms in offer order
+        is_required = np.zeros(len(problem.identities), dtype=bool)
+        is_required[list(problem.required)] = True
+        wanted = np.flatnonzero(is_required[identity])
+        wanted = wanted[np.argsort(identity[wanted], kind="stable")]
+        in_order: dict[int, list[int]] = {}
+        for identity_index, f in zip(
+            identity[wanted].tolist(), order[wanted].tolist(), strict=True
+        ):
+            in_order.setdefault(identity_index, []).append(f)
+        for required in problem.required:
+            if not any(self.try_add(f) for f in in_order.get(required, ())):
                 return None
+        # then every form with a value, in offer order
+        value = np.asarray(problem.value, dtype=np.int64)[order]
+        offers = order[value > 0].tolist()
         cost, groups_of, chosen = problem.cost, self.groups_of, self.chosen
-        for k, f in enumerate(self.order):
+        for k, f in enumerate(offers):
             if k % _CLOCK_EVERY == 0 and self._late():
                 return self._answer()
-            if value[f] <= 0:
+            form_identity = identity_of[f]
+            if form_identity in chosen:
                 continue
-            identity = identity_of[f]
-            if identity in chosen:
-                continue
-            if not needs[f] and not groups_of[identity]:
+            if not needs[f] and not groups_of[form_identity]:
                 # drags nothing in: the common case, kept out of the walk
                 if cost[f] <= self.room:
-                    chosen[identity] = f
+                    chosen[form_identity] = f
                     self.room -= cost[f]
                 continue
             self.try_add(f)
-        upgrades = sorted(
-            (f for f in self.order if identity_of[f] in chosen), key=lambda f: (-value[f], f)
-        )
-        for k, f in enumerate(upgrades):
+        # then upgrades, most valuable first, among the forms worth more than the form
+        # their identity holds
+        held = np.full(len(problem.identities), np.iinfo(np.int64).max)
+        for held_identity, f in chosen.items():
+            held[held_identity] = problem.value[f]
+        better = np.flatnonzero(value > held[identity])
+        better = better[np.lexsort((order[better], -value[better]))]
+        for k, f in enumerate(order[better].tolist()):
             if k % _CLOCK_EVERY == 0 and self._late():
                 break
             self._try_upgrade(f)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .closure import Problem
 from .incumbent import build_incumbent, rounded_selection
 from .presolve import presolve
 from .reduction import FREE, IN, OUT, Contradiction, Level, Reduction, core_of
-from .relaxation import Relaxation, budget_bound, relax
+from .relaxation import Relaxation, budget_relaxation, relax
 
 __all__ = ["LP_MIN_FORMS", "Level", "Plan", "Reduction", "plan", "reduce_problem"]
 
@@ -41,6 +42,9 @@ LP_MIN_FORMS = 24
 # the core): kept back from the LP's time limit (measured ~2 us at 100k; doubled).
 AFTER_LP_SECONDS_PER_FORM = 4e-6
 LP_SHARE = 0.8
+# What the value LP takes per form, roughly (16 us at 100k forms quietly, 4-10 us at
+# 10k): below twice this the budget row's Lagrangian is secured before the LP.
+EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
 
 
 def reduce_problem(
@@ -148,7 +152,16 @@ def plan(
     floor = cap = None
     relaxation: Relaxation | None = None
     bound: int | None = None
-    incumbent: tuple[int, ...] | None = None
+    candidates: list[tuple[int, ...] | None] = [known]
+    by_value = level is Level.VALUE and problem.budget is not None
+    open_forms = np.flatnonzero(state == FREE)
+    fallback: tuple[int, Any] | None = None
+    if by_value and _left(deadline) < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
+        # The LP may not finish in time: secure the budget row's Lagrangian first
+        # (0.3 s at 100k forms, against 1.6-2.8 s for the LP), so that an LP stopped by
+        # the limit still leaves a bound within a fraction of a percent and a bundle.
+        fallback = budget_relaxation(problem, open_forms)
+        candidates.append(build_incumbent(problem, open_forms, fallback[1], deadline=deadline))
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
         if level is not Level.VALUE:
             assert known is not None
@@ -163,22 +176,27 @@ def plan(
             relaxation = relax(
                 problem, state, objective, time_limit=left, value_floor=floor, cost_cap=cap
             )
-    candidates: list[tuple[int, ...] | None] = [known]
-    if level is Level.VALUE and problem.budget is not None:
-        open_forms = np.flatnonzero(state == FREE)
-        if relaxation is not None and not relaxation.timed_out:
+    solved = relaxation is not None and not relaxation.timed_out
+    if by_value:
+        if solved:
+            assert relaxation is not None
             bound = relaxation.proven_bound
-            preference = relaxation.primal
-            open_forms = relaxation.columns
+            candidates.append(
+                build_incumbent(problem, relaxation.columns, relaxation.primal, deadline=deadline)
+            )
         else:
             # No LP, or one stopped by the time limit: its primal is no guide (the dual
             # simplex keeps it infeasible until the end), its duals still bound.
-            bound = budget_bound(problem, open_forms)
+            if fallback is None:
+                fallback = budget_relaxation(problem, open_forms)
+                candidates.append(
+                    build_incumbent(problem, open_forms, fallback[1], deadline=deadline)
+                )
+            bound = fallback[0]
             if relaxation is not None:
                 bound = min(bound, relaxation.proven_bound)
-            preference = np.zeros(len(open_forms))
-        candidates.append(build_incumbent(problem, open_forms, preference, deadline=deadline))
-    if relaxation is not None and not relaxation.timed_out:
+    if solved:
+        assert relaxation is not None
         candidates.append(
             rounded_selection(
                 problem, relaxation.columns, relaxation.primal, value_floor=floor, cost_cap=cap

@@ -33,7 +33,7 @@ import numpy as np
 
 from .closure import Problem
 
-__all__ = ["IPM_MIN_COLUMNS", "Relaxation", "budget_bound", "relax"]
+__all__ = ["IPM_MIN_COLUMNS", "Relaxation", "budget_relaxation", "relax"]
 
 IPM_MIN_COLUMNS = 50_000
 FREE = -1  # state of a form whose fate is still open (0: out, 1: in)
@@ -306,32 +306,60 @@ def _lagrangian(
     )
 
 
-def budget_bound(problem: Problem, open_forms: Any) -> int:
-    """A proven upper bound on the value without an LP (none fitted in the time left):
-    the Lagrangian of the budget row alone, lambda * B + sum over identities of the best
-    max(0, v - lambda * c), at a few multipliers around the density where a greedy fill
-    runs out of budget. Valid for any lambda >= 0; the lowest is kept."""
+def budget_relaxation(problem: Problem, open_forms: Any, *, steps: int = 24) -> tuple[int, Any]:
+    """A proven upper bound on the value without an LP (none fitted in the time left),
+    and a preference per open form (in ``open_forms`` order) for the incumbent.
+
+    The Lagrangian of the budget row alone: for any lambda >= 0, V(x) <= L(lambda) =
+    lambda * B + sum over identities of the best max(0, v - lambda * c) (exactly one form
+    when required), dependencies and groups dropped. L is convex in lambda; bisection on
+    its slope (B minus the cost of each identity's best form) finds its minimum in a few
+    dozen vectorised passes, and every lambda tried gives a valid bound: the lowest is
+    kept. The forms that are their identity's best there are what the multiple-choice
+    knapsack relaxation takes: preferred 1, the rest 0. (A plain value density order
+    lost 16% of the value at 100k forms: it admitted cheap anchors whose identities
+    could then not be upgraded.)"""
     assert problem.budget is not None
     forms = np.asarray(open_forms, dtype=np.int64)
-    m = len(problem.identities)
-    value = np.asarray(problem.value, dtype=np.float64)[forms]
-    cost = np.asarray(problem.cost, dtype=np.float64)[forms]
+    n = len(forms)
+    if n == 0:
+        return 0, np.zeros(0)
     identity = np.asarray(problem.identity_of, dtype=np.int64)[forms]
-    required = np.zeros(m, dtype=bool)
+    order = np.argsort(identity, kind="stable")
+    identity = identity[order]
+    value = np.asarray(problem.value, dtype=np.float64)[forms[order]]
+    cost = np.asarray(problem.cost, dtype=np.float64)[forms[order]]
+    starts = np.flatnonzero(np.r_[True, identity[1:] != identity[:-1]])
+    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+    required = np.zeros(len(problem.identities), dtype=bool)
     required[list(problem.required)] = True
+    must = required[identity[starts]]
     budget = float(problem.budget)
-    density = value / np.maximum(cost, 1e-9)
-    order = np.argsort(-density, kind="stable")
-    filled = np.searchsorted(np.cumsum(cost[order]), budget, side="right")
-    critical = float(density[order[filled]]) if filled < len(order) else 0.0
 
-    def at(multiplier: float) -> float:
-        best = np.full(m, -np.inf)
-        np.maximum.at(best, identity, value - multiplier * cost)
-        contribution = np.where(required, best, np.maximum(best, 0.0))
-        contribution[~np.isfinite(contribution)] = 0.0
-        return multiplier * budget + float(contribution.sum())
+    def at(multiplier: float) -> tuple[float, Any]:
+        gain = value - multiplier * cost
+        best = np.maximum.reduceat(gain, starts)
+        taken = must | (best > 0)
+        # each taken identity's first form of the best gain
+        ties = np.flatnonzero((gain == best[segment]) & taken[segment])
+        first = ties[np.r_[True, segment[ties[1:]] != segment[ties[:-1]]]] if len(ties) else ties
+        chosen = np.zeros(n, dtype=bool)
+        chosen[first] = True
+        return multiplier * budget + float(best[taken].sum()), chosen
 
-    lowest = min(at(multiplier) for multiplier in (0.0, critical / 2, critical, critical * 2))
-    scale = float(np.abs(value).sum() + (critical * 2) * (budget + float(cost.sum())))
-    return int(np.floor(lowest + 1e-9 * scale + 1e-6))
+    low, high = 0.0, float((value / np.maximum(cost, 1e-9)).max()) + 1.0
+    lowest, preferred = at(0.0)
+    if cost[preferred].sum() > budget:
+        for _ in range(steps):
+            multiplier = (low + high) / 2
+            lagrangian, chosen = at(multiplier)
+            if lagrangian < lowest:
+                lowest, preferred = lagrangian, chosen
+            if cost[chosen].sum() > budget:
+                low = multiplier
+            else:
+                high = multiplier
+    scale = float(np.abs(value).sum() + high * (budget + float(cost.sum())))
+    preference = np.zeros(n)
+    preference[order] = preferred
+    return int(np.floor(lowest + 1e-9 * scale + 1e-6)), preference

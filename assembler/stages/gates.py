@@ -13,7 +13,7 @@ computed as a fixpoint, because rejecting one form can strand another.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
@@ -142,23 +142,39 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     """Run every gate over every candidate of ``request`` (``no-content`` only when
     ``require_content``: a rendering was asked for).
 
-    Linear in candidates + dependency edges + group memberships: a form that no
-    per-form gate can touch (no seal, in scope, no source to check, not an
-    instruction, content when needed) skips ``form_gate``, and the derived gates are
-    a worklist that reads each group once and explains only the forms it removed."""
+    Linear in candidates + dependency edges + group memberships: a form that plainly
+    passes every per-form gate (not sealed, at home, current or unbound, not an
+    instruction, content when needed) is judged inline, and only the others go to
+    ``form_gate`` (which also words the reason); the derived gates are a worklist
+    that reads each group once and explains only the forms it removed."""
     rejected: dict[str, tuple[Reason, str]] = {}
     notes: dict[str, str] = {}
     context = _Context.of(request, require_content=require_content)
     task = request.task
     home = None if task.scope is None else (task.scope, "shared")
     checks_source = task.operation is Operation.CURRENT
-    quick = not context.seal
+    seal = context.seal
+    current = context.sources
     instruction = Role.INSTRUCTION
     for candidate in request.candidates:
         if (
-            quick
+            (
+                not seal
+                or (
+                    candidate.id not in seal
+                    and candidate.identity not in seal
+                    and (not candidate.lineage or seal.isdisjoint(candidate.lineage))
+                )
+            )
             and (home is None or candidate.scope in home)
-            and (candidate.source is None or not checks_source)
+            and (
+                candidate.source is None
+                or not checks_source
+                or (
+                    candidate.version is not None
+                    and current.get(candidate.source) == candidate.version
+                )
+            )
             and candidate.role is not instruction
             and (not require_content or candidate.content is not None)
         ):
@@ -200,34 +216,35 @@ def _derived_removals(
 
     A worklist over identities that lose their last eligible form, each group
     collapsing once: linear in the size of the request, where re-scanning every form
-    after each loss would be quadratic.
+    after each loss would be quadratic. The counting is done by ``Counter`` and the
+    dependents are gathered only from forms that have dependencies: at 100k forms this
+    stage was the gates' largest part.
     """
-    forms_left: dict[str, int] = defaultdict(int)
+    candidates = request.candidates
+    passing = [c for c in candidates if c.id in notes]
+    forms_left = Counter(c.identity for c in passing)
     dependents: dict[str, list[Candidate]] = defaultdict(list)
-    forms_of: dict[str, list[Candidate]] = defaultdict(list)
-    offered: set[str] = set()
-    for candidate in request.candidates:
-        identity = candidate.identity
-        offered.add(identity)
-        if candidate.id not in notes:
-            continue
-        forms_left[identity] += 1
-        if identity in identity_groups:
-            forms_of[identity].append(candidate)
-        for dependency in candidate.depends_on:
-            if dependency != identity:
-                dependents[dependency].append(candidate)
-    lost = [i for i in offered | set(dependents) if forms_left[i] == 0]
+    for candidate in passing:
+        if candidate.depends_on:
+            for dependency in candidate.depends_on:
+                if dependency != candidate.identity:
+                    dependents[dependency].append(candidate)
+    offered = {c.identity for c in candidates}
+    lost = [i for i in offered.union(dependents) if i not in forms_left]
     if not lost:
-        return [], {i for i, left in forms_left.items() if left}
+        return [], set(forms_left)
+    forms_of: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in passing:
+        if candidate.identity in identity_groups:
+            forms_of[candidate.identity].append(candidate)
     gone: set[str] = set(lost)
-    dead: set[str] = set()
+    dead: dict[str, Candidate] = {}
     collapsed: set[str] = set()
 
     def drop(candidate: Candidate) -> None:
         if candidate.id in dead:
             return
-        dead.add(candidate.id)
+        dead[candidate.id] = candidate
         forms_left[candidate.identity] -= 1
         if forms_left[candidate.identity] == 0 and candidate.identity not in gone:
             gone.add(candidate.identity)
@@ -244,8 +261,9 @@ def _derived_removals(
             for member in groups[group]:
                 for form in forms_of.get(member, ()):
                     drop(form)
-    removed = [c for c in request.candidates if c.id in dead]
-    return removed, {i for i, left in forms_left.items() if left}
+    # candidates are in canonical order (by id), and so is this
+    removed = [dead[i] for i in sorted(dead)]
+    return removed, {i for i, left in forms_left.items() if left > 0}
 
 
 def _stranding_members(
