@@ -24,9 +24,19 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from assembler.exact.closure import Problem, build_problem
+from assembler.model.parse import parse_request
+from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
 
-__all__ = ["hostile_values", "mutated_json", "mutated_requests", "requests"]
+__all__ = [
+    "hostile_values",
+    "mutated_json",
+    "mutated_requests",
+    "problem_of",
+    "problems",
+    "requests",
+]
 
 
 def requests(shape: Shape | None = None) -> st.SearchStrategy[dict[str, Any]]:
@@ -330,3 +340,14 @@ def mutated_json(draw: st.DrawFn) -> bytes:
         else:
             text = text[:end] + text[start:]
     return text
+
+
+def problem_of(request: dict[str, Any]) -> Problem:
+    """The solver-neutral problem of a request dict (parse, gates, closure)."""
+    parsed = parse_request(request)
+    return build_problem(parsed, apply_gates(parsed))
+
+
+def problems(shape: Shape | None = None) -> st.SearchStrategy[Problem]:
+    """Problems of the requests drawn by ``requests(shape)``."""
+    return requests(shape).map(problem_of)

@@ -180,3 +180,24 @@ def test_a_refusal_priced_out_of_time_claims_nothing_false() -> None:
         result = assembler.assemble(req, time_limit=limit)
         assert result.status.value in {"refused", "undecided"}
         assert assembler.verify(req, result) == []
+
+
+@pytest.mark.parametrize("limit", [0.001, 0.05, 0.3])
+def test_a_tiny_limit_on_a_large_realistic_request_answers_with_a_proven_bound(
+    limit: float,
+) -> None:
+    # Not a timed assertion: what the answer says must be true whenever it comes.
+    from assembler.tooling.generate import Shape, generate
+
+    req = generate(random.Random(11), Shape.scale(8000))
+    result = assembler.assemble(req, time_limit=limit)
+    assert assembler.verify(req, result) == []
+    assert result.status.value in {"bundle", "undecided"}
+    if result.status.value == "bundle":
+        assert result.bound is not None and result.bound >= result.value
+        assert result.gap is not None and 0.0 <= result.gap <= 1.0
+        if result.optimal:
+            assert result.bound == result.value and result.gap == 0.0
+    else:
+        assert not result.selected and not result.optimal
+        assert all(d.verdict.value == "rejected" for d in result.decisions)

@@ -29,10 +29,14 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     """REQUIRED_MISSING, then REQUIRED_INELIGIBLE; None when every required identity
     has at least one eligible form."""
     budget = request.task.budget
+    required = request.required_identities
+    if not required:
+        return None
+    wanted = set(required)
     offered: dict[str, list[str]] = {}
     for candidate in request.candidates:
-        offered.setdefault(candidate.identity, []).append(candidate.id)
-    required = request.required_identities
+        if candidate.identity in wanted:
+            offered.setdefault(candidate.identity, []).append(candidate.id)
     missing = [identity for identity in required if identity not in offered]
     if missing:
         return Refusal(
