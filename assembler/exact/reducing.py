@@ -255,8 +255,14 @@ class Reducing:
         elif searched is not None:
             return unchanged  # infeasible: nothing reaches t
         else:
+            # a quarter of the time left at most: a trial that stalls must not starve
+            # the search it was meant to shorten
             found = self.inner.solve(
-                trial.core, time_limit=left, workers=workers, value_only=True, tiebreak=False
+                trial.core,
+                time_limit=max(0.02, left / 4),
+                workers=workers,
+                value_only=True,
+                tiebreak=False,
             )
         if found.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
             return unchanged
