@@ -17,6 +17,7 @@ from strategies import requests
 
 import assembler
 from assembler.exact import reduce as reduce_module
+from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import build_problem
 from assembler.exact.cpsat import CpSat
 from assembler.exact.reducing import Reducing
@@ -109,7 +110,11 @@ def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_cor
     finally:
         reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE = original
     assert reduced.status == plain.status
-    assert reduced.selection == plain.selection
+    if plain.status is SolveStatus.INFEASIBLE and reduced.selection:
+        # the closure it priced on the way, proven too dear: the cheapest one
+        assert reduced.selection == BruteForce().solve(problem.mandatory()).selection
+    else:
+        assert reduced.selection == plain.selection
 
 
 @pytest.mark.parametrize("seed", range(6))

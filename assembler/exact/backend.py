@@ -30,6 +30,8 @@ class SolveStatus(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Outcome:
     status: SolveStatus
+    # the selection; for INFEASIBLE, the cheapest closure of the required material when
+    # the backend priced it on the way (proven cheapest under the full order), else ()
     selection: tuple[int, ...] = ()
     # proven upper bound on the value (None when no bound is known)
     bound: int | None = None

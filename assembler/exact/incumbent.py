@@ -55,12 +55,18 @@ def build_incumbent(
     # cheapest when the LP prefers another blocked the valuable form the LP had chosen
     # for it, measured at ~500 value units lost on 1,000 forms.)
     picks = forms[np.lexsort((forms, cost, -rounded))]
-    return _Grower(problem, order.tolist(), picks.tolist(), deadline).run()
+    cheapest = forms[np.lexsort((forms, cost))]
+    return _Grower(problem, order.tolist(), picks.tolist(), cheapest.tolist(), deadline).run()
 
 
 class _Grower:
     def __init__(
-        self, problem: Problem, order: list[int], picks: list[int], deadline: float | None
+        self,
+        problem: Problem,
+        order: list[int],
+        picks: list[int],
+        cheapest: list[int],
+        deadline: float | None,
     ) -> None:
         self.problem = problem
         self.order = order
@@ -68,16 +74,15 @@ class _Grower:
         assert problem.budget is not None
         self.room = problem.budget
         self.chosen: dict[int, int] = {}
-        identity_of = problem.identity_of
-        # what an addition drags in for an identity: its first form in ``picks``
-        self.pick: list[int] = [-1] * len(problem.identities)
-        for f in reversed(picks):
-            self.pick[identity_of[f]] = f
+        # what an addition drags in for an identity: its first form in ``picks``, and
+        # when that does not fit, its cheapest
+        self.pick = _first_of_each(problem, picks)
+        self.cheapest = _first_of_each(problem, cheapest)
         self.groups_of: list[list[int]] = [[] for _ in problem.identities]
         for g, group in enumerate(problem.groups):
             for identity in group:
                 self.groups_of[identity].append(g)
-        # an identity whose preferred closure did not fit: the room only shrinks
+        # an identity whose cheapest closure did not fit: the room only shrinks
         self.too_dear = [False] * len(problem.identities)
         self.dead_groups: set[int] = set()
         edges = sum(map(len, problem.needs)) + sum(map(len, problem.groups))
@@ -142,20 +147,31 @@ class _Grower:
         identity = problem.identity_of[form]
         if identity in self.chosen:
             return self.chosen[identity] == form
-        if form == self.pick[identity] and self.too_dear[identity]:
+        if self.too_dear[identity] and form == self.cheapest[identity]:
             return False
         if self.allowance <= 0 and (problem.needs[form] or self.groups_of[identity]):
             return False
-        addition = self._addition(form)
+        addition = self._addition(form, self.pick)
+        if addition is None and self.cheapest != self.pick:
+            addition = self._addition(form, self.cheapest)
         if addition is None:
+            if form == self.cheapest[identity]:
+                # Even its cheapest closure did not fit, and the room only shrinks: it
+                # never will (nor will a group holding its identity, which drags that
+                # closure in). A heuristic where a dependency was admitted with a
+                # dearer form; the selection stays legal either way.
+                self.too_dear[identity] = True
+                self.dead_groups.update(self.groups_of[identity])
             return False
         self.chosen.update(addition)
         self.room -= sum(problem.cost[f] for f in addition.values())
         return True
 
-    def _addition(self, form: int) -> dict[int, int] | None:
-        """The forms the addition of ``form`` needs, or None when it cannot fit."""
-        problem, chosen, pick = self.problem, self.chosen, self.pick
+    def _addition(self, form: int, pick: list[int]) -> dict[int, int] | None:
+        """The forms the addition of ``form`` needs (dragging in ``pick`` of each
+        identity), or None when it cannot fit. Checks come before each expansion, so a
+        failing walk stops at once rather than after listing a giant group."""
+        problem, chosen = self.problem, self.chosen
         identity_of, needs, cost = problem.identity_of, problem.needs, problem.cost
         addition: dict[int, int] = {}
         expanded: set[int] = set()
@@ -166,36 +182,28 @@ class _Grower:
             identity = identity_of[f]
             if identity in chosen or identity in addition:
                 continue
-            # every form pushed below is a preferred form: its closure is what was judged
-            fits = f == form or not self.too_dear[identity]
-            addition[identity] = f
             spent += cost[f]
-            partners = [*needs[f]]
-            for g in self.groups_of[identity]:
-                if g not in expanded:
-                    expanded.add(g)
-                    fits = fits and g not in self.dead_groups
-                    partners.extend(problem.groups[g])
-            for partner in partners:
-                if partner not in chosen and partner not in addition:
-                    fits = fits and pick[partner] >= 0
-                    stack.append(pick[partner])
-            if not fits or spent > self.room:
-                self._failed(form, len(addition))
+            self.allowance -= 1
+            if spent > self.room or (f != form and self.too_dear[identity]):
                 return None
+            addition[identity] = f
+            for d in needs[f]:
+                if d not in chosen and d not in addition:
+                    if pick[d] < 0:
+                        return None
+                    stack.append(pick[d])
+            for g in self.groups_of[identity]:
+                if g in expanded:
+                    continue
+                if g in self.dead_groups:
+                    return None
+                expanded.add(g)
+                for partner in problem.groups[g]:
+                    if partner not in chosen and partner not in addition:
+                        if pick[partner] < 0:
+                            return None
+                        stack.append(pick[partner])
         return addition
-
-    def _failed(self, form: int, work: int) -> None:
-        self.allowance -= max(1, work)
-        identity = self.problem.identity_of[form]
-        if form == self.pick[identity]:
-            # Its preferred closure did not fit, and the room only shrinks: it never will
-            # (nor will any group holding its identity, which drags that closure in).
-            # A heuristic only where an identity was admitted with another form than its
-            # preferred one; the selection stays legal either way.
-            self.too_dear[identity] = True
-            self.dead_groups.update(self.groups_of[identity])
-        return None
 
     def _try_upgrade(self, form: int) -> None:
         problem = self.problem
@@ -244,3 +252,11 @@ def is_legal(problem: Problem, selection: tuple[int, ...]) -> bool:
         if inside and inside != len(group):
             return False
     return problem.budget is None or sum(problem.cost[f] for f in selection) <= problem.budget
+
+
+def _first_of_each(problem: Problem, forms: list[int]) -> list[int]:
+    """For each identity, its first form in ``forms`` (-1 when it has none there)."""
+    first = [-1] * len(problem.identities)
+    for f in reversed(forms):
+        first[problem.identity_of[f]] = f
+    return first

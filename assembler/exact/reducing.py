@@ -47,8 +47,6 @@ class Reducing:
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
         self.name = inner.name
-        # the last closure priced: a refusal prices the same closure the solve priced
-        self._priced_last: tuple[Problem, bool, Outcome] | None = None
 
     def solve(
         self,
@@ -68,12 +66,12 @@ class Reducing:
         if first.incumbent is None and problem.required and not _late(deadline):
             # The greedy could not place the required material: price it exactly. Too
             # dear proves the budget infeasible; otherwise it is a legal incumbent.
-            # (with the full order, so that a refusal's closure is this one, not re-priced)
+            # (with the full order: when it is too dear, it is the refusal's closure)
             priced = self._priced(problem.mandatory(), deadline, workers, tiebreak=True)
             if priced.selection:
                 cost = selection_cost(problem, priced.selection)
                 if cost > problem.budget and priced.status is SolveStatus.OPTIMAL:
-                    return Outcome(SolveStatus.INFEASIBLE)
+                    return Outcome(SolveStatus.INFEASIBLE, priced.selection, cost_floor=cost)
                 if cost <= problem.budget:
                     first = _with_incumbent(first, priced.selection)
         reduction = first.reduction()
@@ -190,9 +188,6 @@ class Reducing:
         part the required identities reach, presolved."""
         from .reach import required_reach
 
-        last = self._priced_last
-        if last is not None and last[1] == tiebreak and _same_pricing(last[0], problem):
-            return last[2]
         sub, forms = required_reach(problem)
         reduction = plan(sub, use_lp=False).reduction()
         assert reduction is not None, "without a budget the gated material always fits"
@@ -209,8 +204,6 @@ class Reducing:
                 selection=tuple(forms[f] for f in reduction.lift(found.selection)),
                 cost_floor=None if found.cost_floor is None else found.cost_floor + fixed,
             )
-        if found.status is SolveStatus.OPTIMAL:
-            self._priced_last = (problem, tiebreak, found)
         return found
 
     def _tighten(
@@ -324,17 +317,6 @@ class _Small:
         if found is None:
             self.gave_up = core.size
         return found
-
-
-def _same_pricing(a: Problem, b: Problem) -> bool:
-    """The same closure to price: one problem's ``mandatory()`` asked for twice."""
-    return (
-        a.form_ids is b.form_ids
-        and a.cost is b.cost
-        and a.needs is b.needs
-        and a.required == b.required
-        and a.budget == b.budget
-    )
 
 
 def _late(deadline: float) -> bool:

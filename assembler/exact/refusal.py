@@ -19,7 +19,7 @@ import time
 
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
-from .backend import Backend, SolveStatus, selection_cost
+from .backend import Backend, Outcome, SolveStatus, selection_cost
 from .closure import Problem
 
 __all__ = ["over_budget_refusal", "required_refusal"]
@@ -67,21 +67,29 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
 
 
 def over_budget_refusal(
-    problem: Problem, backend: Backend, *, time_limit: float, workers: int
+    problem: Problem,
+    backend: Backend,
+    *,
+    time_limit: float,
+    workers: int,
+    priced: tuple[int, ...] = (),
 ) -> Refusal:
     """The refusal for a problem proven to have no legal selection within its budget.
 
     The cheapest closure of the required material is stated as what was proven: at
     least ``budget + 1`` (the budget is proven infeasible) or the search's proven
     floor when higher, at most the cost of the best closure found. ``mandatory_cost``
-    and ``excess`` are set only when the two meet. With no time left nothing is
-    searched (``time_limit <= 0``)."""
+    and ``excess`` are set only when the two meet. ``priced`` is that closure when the
+    solve already proved it cheapest (the backend's INFEASIBLE outcome carries it);
+    otherwise it is searched for, unless no time is left (``time_limit <= 0``)."""
     assert problem.budget is not None, "a problem without a budget always fits"
     budget = problem.budget
     deadline = time.monotonic() + time_limit
     lower = budget + 1
     closure = None
-    if time_limit > 0:
+    if priced:
+        closure = Outcome(SolveStatus.OPTIMAL, priced)
+    elif time_limit > 0:
         closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
         if closure.cost_floor is not None:
             lower = max(lower, closure.cost_floor)

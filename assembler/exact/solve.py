@@ -52,7 +52,11 @@ def solve_exact(
     timings += (("solve", solved_at - built_at),)
     if outcome.status is SolveStatus.INFEASIBLE:
         refusal = over_budget_refusal(
-            problem, backend, time_limit=deadline - time.monotonic(), workers=workers
+            problem,
+            backend,
+            time_limit=deadline - time.monotonic(),
+            workers=workers,
+            priced=outcome.selection,
         )
         timings += (("refusal", time.perf_counter() - solved_at),)
         return refused_result(request, gates, name, refusal, timings)
