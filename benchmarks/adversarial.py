@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -28,7 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .timed import timed_call
+from .processes import ROOT, child_main, run_child
+from .timed import describe, fmt_seconds, timed_call
 
 __all__ = ["DEFAULT_SIZES", "SHAPES", "main", "markdown", "measure", "plot", "run_all"]
 
@@ -43,7 +43,6 @@ SHAPES = (
     "below-mandatory",
 )
 GOAL_SIZE, GOAL_LIMIT, GOAL_RETURN = 20_000, 1.0, 1.2
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
@@ -71,39 +70,15 @@ def run_all(
         for shape in shapes:
             started = time.perf_counter()
             spec = {"shape": shape, "sizes": sizes, "time_limit": time_limit}
-            out.append(_child(spec, Path(tmp), budget=120 + len(sizes) * (20 * time_limit + 60)))
+            budget = 120 + len(sizes) * (20 * time_limit + 60)
+            report = run_child(
+                "benchmarks.adversarial", spec, shape, Path(tmp), budget, leading=("--child",)
+            )
+            out.append({"shape": shape, **report})
             if log is not None:
                 status = "error" if "error" in out[-1] else "ok"
                 log(f"  adversarial {shape:<16} {status}  ({time.perf_counter() - started:.1f} s)")
     return out
-
-
-def _child(spec: dict[str, Any], workdir: Path, budget: float) -> dict[str, Any]:
-    import subprocess
-
-    spec_path = workdir / f"{spec['shape']}.spec.json"
-    out_path = workdir / f"{spec['shape']}.out.json"
-    spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    command = [sys.executable, "-m", "benchmarks.adversarial", "--child", str(spec_path)]
-    try:
-        done = subprocess.run(
-            [*command, str(out_path)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=budget,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"shape": spec["shape"], "error": f"no answer within {budget:.0f} s"}
-    if done.returncode != 0 or not out_path.is_file():
-        tail = (done.stderr or done.stdout).strip()[-3000:]
-        return {"shape": spec["shape"], "error": f"exit status {done.returncode}\n{tail}"}
-    loaded: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))
-    return loaded
 
 
 def problems(raw: list[dict[str, Any]]) -> list[str]:
@@ -118,28 +93,6 @@ def problems(raw: list[dict[str, Any]]) -> list[str]:
                     f"{len(run['violations'])} verifier violation(s)"
                 )
     return found
-
-
-def _fmt(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.2f} s"
-
-
-def _answer(run: dict[str, Any]) -> str:
-    status = run["status"]
-    if status == "bundle":
-        if run["optimal"]:
-            return "bundle, proven optimal"
-        gap = run["gap"]
-        return "bundle, gap " + ("unknown" if gap is None else f"{100 * gap:.3g}%")
-    if status == "refused":
-        refusal = run.get("refusal", {})
-        lower, upper = refusal.get("lower"), refusal.get("upper")
-        if refusal.get("mandatory_cost") is not None:
-            return f"refused, mandatory {refusal['mandatory_cost']} (proven)"
-        return f"refused, mandatory in [{lower}, {upper if upper is not None else '?'}]"
-    return "undecided"
 
 
 def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[str]:
@@ -173,18 +126,18 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
             limit = run["limit"]
             t = run["timings"]
             stages = " / ".join(
-                _fmt(t.get(k)) for k in ("parse", "gates", "closure", "solve", "trace")
+                fmt_seconds(t.get(k)) for k in ("parse", "gates", "closure", "solve", "trace")
             )
             mandatory = run.get("mandatory_cost")
             cells = [
                 run["shape"],
                 f"{run['size']:,}",
-                _fmt(t.get("total")),
-                _fmt(run["overrun_s"]),
+                fmt_seconds(t.get("total")),
+                fmt_seconds(run["overrun_s"]),
                 stages,
-                _answer(run),
+                describe(run),
                 "—" if mandatory is None else str(mandatory),
-                _fmt(run["cpu_s"]),
+                fmt_seconds(run["cpu_s"]),
                 "—" if run["load_before"] is None else f"{run['load_before']:.2f}",
                 str(len(run.get("violations", []))),
             ]
@@ -192,7 +145,9 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
             if run["size"] == GOAL_SIZE and run["limit"] == GOAL_LIMIT:
                 verdicts.append((run["shape"], t.get("total", run["wall_s"])))
     if verdicts:
-        slow = [f"{shape} ({_fmt(total)})" for shape, total in verdicts if total >= GOAL_RETURN]
+        slow = [
+            f"{shape} ({fmt_seconds(total)})" for shape, total in verdicts if total >= GOAL_RETURN
+        ]
         lines += [
             "",
             f"Goal (issue 12): at {GOAL_SIZE:,} forms and a {GOAL_LIMIT:g} s limit every "
@@ -267,12 +222,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "--child":
-        with open(args[1], encoding="utf-8") as handle:
-            spec = json.load(handle)
-        report = measure(spec)
-        with open(args[2], "w", encoding="utf-8") as handle:
-            json.dump(report, handle)
-        return 0
+        usage = "python -m benchmarks.adversarial --child SPEC.json OUT.json"
+        return child_main(args[1:], measure, usage)
     options = _parse(args)
     sizes = [int(x) for x in options.sizes.split(",") if x.strip()]
     shapes = [x.strip() for x in options.shapes.split(",") if x.strip()]

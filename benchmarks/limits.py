@@ -12,12 +12,12 @@ limit is one call on the same instance, shortest limit first.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from typing import Any
 
-from .timed import timed_call
+from .processes import child_main
+from .timed import describe, fmt_seconds, timed_call
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_SIZES", "markdown", "measure", "summarise"]
 
@@ -57,23 +57,6 @@ def summarise(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _fmt(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.2f} s"
-
-
-def _answer(run: dict[str, Any]) -> str:
-    if run["status"] == "bundle":
-        if run["optimal"]:
-            return "bundle, proven optimal"
-        gap = run["gap"]
-        return "bundle, gap " + ("unknown" if gap is None else f"{100 * gap:.3g}%")
-    if run["status"] == "refused":
-        return f"refused ({run.get('refusal', {}).get('code', '?')})"
-    return "undecided" + ("" if run["bound"] is None else f" (bound {run['bound']})")
-
-
 def markdown(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
@@ -101,14 +84,14 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
         cells = [
             f"{run['size']:,}",
             f"{run['limit']:g} s",
-            _fmt(run["timings"].get("parse")),
-            _fmt(run["timings"].get("total")),
-            _fmt(run["overrun_s"]),
-            _fmt(run["beyond_parse_s"]),
+            fmt_seconds(run["timings"].get("parse")),
+            fmt_seconds(run["timings"].get("total")),
+            fmt_seconds(run["overrun_s"]),
+            fmt_seconds(run["beyond_parse_s"]),
             run["goal"] or "—",
             "—" if run["met"] is None else ("yes" if run["met"] else "no"),
-            _answer(run),
-            _fmt(run["cpu_s"]),
+            describe(run),
+            fmt_seconds(run["cpu_s"]),
             "—" if run["load_before"] is None else f"{run['load_before']:.2f}",
             str(len(run.get("violations", []))),
         ]
@@ -128,15 +111,7 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m benchmarks.limits SPEC.json OUT.json", file=sys.stderr)
-        return 2
-    with open(args[0], encoding="utf-8") as handle:
-        spec = json.load(handle)
-    report = measure(spec)
-    with open(args[1], "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
-    return 0
+    return child_main(args, measure, "python -m benchmarks.limits SPEC.json OUT.json")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import adversarial, limits, machine, report
+from .processes import run_child
 from .report import GOALS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,31 +195,9 @@ def _child(
     spec: dict[str, Any], workdir: Path, module: str = "benchmarks.worker"
 ) -> dict[str, Any]:
     """Run one role on one size in a fresh interpreter; its report, or an error."""
-    name = f"{spec['role']}-{spec['size']}"
-    spec_path = workdir / f"{name}.spec.json"
-    out_path = workdir / f"{name}.out.json"
-    spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     runs = len(spec.get("seeds", ())) + len(spec.get("limits", ())) + int(spec.get("noise", 0))
     budget = 300 + runs * (12 * float(spec.get("time_limit", 5.0)) + 120)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", module, str(spec_path), str(out_path)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=budget,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"{name}: no answer within {budget:.0f} s"}
-    if done.returncode != 0 or not out_path.is_file():
-        tail = (done.stderr or done.stdout).strip()[-3000:]
-        return {"error": f"{name}: exit status {done.returncode}\n{tail}"}
-    loaded: dict[str, Any] = json.loads(out_path.read_text(encoding="utf-8"))
-    return loaded
+    return run_child(module, spec, f"{spec['role']}-{spec['size']}", workdir, budget)
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-__all__ = ["timed_call"]
+__all__ = ["describe", "fmt_seconds", "timed_call"]
 
 
 def timed_call(
@@ -64,3 +64,28 @@ def timed_call(
     if verify:
         run["violations"] = [v.to_dict() for v in assembler.verify(request, result)]
     return run
+
+
+def fmt_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.2f} s"
+
+
+def describe(run: dict[str, Any]) -> str:
+    """The answer of a ``timed_call`` in a few words: what it proved."""
+    status = run["status"]
+    if status == "bundle":
+        if run["optimal"]:
+            return "bundle, proven optimal"
+        gap = run["gap"]
+        return "bundle, gap " + ("unknown" if gap is None else f"{100 * gap:.3g}%")
+    if status == "refused":
+        refusal = run.get("refusal", {})
+        if refusal.get("code") != "MANDATORY_OVER_BUDGET":
+            return f"refused ({refusal.get('code', '?')})"
+        if refusal.get("mandatory_cost") is not None:
+            return f"refused, mandatory {refusal['mandatory_cost']} (proven)"
+        upper = refusal.get("upper")
+        return f"refused, mandatory in [{refusal.get('lower')}, {'?' if upper is None else upper}]"
+    return "undecided" + ("" if run.get("bound") is None else f" (bound {run['bound']})")

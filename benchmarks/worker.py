@@ -16,7 +16,6 @@ the cost of a cold process is reported separately by ``benchmarks.machine``.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import random
 import resource
@@ -202,18 +201,17 @@ def _peer(spec: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m benchmarks.worker SPEC.json OUT.json", file=sys.stderr)
-        return 2
-    with open(args[0], encoding="utf-8") as handle:
-        spec = json.load(handle)
+def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     report = _ours(spec) if spec["role"] == "ours" else _peer(spec)
     report.update(role=spec["role"], size=spec["size"], time_limit=spec["time_limit"])
-    with open(args[1], "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
-    return 0
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.processes import child_main
+
+    args = sys.argv[1:] if argv is None else argv
+    return child_main(args, _measure, "python -m benchmarks.worker SPEC.json OUT.json")
 
 
 if __name__ == "__main__":

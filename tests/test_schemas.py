@@ -173,6 +173,20 @@ def _sample_results() -> dict[str, dict[str, Any]]:
     refused = Decision("c", "c", Verdict.REJECTED, Reason.REFUSED, "")
     undecided = Decision("c", "c", Verdict.REJECTED, Reason.UNDECIDED, "")
     common: dict[str, Any] = {"strategy": "cpsat", "budget": 100, "trace_id": h}
+
+    def refused_with(**refusal: Any) -> Result:
+        """A MANDATORY_OVER_BUDGET refusal of budget 100 stating ``refusal``'s fields."""
+        return Result(
+            status=Status.REFUSED,
+            selected=(),
+            cost=0,
+            value=0,
+            optimal=False,
+            decisions=(stale, refused),
+            refusal=Refusal(RefusalCode.MANDATORY_OVER_BUDGET, budget=100, **refusal),
+            **common,
+        )
+
     results = {
         "optimal bundle": Result(
             status=Status.BUNDLE,
@@ -218,58 +232,24 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             bound=0,
             **common,
         ),
-        "mandatory over budget": Result(
-            status=Status.REFUSED,
-            selected=(),
-            cost=0,
-            value=0,
-            optimal=False,
-            decisions=(stale, refused),
-            refusal=Refusal(
-                RefusalCode.MANDATORY_OVER_BUDGET,
-                budget=100,
-                mandatory_cost=130,
-                excess=30,
-                mandatory_cost_lower=130,
-                mandatory_cost_upper=130,
-                forms=("a", "c"),
-                conflict=("a", "c"),
-                message="required material costs 130",
-            ),
-            **common,
+        "mandatory over budget": refused_with(
+            mandatory_cost=130,
+            excess=30,
+            mandatory_cost_lower=130,
+            mandatory_cost_upper=130,
+            forms=("a", "c"),
+            conflict=("a", "c"),
+            message="required material costs 130",
         ),
-        "over budget, closure not proven cheapest": Result(
-            status=Status.REFUSED,
-            selected=(),
-            cost=0,
-            value=0,
-            optimal=False,
-            decisions=(stale, refused),
-            refusal=Refusal(
-                RefusalCode.MANDATORY_OVER_BUDGET,
-                budget=100,
-                mandatory_cost_lower=101,
-                mandatory_cost_upper=130,
-                forms=("a", "c"),
-                conflict=("a", "c"),
-                message="required material costs between 101 and 130",
-            ),
-            **common,
+        "over budget, closure not proven cheapest": refused_with(
+            mandatory_cost_lower=101,
+            mandatory_cost_upper=130,
+            forms=("a", "c"),
+            conflict=("a", "c"),
+            message="required material costs between 101 and 130",
         ),
-        "over budget, no closure priced": Result(
-            status=Status.REFUSED,
-            selected=(),
-            cost=0,
-            value=0,
-            optimal=False,
-            decisions=(stale, refused),
-            refusal=Refusal(
-                RefusalCode.MANDATORY_OVER_BUDGET,
-                budget=100,
-                mandatory_cost_lower=101,
-                message="required material costs at least 101",
-            ),
-            **common,
+        "over budget, no closure priced": refused_with(
+            mandatory_cost_lower=101, message="required material costs at least 101"
         ),
         "required missing": Result(
             status=Status.REFUSED,

@@ -119,6 +119,20 @@ class Reducing:
                 level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum[:2])
             )
 
+        def search(current: Reduction, **phases: bool) -> Outcome | None:
+            """The inner backend on the core, or None with no time to build its model."""
+            core = current.core
+            if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+                return None
+            return self.inner.solve(
+                core,
+                time_limit=remaining(),
+                workers=workers,
+                hint=_restrict(current, current.incumbent),
+                proven=proven_levels(current),
+                **phases,
+            )
+
         for level, proving in ((Level.COST, 0), (Level.WEIGHT, 1)):
             core = reduction.core
             searched = small.solve(core)
@@ -132,18 +146,10 @@ class Reducing:
                 best = reduction.incumbent or ()
                 known = _restrict(reduction, best) or ()
             else:
-                if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+                found = search(reduction, value_only=proving == 0, tiebreak=False)
+                if found is None:
                     # Not even time to build the model: answer with what is proven.
                     return self._fallback(reduction)
-                found = self.inner.solve(
-                    core,
-                    time_limit=remaining(),
-                    workers=workers,
-                    value_only=proving == 0,
-                    tiebreak=False,
-                    hint=_restrict(reduction, reduction.incumbent),
-                    proven=proven_levels(reduction),
-                )
                 if found.status is SolveStatus.INFEASIBLE:
                     return found
                 if found.status is not SolveStatus.OPTIMAL:
@@ -169,16 +175,9 @@ class Reducing:
         searched = small.solve(core)
         if searched is not None:
             return self._lifted(problem, reduction, searched)
-        if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+        found = search(reduction, tiebreak=tiebreak)
+        if found is None:
             return self._fallback(reduction)
-        found = self.inner.solve(
-            core,
-            time_limit=remaining(),
-            workers=workers,
-            tiebreak=tiebreak,
-            hint=_restrict(reduction, reduction.incumbent),
-            proven=proven_levels(reduction),
-        )
         if found.status in (SolveStatus.INFEASIBLE, SolveStatus.OPTIMAL):
             return self._lifted(problem, reduction, found)
         return self._unproven(problem, reduction, found)
