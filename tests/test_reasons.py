@@ -31,15 +31,16 @@ def documented_reasons() -> dict[str, str]:
 
 
 def _undecided_request() -> dict[str, Any]:
-    # The reduction's greedy start commits required 'a' to its rich form (the LP's
-    # choice), then cannot fit all 120 other required items, so no legal bundle is
-    # known; at a 1 ms limit the core (122 forms) is too large even to model, and the
-    # answer is undecided. All cheap forms (cost 121 of 126) would have been legal.
-    req = request(budget=126, required=["a", *[f"b-{i:03d}" for i in range(120)]])
+    # Every one of 4,000 cheap items is required, with room for all of them: a legal
+    # bundle exists, and a search finds it at once. But at a 1 ms limit the deadline
+    # passes while the request's problem is still being built (the incumbent that
+    # would place the required items comes after), so the answer is undecided.
+    n = 4000
+    req = request(budget=n + 6, required=["a", *[f"b-{i:04d}" for i in range(n)]])
     req["candidates"] = [
         form("a-cheap", 1, 0.001, identity="a"),
         form("a-rich", 11, 0.1, identity="a"),
-        *[form(f"b-{i:03d}", 1, 0.5) for i in range(120)],
+        *[form(f"b-{i:04d}", 1, 0.5) for i in range(n)],
     ]
     return req
 
@@ -75,7 +76,7 @@ def _case(reason: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
         others = [form("big", 1000, 0.5)]
     elif reason == "undecided":
         # (any eligible form of it says so; a form added here would change the start)
-        return _undecided_request(), "b-000", {"time_limit": 1e-9}
+        return _undecided_request(), "b-0000", {"time_limit": 1e-9}
     elif reason == "alternative":
         x["identity"] = "doc"
         others = [form("better", 10, 0.9, identity="doc")]
