@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .processes import ROOT, child_main, run_child
-from .timed import describe, fmt_seconds, timed_call
+from .timed import describe, fmt_seconds, judged, timed_call
 
 __all__ = ["DEFAULT_SIZES", "SHAPES", "main", "markdown", "measure", "plot", "run_all"]
 
@@ -139,7 +139,7 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
                 "—" if mandatory is None else str(mandatory),
                 fmt_seconds(run["cpu_s"]),
                 "—" if run["load_before"] is None else f"{run['load_before']:.2f}",
-                str(len(run.get("violations", []))),
+                judged(run),
             ]
             lines.append("| " + " | ".join(cells) + " |")
             if run["size"] == GOAL_SIZE and run["limit"] == GOAL_LIMIT:

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from .processes import child_main
-from .timed import describe, fmt_seconds, timed_call
+from .timed import describe, fmt_seconds, judged, timed_call
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_SIZES", "markdown", "measure", "summarise"]
 
@@ -93,7 +93,7 @@ def markdown(rows: list[dict[str, Any]]) -> list[str]:
             describe(run),
             fmt_seconds(run["cpu_s"]),
             "—" if run["load_before"] is None else f"{run['load_before']:.2f}",
-            str(len(run.get("violations", []))),
+            judged(run),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [

@@ -18,7 +18,7 @@ import os
 import time
 from typing import Any
 
-__all__ = ["describe", "fmt_seconds", "timed_call"]
+__all__ = ["describe", "fmt_seconds", "judged", "timed_call"]
 
 
 def timed_call(
@@ -64,8 +64,11 @@ def timed_call(
             "upper": refusal.mandatory_cost_upper,
             "conflict": len(refusal.conflict),
         }
-    if verify:
+    if verify and candidates <= assembler.Limits().max_candidates:
         run["violations"] = [v.to_dict() for v in assembler.verify(request, result)]
+    else:
+        # the verifier reads requests within the default size limit only
+        run["violations"] = None
     return run
 
 
@@ -92,3 +95,11 @@ def describe(run: dict[str, Any]) -> str:
         upper = refusal.get("upper")
         return f"refused, mandatory in [{refusal.get('lower')}, {'?' if upper is None else upper}]"
     return "undecided" + ("" if run.get("bound") is None else f" (bound {run['bound']})")
+
+
+def judged(run: dict[str, Any]) -> str:
+    """The verifier's findings on a ``timed_call``, as a table cell."""
+    violations = run.get("violations")
+    if violations is None:
+        return "not judged (over the verifier's size limit)"
+    return str(len(violations))
