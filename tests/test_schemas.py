@@ -174,8 +174,10 @@ def _sample_results() -> dict[str, dict[str, Any]]:
     undecided = Decision("c", "c", Verdict.REJECTED, Reason.UNDECIDED, "")
     common: dict[str, Any] = {"strategy": "cpsat", "budget": 100, "trace_id": h}
 
-    def refused_with(**refusal: Any) -> Result:
-        """A MANDATORY_OVER_BUDGET refusal of budget 100 stating ``refusal``'s fields."""
+    def refused_with(
+        code: RefusalCode = RefusalCode.MANDATORY_OVER_BUDGET, **refusal: Any
+    ) -> Result:
+        """A refusal of budget 100 with ``code``, stating ``refusal``'s fields."""
         return Result(
             status=Status.REFUSED,
             selected=(),
@@ -183,7 +185,7 @@ def _sample_results() -> dict[str, dict[str, Any]]:
             value=0,
             optimal=False,
             decisions=(stale, refused),
-            refusal=Refusal(RefusalCode.MANDATORY_OVER_BUDGET, budget=100, **refusal),
+            refusal=Refusal(code, budget=100, **refusal),
             **common,
         )
 
@@ -251,35 +253,15 @@ def _sample_results() -> dict[str, dict[str, Any]]:
         "over budget, no closure priced": refused_with(
             mandatory_cost_lower=101, message="required material costs at least 101"
         ),
-        "required missing": Result(
-            status=Status.REFUSED,
-            selected=(),
-            cost=0,
-            value=0,
-            optimal=False,
-            decisions=(stale, refused),
-            refusal=Refusal(
-                RefusalCode.REQUIRED_MISSING,
-                budget=100,
-                identities=(RequiredIdentity("z"),),
-                message="no candidate for 'z'",
-            ),
-            **common,
+        "required missing": refused_with(
+            RefusalCode.REQUIRED_MISSING,
+            identities=(RequiredIdentity("z"),),
+            message="no candidate for 'z'",
         ),
-        "required ineligible": Result(
-            status=Status.REFUSED,
-            selected=(),
-            cost=0,
-            value=0,
-            optimal=False,
-            decisions=(stale, refused),
-            refusal=Refusal(
-                RefusalCode.REQUIRED_INELIGIBLE,
-                budget=100,
-                identities=(RequiredIdentity("b", (("b", Reason.STALE),)),),
-                message="every form of 'b' fails a gate",
-            ),
-            **common,
+        "required ineligible": refused_with(
+            RefusalCode.REQUIRED_INELIGIBLE,
+            identities=(RequiredIdentity("b", (("b", Reason.STALE),)),),
+            message="every form of 'b' fails a gate",
         ),
         "undecided": Result(
             status=Status.UNDECIDED,
