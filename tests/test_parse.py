@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from conftest import form, request, solve
 
+import assembler
 from assembler import InvalidRequest, parse_request, request_from_json
 from assembler.model.errors import AssemblerError
 from assembler.model.parse import MAX_INTEGER
@@ -479,3 +480,28 @@ def test_subclasses_of_the_json_types_are_read_as_their_values() -> None:
     (a,) = parsed.candidates
     assert type(a.id) is str and a.relevance == 0.5 and type(a.relevance) is float
     assert a.role.value == "instruction"
+
+
+def test_a_parsed_request_passes_again_unchecked_and_an_edited_one_is_checked() -> None:
+    import dataclasses
+
+    from assembler import Limits
+
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.5), form("b", 4, 0.5)]
+    parsed = parse_request(req)
+    assert parsed.validated_under == assembler.DEFAULT_LIMITS
+    assert parse_request(parsed) is parsed
+    # other limits: judged again under them
+    stricter = Limits(max_candidates=1)
+    with pytest.raises(assembler.RequestTooLarge):
+        parse_request(parsed, limits=stricter)
+    # an edit yields an unmarked request, which is judged like any hand-built one
+    bad = dataclasses.replace(
+        parsed, candidates=(dataclasses.replace(parsed.candidates[0], cost=-1),)
+    )  # fmt: skip
+    assert bad.validated_under is None
+    with pytest.raises(InvalidRequest, match="cost"):
+        parse_request(bad)
+    # and the answer is the same whichever form of the request assemble() is given
+    assert assembler.assemble(parsed) == assembler.assemble(req)

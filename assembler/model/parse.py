@@ -143,12 +143,18 @@ def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT
     """Validate ``data`` and return the typed request.
 
     A ``Request`` built by hand is checked by the same rules (ids, numbers, text,
-    canonical order), since nothing else stands between it and the solver.
+    canonical order), since nothing else stands between it and the solver. A request
+    this function returned comes back as it is when given again under the same limits
+    (it records them in ``validated_under``); an edit through ``dataclasses.replace``
+    makes a new, unmarked request, which is checked again.
     """
+    limits = _limits(limits)
+    if isinstance(data, Request) and data.validated_under == limits:
+        return data  # this very object passed these rules already and cannot have changed
     with internal_errors("parse_request"), _collector_paused():
-        if isinstance(data, Request):
-            return _checked(data, _limits(limits))
-        return _parse(data, _limits(limits))
+        parsed = _checked(data, limits) if isinstance(data, Request) else _parse(data, limits)
+    object.__setattr__(parsed, "validated_under", limits)
+    return parsed
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from .limits import Limits
     from .rendering import Rendering
 
 __all__ = [
@@ -201,6 +202,11 @@ class Request:
     authority: tuple[tuple[str, str], ...] = ()
     # True when the request gave a policy.authority table (it overrides the defaults)
     has_authority_table: bool = False
+    # The limits this very object was validated under by ``parse_request`` (None for a
+    # request built by hand). Not an init field: ``dataclasses.replace`` (any edit)
+    # yields a request that is checked again, while passing a parsed request back in
+    # costs nothing (judging 100k typed candidates again took longer than parsing JSON).
+    validated_under: Limits | None = field(default=None, init=False, compare=False, repr=False)
 
     def candidate(self, candidate_id: str) -> Candidate:
         for candidate in self.candidates:
