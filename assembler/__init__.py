@@ -1,48 +1,20 @@
 """assembler: decide, exactly and explainably, what goes into the context of one LLM call.
 
-The public API is exactly ``__all__`` (pinned by ``tests/test_api.py``). Importing
-the package loads no solver: OR-Tools is imported by ``assembler.exact.cpsat`` on the
-first exact solve, sqlite3 when a ``Ledger`` is opened, and ``Session`` when it is
-first used.
+Input: nothing (importing the package). Output: the public API, exactly ``__all__``
+(pinned by ``tests/test_api.py``).
+
+Importing the package loads almost nothing: every public name is imported from its
+module the first time it is read (a module-level ``__getattr__``), so ``import
+assembler`` does not pay for the ledger (sqlite3), the renderer, the verifiers or
+sessions until they are used, and no solver is loaded before the first exact solve
+(OR-Tools by ``assembler.exact.cpsat``, HiGHS by ``assembler.exact.relaxation``).
+A name, once read, is an ordinary attribute of the package.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from .api import DEFAULT_TIME_LIMIT, assemble
-from .ledger import Ledger, LedgerError
-from .model.errors import (
-    AssemblerError,
-    EnumerationTooLarge,
-    InternalError,
-    InvalidRequest,
-    RenderError,
-    RequestTooLarge,
-    SolverError,
-    UnknownStrategy,
-)
-from .model.limits import DEFAULT_LIMITS, Limits
-from .model.parse import parse_request, request_from_json
-from .model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
-from .model.types import (
-    Candidate,
-    Decision,
-    Kind,
-    Reason,
-    Refusal,
-    RefusalCode,
-    Request,
-    Result,
-    Status,
-    Task,
-    Verdict,
-    Violation,
-)
-from .render import render
-from .strategies import STRATEGIES
-from .verifiers.bundle import verify
-from .verifiers.rendering import verify_rendering
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -86,14 +58,101 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+# public name -> the module that defines it (relative to the package)
+_HOME = {
+    "DEFAULT_TIME_LIMIT": ".model.arguments",
+    "assemble": ".api",
+    "Ledger": ".ledger",
+    "LedgerError": ".ledger",
+    "DEFAULT_LIMITS": ".model.limits",
+    "Limits": ".model.limits",
+    "parse_request": ".model.parse",
+    "request_from_json": ".model.parse",
+    "render": ".render",
+    "Session": ".session",
+    "STRATEGIES": ".strategies",
+    "verify": ".verifiers.bundle",
+    "verify_rendering": ".verifiers.rendering",
+    **dict.fromkeys(
+        (
+            "AssemblerError",
+            "EnumerationTooLarge",
+            "InternalError",
+            "InvalidRequest",
+            "RenderError",
+            "RequestTooLarge",
+            "SolverError",
+            "UnknownStrategy",
+        ),
+        ".model.errors",
+    ),
+    **dict.fromkeys(("Manifest", "ManifestItem", "RenderFormat", "Rendering"), ".model.rendering"),
+    **dict.fromkeys(
+        (
+            "Candidate",
+            "Decision",
+            "Kind",
+            "Reason",
+            "Refusal",
+            "RefusalCode",
+            "Request",
+            "Result",
+            "Status",
+            "Task",
+            "Verdict",
+            "Violation",
+        ),
+        ".model.types",
+    ),
+}
+
 if TYPE_CHECKING:
+    from .api import assemble
+    from .ledger import Ledger, LedgerError
+    from .model.arguments import DEFAULT_TIME_LIMIT
+    from .model.errors import (
+        AssemblerError,
+        EnumerationTooLarge,
+        InternalError,
+        InvalidRequest,
+        RenderError,
+        RequestTooLarge,
+        SolverError,
+        UnknownStrategy,
+    )
+    from .model.limits import DEFAULT_LIMITS, Limits
+    from .model.parse import parse_request, request_from_json
+    from .model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
+    from .model.types import (
+        Candidate,
+        Decision,
+        Kind,
+        Reason,
+        Refusal,
+        RefusalCode,
+        Request,
+        Result,
+        Status,
+        Task,
+        Verdict,
+        Violation,
+    )
+    from .render import render
     from .session import Session
+    from .strategies import STRATEGIES
+    from .verifiers.bundle import verify
+    from .verifiers.rendering import verify_rendering
 
 
 def __getattr__(name: str) -> Any:
-    # sessions are imported when first used: `import assembler` stays as cheap as it was
-    if name == "Session":
-        from .session import Session
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'assembler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    # read once: later reads find an ordinary attribute, without this function
+    globals()[name] = value
+    return value
 
-        return Session
-    raise AttributeError(f"module 'assembler' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
