@@ -5,7 +5,8 @@ Output: an ``Outcome`` whose selection is the unique optimum of the full
 lexicographic order when the status is OPTIMAL.
 
 This is the only module that imports OR-Tools, and it does so inside
-``CpSat.solve`` so that ``import assembler`` stays fast.
+``CpSat.solve`` so that ``import assembler`` stays fast; ``cp_model`` is imported
+without pandas (``_cp_model``), which it loads for helpers this module never calls.
 
 Encoding (one Boolean x_f per eligible form, canonical order):
   C2  at most one form per identity (exactly one when required: C3);
@@ -25,8 +26,12 @@ the order in which the model was built (parallel CP-SAT is not deterministic).
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
+import threading
 import time
+import types
 from typing import TYPE_CHECKING, Any
 
 from ..model.errors import SolverError
@@ -54,9 +59,7 @@ class CpSat:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> Outcome:
-        from ortools.sat.python import cp_model
-
-        session = _Session(cp_model, problem, time_limit, workers)
+        session = _Session(_cp_model(), problem, time_limit, workers)
         if hint is not None:
             session.hint(hint)
         return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
@@ -329,3 +332,63 @@ def _meets(problem: Problem, selection: tuple[int, ...], value: int, cost: int) 
         and sum(problem.value[f] for f in selection) == value
         and sum(problem.cost[f] for f in selection) == cost
     )
+
+
+# -- importing cp_model without pandas -------------------------------------------
+#
+# ``ortools.sat.python.cp_model`` imports pandas at module level (measured ~0.3 s of
+# CPU, most of a cold ``assembler compile``) for its ``*_series`` helpers and the
+# ``values`` of a ``pd.Index``, none of which this module calls. While it is imported,
+# ``sys.modules["pandas"]`` holds a stand-in whose ``Index`` and ``Series`` are checked
+# and built by the real pandas the moment anything uses them (so cp_model still works
+# for any other caller in the process), and which is taken out again right after: a
+# later ``import pandas`` anywhere gets the real one.
+
+_import_lock = threading.Lock()
+
+
+def _cp_model() -> Any:
+    """``ortools.sat.python.cp_model``, imported without loading pandas."""
+    loaded = sys.modules.get("ortools.sat.python.cp_model")
+    if loaded is not None:
+        return loaded
+    with _import_lock:
+        stand_in = None
+        if "pandas" not in sys.modules:
+            stand_in = sys.modules["pandas"] = _DeferredPandas("pandas")
+        try:
+            return importlib.import_module("ortools.sat.python.cp_model")
+        finally:
+            if stand_in is not None and sys.modules.get("pandas") is stand_in:
+                del sys.modules["pandas"]
+
+
+def _real_pandas() -> Any:
+    if isinstance(sys.modules.get("pandas"), _DeferredPandas):
+        del sys.modules["pandas"]
+    return importlib.import_module("pandas")
+
+
+class _Deferred(type):
+    """A pandas class (``Index``, ``Series``) that the real pandas stands behind."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        # an object of a pandas class can only exist once pandas is loaded
+        real = sys.modules.get("pandas")
+        if real is None or isinstance(real, _DeferredPandas):
+            return False
+        return isinstance(instance, getattr(real, cls.__name__))
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_real_pandas(), cls.__name__)(*args, **kwargs)
+
+
+class _DeferredPandas(types.ModuleType):
+    """What cp_model's ``import pandas as pd`` binds: the real pandas, loaded when used."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("Index", "Series"):
+            deferred = _Deferred(name, (), {})
+            setattr(self, name, deferred)
+            return deferred
+        return getattr(_real_pandas(), name)
