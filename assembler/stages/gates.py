@@ -14,11 +14,23 @@ computed as a fixpoint, because rejecting one form can strand another.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
 
-__all__ = ["DEFAULT_INSTRUCTION_CHANNELS", "GateReport", "apply_gates", "form_gate", "groups_of"]
+__all__ = [
+    "DEFAULT_INSTRUCTION_CHANNELS",
+    "GateContext",
+    "GateReport",
+    "apply_gates",
+    "derived_gate",
+    "form_gate",
+    "form_note",
+    "groups_of",
+    "named_groups",
+    "stranding_members",
+]
 
 DEFAULT_INSTRUCTION_CHANNELS = frozenset({"system", "developer", "user"})
 
@@ -43,7 +55,7 @@ class GateReport:
 
 
 @dataclass(frozen=True, slots=True)
-class _Context:
+class GateContext:
     """What every form's gate consults, built once per request rather than per form."""
 
     seal: frozenset[str]
@@ -53,7 +65,7 @@ class _Context:
     require_content: bool = False
 
     @classmethod
-    def of(cls, request: Request, *, require_content: bool = False) -> _Context:
+    def of(cls, request: Request, *, require_content: bool = False) -> GateContext:
         return cls(
             frozenset(request.task.seal),
             dict(request.sources),
@@ -70,15 +82,15 @@ class _Context:
 
 def standing(request: Request, channel: str | None) -> str:
     """The authority standing of a channel: the request's table over the defaults."""
-    return _Context.of(request).standing(channel)
+    return GateContext.of(request).standing(channel)
 
 
 def form_gate(
-    request: Request, candidate: Candidate, context: _Context | None = None
+    request: Request, candidate: Candidate, context: GateContext | None = None
 ) -> tuple[Reason, str] | None:
     """The first per-form gate the candidate fails, or None when it passes all four."""
     task = request.task
-    ctx = context or _Context.of(request)
+    ctx = context or GateContext.of(request)
     seal = ctx.seal
     if seal:
         if candidate.id in seal:
@@ -138,6 +150,17 @@ def groups_of(request: Request) -> dict[str, frozenset[str]]:
     return {group: frozenset(identities) for group, identities in members.items()}
 
 
+def named_groups(candidate: Candidate) -> tuple[str, ...]:
+    """The groups a candidate puts its identity in (``groups_of``'s reading of one form)."""
+    if candidate.group is None:
+        if candidate.tool_call_id is None:
+            return ()
+        return (TOOL_CALL_GROUP_PREFIX + candidate.tool_call_id,)
+    if candidate.tool_call_id is None:
+        return (candidate.group,)
+    return (candidate.group, TOOL_CALL_GROUP_PREFIX + candidate.tool_call_id)
+
+
 def apply_gates(request: Request, *, require_content: bool = False) -> GateReport:
     """Run every gate over every candidate of ``request`` (``no-content`` only when
     ``require_content``: a rendering was asked for).
@@ -149,7 +172,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     that reads each group once and explains only the forms it removed."""
     rejected: dict[str, tuple[Reason, str]] = {}
     notes: dict[str, str] = {}
-    context = _Context.of(request, require_content=require_content)
+    context = GateContext.of(request, require_content=require_content)
     task = request.task
     home = None if task.scope is None else (task.scope, "shared")
     checks_source = task.operation is Operation.CURRENT
@@ -185,7 +208,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
         if failure is not None:
             rejected[candidate.id] = failure
             continue
-        notes[candidate.id] = _note(request, candidate)
+        notes[candidate.id] = form_note(request, candidate)
 
     groups = groups_of(request)
     identity_groups: dict[str, list[str]] = defaultdict(list)
@@ -195,11 +218,11 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     removed, available = _derived_removals(request, notes, groups, identity_groups)
     if removed:
         offered = {candidate.identity for candidate in request.candidates}
-        stranding = _stranding_members(groups, available)
+        stranding = stranding_members(groups, available)
         # Reasons come from the final fixpoint, so they do not depend on visiting order.
         for candidate in removed:
             del notes[candidate.id]
-            rejected[candidate.id] = _derived_gate(
+            rejected[candidate.id] = derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
     return GateReport(rejected=rejected, notes=notes, groups=groups)
@@ -266,8 +289,8 @@ def _derived_removals(
     return removed, {i for i, left in forms_left.items() if left > 0}
 
 
-def _stranding_members(
-    groups: dict[str, frozenset[str]], available: set[str]
+def stranding_members(
+    groups: Mapping[str, frozenset[str]], available: Container[str]
 ) -> dict[str, list[str]]:
     """For each group, its first two members (by name) with no eligible form: enough to
     name, for any form, a member that stranded it other than its own identity."""
@@ -279,12 +302,12 @@ def _stranding_members(
     return out
 
 
-def _derived_gate(
+def derived_gate(
     candidate: Candidate,
-    available: set[str],
-    offered: set[str],
-    stranding: dict[str, list[str]],
-    identity_groups: dict[str, list[str]],
+    available: Container[str],
+    offered: Container[str],
+    stranding: Mapping[str, list[str]],
+    identity_groups: Mapping[str, Sequence[str]],
 ) -> tuple[Reason, str]:
     for dependency in candidate.depends_on:
         if dependency == candidate.identity or dependency in available:
@@ -311,7 +334,7 @@ def _derived_gate(
     return Reason.GROUP_INELIGIBLE, "its identity lost every eligible form"
 
 
-def _note(request: Request, candidate: Candidate) -> str:
+def form_note(request: Request, candidate: Candidate) -> str:
     task = request.task
     if (
         task.scope is not None
