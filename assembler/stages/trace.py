@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.objective import form_value
@@ -37,12 +38,17 @@ from ..model.types import (
 from .gates import GateReport
 
 __all__ = [
+    "BundleContext",
+    "bundle_context",
+    "bundle_decisions",
     "bundle_result",
     "canonical_json",
     "package_id",
+    "policy_json",
     "refused_result",
     "render_order",
     "render_text",
+    "task_json",
     "trace_id",
     "undecided_result",
 ]
@@ -61,7 +67,8 @@ def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (c.role is not Role.INSTRUCTION, c.id))
 
 
-def _task_dict(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
+def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The task as ``package_id`` hashes it (defaults filled in, lists sorted)."""
     task = request.task
     return {
         "id": task.id,
@@ -72,6 +79,11 @@ def _task_dict(request: Request, required: tuple[str, ...] | None = None) -> dic
         "required": sorted(request.required_identities if required is None else required),
         "seal": list(task.seal),
     }
+
+
+def policy_json(request: Request) -> dict[str, Any]:
+    """The policy as ``package_id`` hashes it: the authority table as given, if any."""
+    return {"authority": dict(request.authority)} if request.has_authority_table else {}
 
 
 def package_id(
@@ -85,8 +97,8 @@ def package_id(
         }
         for c in render_order(selected)
     ]
-    policy = {"authority": dict(request.authority)} if request.has_authority_table else {}
-    task = _task_dict(request, required)
+    policy = policy_json(request)
+    task = task_json(request, required)
     return _sha256(canonical_json({"task": task, "policy": policy, "forms": forms}))
 
 
@@ -107,27 +119,30 @@ def _with_note(detail: str, note: str) -> str:
     return f"{detail}; {note}" if note else detail
 
 
-def bundle_result(
+@dataclass(frozen=True, slots=True)
+class BundleContext:
+    """What a bundle's decisions read besides each candidate and its gates: for each
+    admitted identity its form, the first selected form (canonical order) needing each
+    identity, the coupled groups of each admitted identity, the required identities and
+    the relevance threshold."""
+
+    chosen: Container[str]
+    admitted: Mapping[str, str]
+    needed: Mapping[str, str]
+    identity_groups: Mapping[str, Sequence[str]]
+    required: Container[str]
+    threshold: float
+
+
+def bundle_context(
     request: Request,
     gates: GateReport,
-    strategy: str,
-    selected_ids: Iterable[str],
-    *,
-    optimal: bool,
-    bound: int | None,
-    timings: tuple[tuple[str, float], ...] = (),
-) -> Result:
-    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
-    they are recorded as admitted (the verifier, not this function, judges legality).
-
-    One pass over the candidates (in canonical order already) builds every decision:
-    at 100k forms this stage was a noticeable part of the call."""
-    chosen = set(selected_ids)
-    candidates = request.candidates
-    selected = [c for c in candidates if c.id in chosen]
-    if len(selected) != len(chosen):
-        unknown = chosen - {c.id for c in selected}
-        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    chosen: Container[str],
+    selected: list[Candidate],
+    required: tuple[str, ...] | None = None,
+) -> BundleContext:
+    """The context of a bundle; ``selected`` is the chosen candidates in canonical order,
+    ``required`` the request's required identities when the caller has them."""
     admitted_identity = {c.identity: c.id for c in selected}
     needed: dict[str, str] = {}
     for c in selected:
@@ -142,12 +157,31 @@ def bundle_result(
         for member in members:
             if member in admitted_identity:
                 identity_groups.setdefault(member, []).append(group)
-    required_identities = request.required_identities
-    required = set(required_identities)
-    threshold = request.task.min_relevance
+    return BundleContext(
+        chosen=chosen,
+        admitted=admitted_identity,
+        needed=needed,
+        identity_groups=identity_groups,
+        required=set(request.required_identities if required is None else required),
+        threshold=request.task.min_relevance,
+    )
+
+
+def bundle_decisions(
+    candidates: Iterable[Candidate], gates: GateReport, context: BundleContext
+) -> list[Decision]:
+    """The decision on each of ``candidates`` in a bundle of ``context``.
+
+    One pass (the whole request's candidates for a result, or just those a session's
+    change reached): at 100k forms this stage was a noticeable part of the call."""
+    chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
+    identity_groups, required, threshold = (
+        context.identity_groups,
+        context.required,
+        context.threshold,
+    )
     rejected, notes = gates.rejected, gates.notes
     admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
-
     decisions: list[Decision] = []
     append = decisions.append
     for c in candidates:
@@ -191,10 +225,34 @@ def bundle_result(
             else:
                 why = f"the bundle leaves it out (value {value}, cost {c.cost})"
             append(Decision(cid, c.identity, refused, Reason.NOT_CHOSEN, why))
+    return decisions
 
+
+def bundle_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    selected_ids: Iterable[str],
+    *,
+    optimal: bool,
+    bound: int | None,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
+    they are recorded as admitted (the verifier, not this function, judges legality)."""
+    chosen = set(selected_ids)
+    candidates = request.candidates
+    selected = [c for c in candidates if c.id in chosen]
+    if len(selected) != len(chosen):
+        unknown = chosen - {c.id for c in selected}
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    required = request.required_identities
+    context = bundle_context(request, gates, chosen, selected, required)
+    decisions = bundle_decisions(candidates, gates, context)
+    threshold = context.threshold
     cost = sum(c.cost for c in selected)
     value_total = sum(form_value(c.relevance, threshold) for c in selected)
-    package = package_id(request, selected, required_identities)
+    package = package_id(request, selected, required)
     return Result(
         status=Status.BUNDLE,
         strategy=strategy,
