@@ -34,13 +34,19 @@ from .render.manifest import build_rendering
 from .stages.gates import apply_gates
 from .strategies import Strategy, load_strategy
 
-__all__ = ["DEFAULT_TIME_LIMIT", "assemble", "assemble_validated"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "TRACE_PER_GATES_SECOND",
+    "assemble",
+    "assemble_validated",
+    "no_cyclic_gc",
+]
 
 # The trace that follows the decision is kept out of the decision's time: it does
 # about twice the per-candidate work of the gates (measured at 10k and 100k forms,
 # 1.9x for a bundle, 0.9x for no bundle), so the gates' own time on this request, on
 # this machine under its current load, sets the reserve.
-_TRACE_PER_GATES_SECOND = 2.0
+TRACE_PER_GATES_SECOND = 2.0
 
 _gc_lock = threading.Lock()
 _gc_depth = 0
@@ -48,7 +54,7 @@ _gc_was_enabled = False
 
 
 @contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """The cyclic garbage collector off for the call (it only walks the call's own
     objects, which die with it: measured 20% of a 100k-form call, 9% at 10k), back to
     its previous state after the last concurrent call."""
@@ -156,7 +162,7 @@ def _assemble(
     if counter is not None and fmt is None:
         raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _pipeline(
             request, run, float(limit), count, fmt, counter, limits, on_parsed, validated
         )
@@ -194,7 +200,7 @@ def _pipeline(
         stages.append(("gates", gated_at - began))
         # The limit covers the whole call: parsing a huge request eats into it, and the
         # trace that follows the decision is set aside.
-        reserve = _TRACE_PER_GATES_SECOND * (gated_at - began)
+        reserve = TRACE_PER_GATES_SECOND * (gated_at - began)
         remaining = max(0.001, limit - (gated_at - started) - reserve)
         out = run(req, gates, remaining, count)
         stages.extend(out.timings)

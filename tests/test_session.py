@@ -91,6 +91,10 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
             continue
         got = session.apply(delta)
         event(f"applied: {got.status.value}, {sorted(delta)}")
+        # the kept path (gates, trace and proven solve carried over) is the exact
+        # strategy's without a counter; a solve it skipped is timed 0
+        kept = options["strategy"] == "cpsat" and "counter" not in options
+        event(f"kept: {kept}, solve reused: {dict(got.timings).get('solve') == 0.0}")
         assert got == expected
         assert _answer(got) == _answer(expected)
         _verified(expected_request, got, options.get("counter"))
@@ -291,3 +295,35 @@ def test_bad_deltas_fail_the_schema_and_the_parser(delta: dict[str, Any]) -> Non
     assert list(_delta_validator().iter_errors(delta)) != []
     with pytest.raises(assembler.InvalidRequest):
         parse_delta(delta)
+
+
+def test_an_agent_loop_answers_like_fresh_assembles_call_after_call() -> None:
+    """The named scenario end to end through the kept path, with content rendered."""
+    loop = agent_loop(seed=3, forms=300, calls=12, content=True)
+    session = Session(loop.first, time_limit=TIME_LIMIT, render="anthropic-messages")
+    for delta, request in zip(loop.deltas, loop.requests(), strict=True):
+        got = session.apply(delta)
+        expected = assembler.assemble(request, time_limit=TIME_LIMIT, render="anthropic-messages")
+        assert got == expected
+        _verified(request, got)
+
+
+def test_a_delta_that_leaves_the_problem_as_it_was_reuses_the_proven_solve() -> None:
+    """A sealed newcomer changes the decisions, not the problem: the proven optimum is
+    the new request's too, found without a backend (its solve is timed 0)."""
+    base = _example("agent-tool-call.json")
+    session = Session(base)
+    first = session.answer()
+    assert first.optimal
+    delta = {"task": {"seal": [*base["task"].get("seal", []), "sealed"]},
+             "add": [{"id": "sealed", "cost": 1, "relevance": 1.0}]}  # fmt: skip
+    got = session.apply(delta)
+    assert ("solve", 0.0) in got.timings
+    assert got == assembler.assemble(session.to_dict())
+    assert got.trace_id != first.trace_id
+    # a change to the problem solves again, and still answers like a fresh call
+    fresh = {"id": "free", "cost": 1, "relevance": 1.0, "scope": "support"}
+    moved = session.apply({"add": [fresh]})
+    assert "free" in moved.selected
+    assert ("solve", 0.0) not in moved.timings
+    assert moved == assembler.assemble(session.to_dict())

@@ -1,8 +1,9 @@
 """The exact chain after the gates, for any backend.
 
 Input: a validated ``Request``, its ``GateReport``, a ``Backend``, a time limit and
-a worker count.
-Output: a ``Result``.
+a worker count (and, from a session, a problem solved before with its outcome).
+Output: a ``Result`` (``solve_exact``), or what was decided before the trace
+(``decide_exact``: a session traces a bundle itself, keeping the trace between calls).
 
 The chain is visible and each link a pure stage:
 required refusals -> closure/groups -> backend solve ->
@@ -13,37 +14,66 @@ required refusals -> closure/groups -> backend solve ->
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..model.types import Request, Result
 from ..stages.gates import GateReport
 from ..stages.trace import bundle_result, refused_result, undecided_result
-from .backend import Backend, SolveStatus, selection_value
-from .closure import build_problem
+from .backend import Backend, Outcome, SolveStatus, selection_value
+from .closure import Problem, build_problem
 from .refusal import over_budget_refusal, required_refusal
 
-__all__ = ["cpsat_strategy", "solve_exact"]
+__all__ = [
+    "Decided",
+    "bundle_bound",
+    "cpsat_strategy",
+    "decide_exact",
+    "exact_backend",
+    "solve_exact",
+]
 
 
-def solve_exact(
-    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
-) -> Result:
-    """The exact pipeline after the gates, for any backend. ``time_limit`` is what is
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """What the exact chain decided before the trace: the result when there is no
+    bundle, else the problem and the backend's outcome (a bundle to trace)."""
+
+    result: Result | None
+    problem: Problem | None = None
+    outcome: Outcome | None = None
+    timings: tuple[tuple[str, float], ...] = ()
+
+
+def decide_exact(
+    request: Request,
+    gates: GateReport,
+    backend: Backend,
+    time_limit: float,
+    workers: int,
+    known: tuple[Problem, Outcome] | None = None,
+) -> Decided:
+    """The exact pipeline after the gates, up to the trace. ``time_limit`` is what is
     left of the call's limit for deciding (the caller keeps back what the trace needs):
-    past it nothing more is searched, and the answer is what was proven by then."""
+    past it nothing more is searched, and the answer is what was proven by then.
+
+    ``known`` is a problem an earlier call solved and its outcome: when this problem is
+    equal to it and the outcome was proven OPTIMAL, it is this problem's answer too
+    (the lexicographic order leaves one optimum, so every proof finds that one) and no
+    backend runs. Anything less than a proof is never reused."""
     deadline = time.monotonic() + time_limit
-    name = backend.name
     started = time.perf_counter()
     refusal = required_refusal(request, gates)
     if refusal is not None:
-        return refused_result(request, gates, name, refusal)
+        return Decided(refused_result(request, gates, backend.name, refusal))
     if time.monotonic() >= deadline:
-        return undecided_result(request, gates, name, None, (("closure", 0.0),))
+        return Decided(undecided_result(request, gates, backend.name, None, (("closure", 0.0),)))
     problem = build_problem(request, gates)
     built_at = time.perf_counter()
     timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
+    if known is not None and known[1].status is SolveStatus.OPTIMAL and known[0] == problem:
+        return Decided(None, problem, known[1], (*timings, ("solve", 0.0)))
     if time.monotonic() >= deadline:
-        return undecided_result(request, gates, name, None, timings)
+        return Decided(undecided_result(request, gates, backend.name, None, timings))
     # building the problem is part of the call's time too
     outcome = backend.solve(
         problem, time_limit=max(0.001, deadline - time.monotonic()), workers=workers
@@ -59,23 +89,48 @@ def solve_exact(
             priced=outcome.selection,
         )
         timings += (("refusal", time.perf_counter() - solved_at),)
-        return refused_result(request, gates, name, refusal, timings)
+        return Decided(refused_result(request, gates, backend.name, refusal, timings))
     if outcome.status is SolveStatus.UNKNOWN:
-        return undecided_result(request, gates, name, outcome.bound, timings)
-    optimal = outcome.status is SolveStatus.OPTIMAL
+        return Decided(undecided_result(request, gates, backend.name, outcome.bound, timings))
+    return Decided(None, problem, outcome, timings)
+
+
+def bundle_bound(problem: Problem, outcome: Outcome) -> int | None:
+    """The bound a bundle's result reports: its own value when proven optimal."""
+    if outcome.status is SolveStatus.OPTIMAL:
+        return selection_value(problem, outcome.selection)
+    return outcome.bound
+
+
+def solve_exact(
+    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
+) -> Result:
+    """The exact pipeline after the gates, for any backend (``decide_exact``, then the
+    trace of the bundle when there is one)."""
+    decided = decide_exact(request, gates, backend, time_limit, workers)
+    if decided.result is not None:
+        return decided.result
+    problem, outcome = decided.problem, decided.outcome
+    assert problem is not None and outcome is not None
+    traced_at = time.perf_counter()
     result = bundle_result(
         request,
         gates,
-        name,
+        backend.name,
         (problem.form_ids[f] for f in outcome.selection),
-        optimal=optimal,
-        bound=selection_value(problem, outcome.selection) if optimal else outcome.bound,
+        optimal=outcome.status is SolveStatus.OPTIMAL,
+        bound=bundle_bound(problem, outcome),
     )
-    return replace(result, timings=(*timings, ("trace", time.perf_counter() - solved_at)))
+    return replace(result, timings=(*decided.timings, ("trace", time.perf_counter() - traced_at)))
 
 
-def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def exact_backend() -> Backend:
+    """The backend of the ``cpsat`` strategy: CP-SAT behind the reductions."""
     from .cpsat import CpSat
     from .reducing import Reducing
 
-    return solve_exact(request, gates, Reducing(CpSat()), time_limit, workers)
+    return Reducing(CpSat())
+
+
+def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+    return solve_exact(request, gates, exact_backend(), time_limit, workers)

@@ -7,9 +7,10 @@ Output: after each delta, the ``Result`` that ``assemble()`` gives for the resul
 request, identical in selection, ``package_id``, ``trace_id``, decisions and
 rendering; or an error, after which the session is exactly as before the delta.
 
-The work is split so that it can be made incremental without changing this API:
+The work is split so that each part redoes only what a delta touches:
 ``state.apply_delta`` (pure: state + delta -> state, validating only what the delta
-brings) and ``answer`` (state -> result), the one function that produces an answer.
+brings) and ``answer`` (state -> result), the one function that produces an answer,
+from what the previous answer kept (``warm``: gates, trace and a proven solve).
 ``propose`` computes the next state and its answer without changing the session;
 ``commit`` makes it the session's state. ``apply`` does both under the session's lock,
 so concurrent deltas to one session are applied one after the other.
@@ -35,6 +36,7 @@ from ..render import Counter, render_format
 from ..strategies import load_strategy
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state
+from .warm import Options, Warm, warm_answer
 
 __all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer", "seconds_left"]
 
@@ -42,26 +44,14 @@ _LEAST_LIMIT = 0.001
 
 
 @dataclass(frozen=True, slots=True)
-class Options:
-    """How every answer of a session is computed (``assemble``'s keyword arguments)."""
-
-    strategy: str = "cpsat"
-    workers: int | None = None
-    render: RenderFormat | None = None
-    counter: Counter | None = None
-    ledger: Recorder | None = None
-    limits: Limits = DEFAULT_LIMITS
-    time_limit: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Proposal:
     """A delta's outcome before it is committed: the state it was applied to, the
-    state it makes and that state's answer."""
+    state it makes, that state's answer and what the answer keeps for the next."""
 
     base: State
     state: State
     result: Result
+    warm: Warm | None = None
 
 
 def seconds_left(deadline: float) -> float:
@@ -74,16 +64,27 @@ class SessionConflict(AssemblerError):
     """A proposal was committed to a session that had changed since it was made."""
 
 
-def answer(state: State, options: Options, time_limit: float | None = None) -> Result:
-    """THE answer of a session's state: what every delta's result comes from.
+def answer(
+    state: State,
+    options: Options,
+    time_limit: float | None = None,
+    kept: Warm | None = None,
+    base: State | None = None,
+) -> tuple[Result, Warm | None]:
+    """THE answer of a session's state: what every delta's result comes from, and what
+    it keeps for the next delta's answer.
 
-    Today it runs the whole chain on the state's request (it is not validated again:
-    every part of it was, when it arrived). This is where an incremental answer slots
-    in: gates, closure, groups and trace kept per candidate and updated from
-    ``state.touched``, and the previous solve reused where that is sound; whatever it
-    does, its result must stay identical to ``assemble(state.request)``.
+    With the exact strategy (and no token counter) it is ``warm.warm_answer``: gates,
+    trace and the proven solve kept from ``kept`` (the answer of ``base``, the state
+    the delta was applied to, or of ``state`` itself) and redone where the delta
+    reaches. Otherwise it runs the whole chain on the state's request (not validated
+    again: every part of it was, when it arrived). Either way the result is identical
+    to ``assemble(state.request)``'s.
     """
-    return assemble_validated(
+    warm = warm_answer(state, options, time_limit, kept, base)
+    if warm is not None:
+        return warm
+    result = assemble_validated(
         state.request,
         strategy=options.strategy,
         time_limit=options.time_limit if time_limit is None else time_limit,
@@ -93,6 +94,7 @@ def answer(state: State, options: Options, time_limit: float | None = None) -> R
         ledger=options.ledger,
         limits=options.limits,
     )
+    return result, None
 
 
 class Session:
@@ -129,6 +131,8 @@ class Session:
             time_limit=time_limit,
         )
         self._state = initial_state(parse_request(request, limits=limits))
+        # what the last answer of the current state kept (None: nothing yet)
+        self._warm: Warm | None = None
         self._lock = threading.Lock()
 
     @property
@@ -152,7 +156,14 @@ class Session:
 
     def answer(self, *, time_limit: float | None = None) -> Result:
         """The answer for the session's request as it is now."""
-        return answer(self._state, self.options, time_limit)
+        state, kept = self._state, self._warm
+        result, warm = answer(state, self.options, time_limit, kept)
+        if warm is not None:
+            with self._lock:
+                # kept only if no delta was committed meanwhile
+                if self._state is state:
+                    self._warm = warm
+        return result
 
     def propose(
         self,
@@ -165,13 +176,14 @@ class Session:
 
         ``deadline`` (a ``time.monotonic()`` instant) instead of ``time_limit``: the
         answer gets what is left of it once the delta is validated and applied."""
-        base = self._state
+        base, kept = self._state, self._warm
         limits = self.options.limits
         with internal_errors("session"):
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
         if deadline is not None:
             time_limit = seconds_left(deadline)
-        return Proposal(base, state, answer(state, self.options, time_limit))
+        result, warm = answer(state, self.options, time_limit, kept, base)
+        return Proposal(base, state, result, warm)
 
     def commit(self, proposal: Proposal) -> None:
         """Make ``proposal``'s state the session's; it must have been made from the
@@ -186,6 +198,7 @@ class Session:
                 f" at version {proposal.base.version}: propose the delta again"
             )
         self._state = proposal.state
+        self._warm = proposal.warm
 
     def apply(self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None) -> Result:
         """Apply ``delta`` and return the answer for the resulting request. Atomic: on
