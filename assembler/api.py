@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
 from .model.errors import InvalidRequest
@@ -29,10 +29,11 @@ from .model.parse import internal_errors, parse_request
 from .model.recorder import OnParsed, Recorder, Run, record
 from .model.rendering import RenderFormat
 from .model.types import Request, Result, Status
-from .render import Counter, fit_to_budget, render_format
-from .render.manifest import build_rendering
 from .stages.gates import apply_gates
 from .strategies import Strategy, load_strategy
+
+if TYPE_CHECKING:
+    from .render import Counter
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -158,7 +159,13 @@ def _assemble(
     validated: bool = False,
 ) -> Result:
     strategy, limit, count = call_arguments(strategy, time_limit, workers)
-    fmt = None if render is None else render_format(render)
+    fmt = None
+    if render is not None:
+        # the renderer is loaded only for a call that renders (a fifth of a cold
+        # command's imports otherwise)
+        from .render import render_format
+
+        fmt = render_format(render)
     if counter is not None and fmt is None:
         raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
@@ -212,10 +219,14 @@ def _pipeline(
         result = solve(parsed)
         if result.status is Status.BUNDLE:
             began = time.perf_counter()
+            from .render.manifest import build_rendering
+
             rendering = build_rendering(parsed, result, fmt, None)
             stages.append(("render", time.perf_counter() - began))
             result = replace(result, rendering=rendering)
     else:
+        from .render import fit_to_budget
+
         result = fit_to_budget(parsed, fmt, counter, solve)
     timings = (
         ("parse", parsed_at - started),
