@@ -56,7 +56,8 @@ def decide_exact(
     left of the call's limit for deciding (the caller keeps back what the trace needs):
     past it nothing more is searched, and the answer is what was proven by then.
 
-    ``known`` is a problem an earlier call solved and its outcome: when this problem is
+    ``known`` is a problem an earlier call solved and its outcome (lending the weights
+    of the forms they share to this problem's build): when this problem is
     equal to it and the outcome was proven OPTIMAL, it is this problem's answer too
     (the lexicographic order leaves one optimum, so every proof finds that one) and no
     backend runs. Anything less than a proof is never reused."""
@@ -67,7 +68,7 @@ def decide_exact(
         return Decided(refused_result(request, gates, backend.name, refusal))
     if time.monotonic() >= deadline:
         return Decided(undecided_result(request, gates, backend.name, None, (("closure", 0.0),)))
-    problem = build_problem(request, gates)
+    problem = build_problem(request, gates, None if known is None else known[0])
     built_at = time.perf_counter()
     timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
     if known is not None and known[1].status is SolveStatus.OPTIMAL and known[0] == problem:
