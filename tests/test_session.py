@@ -106,6 +106,32 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
         current = expected_request
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests(Shape.small(14)), st.sampled_from([None, "text"]), st.data())
+def test_long_sequences_through_the_kept_path_answer_like_fresh_assembles(
+    base: dict[str, Any], render: str | None, data: st.DataObject
+) -> None:
+    """The kept gates, trace and solve carried over many deltas in a row: each answer
+    still a fresh assemble()'s, whatever the earlier deltas left behind (a failed delta
+    in between keeps what the last answer kept)."""
+    if isinstance(_fresh(base, render=render), Exception):
+        return
+    session = Session(base, time_limit=TIME_LIMIT, render=render)
+    current = base
+    for step in range(data.draw(st.integers(4, 10))):
+        delta = data.draw(deltas(current, step))
+        expected_request = applied(current, delta)
+        expected = _fresh(expected_request, render=render)
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected)):
+                session.apply(delta)
+            continue
+        got = session.apply(delta)
+        event(f"{got.status.value}, solve reused: {dict(got.timings).get('solve') == 0.0}")
+        assert got == expected
+        current = expected_request
+
+
 # ---------------------------------------------------------------------------
 # the delta format and its errors
 
