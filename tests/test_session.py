@@ -353,3 +353,6 @@ def test_a_delta_that_leaves_the_problem_as_it_was_reuses_the_proven_solve() -> 
     assert "free" in moved.selected
     assert ("solve", 0.0) not in moved.timings
     assert moved == assembler.assemble(session.to_dict())
+    # answering the same state again is the same problem, proven
+    again = session.answer()
+    assert again == moved and ("solve", 0.0) in again.timings
