@@ -138,6 +138,47 @@ def agent_loop_case(seed: int, forms: int, calls: int, time_limit: float) -> dic
     }
 
 
+def unchanged_problem_case(seed: int, forms: int, calls: int, time_limit: float) -> dict[str, Any]:
+    """Deltas that leave the problem as it was: each adds a note scoped to another
+    project (the scope gate rejects it), so the proven optimum is reused and a delta
+    costs what surrounds the solve. Compared with a fresh ``assemble()``, as above."""
+    loop = agent_loop(seed, forms, 1)
+    load_before = os.getloadavg()
+    session = assembler.Session(loop.first, time_limit=time_limit)
+    session.answer()
+    rows: list[dict[str, float]] = []
+    for call in range(calls):
+        note = {"id": f"elsewhere-{call}", "cost": 40, "relevance": 0.9, "scope": "proj-z",
+                "kind": "memory", "content": f"a note of another project ({call})"}  # fmt: skip
+        result, delta_ms, delta_cpu = _timed(lambda n=note: session.apply({"add": [n]}))
+        request = session.to_dict()
+        fresh, fresh_ms, fresh_cpu = _timed(
+            lambda r=request: assembler.assemble(r, time_limit=time_limit)
+        )
+        _checked(request, result, fresh)
+        rows.append({
+            "delta_ms": delta_ms, "delta_cpu_ms": delta_cpu,
+            "fresh_ms": fresh_ms, "fresh_cpu_ms": fresh_cpu,
+            "solve_reused": float(dict(result.timings).get("solve") == 0.0),
+        })  # fmt: skip
+    delta_cpu = _median([r["delta_cpu_ms"] for r in rows])
+    fresh_cpu = _median([r["fresh_cpu_ms"] for r in rows])
+    return {
+        "seed": seed,
+        "forms_first": len(loop.first["candidates"]),
+        "calls": calls,
+        "delta_ms_median": _median([r["delta_ms"] for r in rows]),
+        "delta_cpu_ms_median": delta_cpu,
+        "fresh_ms_median": _median([r["fresh_ms"] for r in rows]),
+        "fresh_cpu_ms_median": fresh_cpu,
+        "speedup_cpu": fresh_cpu / delta_cpu if delta_cpu else float("nan"),
+        "solve_reused": int(sum(r["solve_reused"] for r in rows)),
+        "rows": rows,
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
+    }
+
+
 # ---------------------------------------------------------------------------
 # the server, over both transports
 
@@ -359,6 +400,28 @@ def _markdown(data: dict[str, Any]) -> str:
             )
     lines += [
         "",
+        "## Deltas that leave the problem as it was, medians per call",
+        "",
+        "Each delta adds a note scoped to another project (gated out): the problem is the"
+        " one already proven optimal, so no solver runs, and the delta costs what surrounds"
+        " the solve. Against a fresh `assemble()` of the same request.",
+        "",
+        "| seed | forms | calls | delta wall / CPU | fresh wall / CPU | speedup (CPU) |"
+        " goal < 15 ms | goal >= 10x | solve reused | load before, after |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in data["unchanged_problem"]:
+        lines.append(
+            f"| {row['seed']} | {row['forms_first']:,} | {row['calls']} |"
+            f" {row['delta_ms_median']:.1f} / {row['delta_cpu_ms_median']:.1f} ms |"
+            f" {row['fresh_ms_median']:.0f} / {row['fresh_cpu_ms_median']:.0f} ms |"
+            f" {row['speedup_cpu']:.1f}x | {_met(row['delta_cpu_ms_median'] < GOAL_DELTA_MS)} |"
+            f" {_met(row['speedup_cpu'] >= GOAL_SPEEDUP)} |"
+            f" {row['solve_reused']}/{row['calls']} |"
+            f" {row['loadavg_before'][0]:.2f}, {row['loadavg_after'][0]:.2f} |"
+        )
+    lines += [
+        "",
         "## Server round trip, medians per call",
         "",
         "A session through a real `assembler serve` process (JSON lines; HTTP on one"
@@ -428,6 +491,9 @@ def main(argv: list[str] | None = None) -> int:
             agent_loop_case(seed, args.forms, args.calls, args.time_limit)
             for seed in range(args.seeds)
         ]
+        data["unchanged_problem"] = [
+            unchanged_problem_case(0, args.forms, min(args.calls, 20), args.time_limit)
+        ]
         data["round_trip"] = [round_trip_case(0, args.session_forms, args.turns, args.time_limit)]
         data["cold"] = cold_case(0, args.session_forms, args.turns, args.cold_repeats)
     except Mismatch as exc:
@@ -438,6 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     for row in data["agent_loop"]:
         print(f"agent loop seed {row['seed']}: delta {row['delta_cpu_ms_median']:.0f} ms CPU,"
               f" fresh {row['fresh_cpu_ms_median']:.0f} ms CPU ({row['speedup_cpu']:.2f}x)",
+              file=sys.stderr)  # fmt: skip
+    for row in data["unchanged_problem"]:
+        print(f"unchanged problem: delta {row['delta_cpu_ms_median']:.1f} ms CPU, fresh"
+              f" {row['fresh_cpu_ms_median']:.0f} ms CPU ({row['speedup_cpu']:.1f}x)",
               file=sys.stderr)  # fmt: skip
     for row in data["round_trip"]:
         print(f"round trip: in process {row['in_process_ms_median']:.1f} ms, lines"

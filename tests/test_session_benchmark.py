@@ -28,6 +28,9 @@ def test_session_benchmark_writes_its_results(tmp_path: Path) -> None:
     loop = data["agent_loop"][0]
     assert (loop["forms_first"], loop["calls"], loop["optimal"]) == (60, 3, 3)
     assert all(2 <= added <= 5 for added in loop["added_per_call"])
+    # the notes scoped elsewhere never change the problem: every solve is reused
+    unchanged = data["unchanged_problem"][0]
+    assert (unchanged["calls"], unchanged["solve_reused"]) == (3, 3)
     trip = data["round_trip"][0]
     assert trip["calls"] == 4 and trip["lines_ms_median"] > 0 and trip["http_ms_median"] > 0
     assert data["cold"]["compile"]["ms_median"] > 0
