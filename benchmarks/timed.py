@@ -1,6 +1,7 @@
 """One timed call under a time limit, as the limit and adversarial benchmarks record it.
 
-Input: a request dict and a time limit (and whether to run the verifier after).
+Input: a request dict and a time limit (and the worker count, and whether to run the
+verifier after).
 Output: a plain dict: wall and CPU seconds of ``assemble``, the machine's 1-minute load
 before the call, its stage timings, the status, value, bound and gap, a refusal's
 interval, the overrun past the limit (and past the limit plus parsing), and the
@@ -22,7 +23,7 @@ __all__ = ["describe", "fmt_seconds", "judged", "timed_call"]
 
 
 def timed_call(
-    request: dict[str, Any], time_limit: float, *, verify: bool = True
+    request: dict[str, Any], time_limit: float, *, workers: int = 1, verify: bool = True
 ) -> dict[str, Any]:
     import assembler
 
@@ -33,7 +34,7 @@ def timed_call(
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     cpu = time.process_time()
     wall = time.perf_counter()
-    result = assembler.assemble(request, time_limit=time_limit, limits=limits)
+    result = assembler.assemble(request, time_limit=time_limit, workers=workers, limits=limits)
     wall = time.perf_counter() - wall
     cpu = time.process_time() - cpu
     timings = dict(result.timings)
@@ -41,6 +42,7 @@ def timed_call(
     parse = timings.get("parse", 0.0)
     run: dict[str, Any] = {
         "limit": time_limit,
+        "workers": workers,
         "load_before": load,
         "wall_s": wall,
         "cpu_s": cpu,
@@ -53,6 +55,8 @@ def timed_call(
         "bound": result.bound,
         "gap": result.gap,
         "forms": len(request["candidates"]),
+        "package_id": result.package_id,
+        "trace_id": result.trace_id,
     }
     if result.refusal is not None:
         refusal = result.refusal

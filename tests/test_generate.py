@@ -146,6 +146,30 @@ def test_scale_shape_matches_issue_5() -> None:
     assert rejected / n < 0.15, "mostly eligible items"
 
 
+def test_tangled_shape_turns_up_chains_cycles_and_groups() -> None:
+    def structure(shape: Shape) -> tuple[int, int, int, int]:
+        forms = generate(random.Random(3), shape)["candidates"]
+        needs: dict[str, set[str]] = {}
+        members: dict[str, set[str]] = {}
+        for c in forms:
+            identity = c.get("identity", c["id"])
+            needs.setdefault(identity, set()).update(
+                d for d in c.get("depends_on", []) if d.startswith("item-")
+            )
+            if "group" in c:
+                members.setdefault(c["group"], set()).add(identity)
+        chained = sum(1 for ds in needs.values() if ds)
+        mutual = sum(1 for a, ds in needs.items() for d in ds if a in needs.get(d, ()))
+        triples = sum(1 for m in members.values() if len(m) == 3)
+        return len(forms), chained, mutual, triples
+
+    n, chained, mutual, triples = structure(Shape.tangled(800))
+    _, scale_chained, scale_mutual, scale_triples = structure(Shape.scale(800))
+    assert n == 800
+    assert chained > 10 * max(1, scale_chained) and mutual > 10 * max(1, scale_mutual)
+    assert triples > 0 == scale_triples
+
+
 def test_small_shape_reaches_every_gate_and_refusal() -> None:
     reasons: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()

@@ -1,7 +1,8 @@
 """The knobs of the request generator: how large, how tangled, how trapped.
 
 Input: nothing. Output: ``Shape`` (frozen knobs, with presets ``small`` for hunts and
-property tests and ``scale`` for benchmarks) and ``Relevance`` (how relevance is
+property tests, ``scale`` for benchmarks and ``tangled``, ``scale`` with dependency
+chains and cycles turned up) and ``Relevance`` (how relevance is
 drawn). ``generate`` turns a ``Shape`` and a seeded random source into a request.
 Standard library only, like ``generate``.
 """
@@ -177,6 +178,19 @@ class Shape:
             cost_grid=1,
             p_zero_cost=0.0,
             p_content=0.0,
+        )
+
+    @classmethod
+    def tangled(cls, n_forms: int) -> Shape:
+        """Benchmarks (issue 16): the ``scale`` shape with dependency chains, cycles and
+        coupled groups of two or three turned up (half of the content identities need
+        another, a quarter sit in a mutual dependency, 15% in a group).
+
+        At 650-1,000 forms these cores are small but hard to prove: the multi-worker
+        CP-SAT portfolio stalled on some where one worker proved the optimum in 0.1-1 s.
+        """
+        return replace(
+            cls.scale(n_forms), p_chain=0.5, p_cycle=0.25, p_group=0.15, group_size=(2, 3)
         )
 
     def with_max_candidates(self, max_candidates: int) -> Shape:
