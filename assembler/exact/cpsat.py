@@ -22,12 +22,26 @@ objective before the next):
      higher); only if it is not, fix forms in canonical order (lexicographic rule).
 A unique optimum is what makes the answer independent of the worker count and of
 the order in which the model was built (parallel CP-SAT is not deterministic).
+
+Workers (issue 16): every solve first runs alone the one-worker search (``ALONE``
+seconds); only a solve still running then is raced by other single-worker
+configurations, up to ``workers`` searches in all and never more than the cores this
+process may use. The first to prove wins and the others are stopped. CP-SAT's own
+parallel portfolio was measured slower than one worker here on every benchmark family
+(it drops the one-worker configuration and spends a core on first-solution and LNS
+workers these models do not need); a race that starts at once still costs the
+one-worker search its core on a busy machine. So more workers cost nothing on the
+solves that are quick anyway, and on a hard one they add searches that may prove
+sooner. Each search runs in its own thread and the calling thread waits, so a
+Ctrl-C reaches Python's handler at once (CP-SAT's own SIGINT handler is off: it cut
+the search short and left SIGINT at its fatal default afterwards, issue 15).
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import os
 import sys
 import threading
 import time
@@ -42,11 +56,34 @@ from .incumbent import is_legal
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model as cp_model_type
 
-__all__ = ["CpSat"]
+__all__ = ["CpSat", "racers"]
+
+# The racing configurations, in the order more workers add them: each a single-worker
+# CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
+# lower bounds where the LP search does not (10k forms, seed 1: it won the cost and
+# uniqueness proofs); pseudo-cost branching and quick restarts won some proofs too.
+_RACERS = (
+    "optimize_with_core: true",
+    "search_branching: PSEUDO_COST_SEARCH",
+    "search_branching: PORTFOLIO_WITH_QUICK_RESTART_SEARCH",
+)
+
+
+def racers(workers: int) -> int:
+    """How many searches a solve with ``workers`` may run at once: never more than the
+    cores this process may use (more threads than cores only slow the one-worker
+    search down), nor than the configurations there are."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(workers, usable or 1, 1 + len(_RACERS)))
 
 
 class CpSat:
     name = "cpsat"
+    # Seconds a solve runs alone before other configurations race it. Most solves of
+    # the benchmark families end sooner (chain/cycle cores: 0.03-0.3 s per solve); the
+    # long ones are the 10k-form cost and uniqueness proofs (1-3 s), where a second
+    # search can win.
+    ALONE = 0.5
 
     def solve(
         self,
@@ -72,7 +109,7 @@ class _Session:
         self.cp = cp
         self.problem = problem
         self.deadline = time.monotonic() + time_limit
-        self.workers = workers
+        self.racers = racers(workers)
         self.floor: int | None = None  # proven lower bound of the last minimisation stopped
         self.model: cp_model_type.CpModel = cp.CpModel()
         self.x = [self.model.new_bool_var(f"x{i}") for i in range(problem.size)]
@@ -108,29 +145,70 @@ class _Session:
 
     # -- solving ------------------------------------------------------------------
 
-    def _solver(self) -> Any:
+    def _solver(self, extra: str = "") -> Any:
         solver = self.cp.CpSolver()
         params = solver.parameters
         params.max_time_in_seconds = max(0.001, self.deadline - time.monotonic())
-        params.num_workers = self.workers
+        params.num_workers = 1
         params.random_seed = 0
+        # Ctrl-C is the caller's (see the module's docstring).
+        params.catch_sigint_signal = False
         # The reduction stage has already done the presolve that matters here; CP-SAT's
         # own was measured to cost more than it saves at every size (100-form cores:
         # 21.6 -> 8.6 ms for all phases; 10k cores, value phase: 0.51 -> 0.20 s,
         # 1.55 -> 0.43 s, 0.79 -> 0.11 s).
         params.cp_model_presolve = False
-        if self.workers == 1:
-            # Measured here: lin2 proves 1,000-form optima in ~0.4 s where the default
-            # does not within 30 s (see issue 5).
-            params.linearization_level = 2
+        # Measured here: lin2 proves 1,000-form optima in ~0.4 s where the default
+        # does not within 30 s (see issue 5).
+        params.linearization_level = 2
+        if extra:
+            params.merge_text_format(extra)
         return solver
 
     def _run(self) -> tuple[int, Any]:
-        solver = self._solver()
-        status = solver.solve(self.model)
-        if status == self.cp.MODEL_INVALID:
+        """One solve: the one-worker search, raced after ``CpSat.ALONE`` seconds by the
+        other configurations when ``racers`` allows. Returns the winner's status and
+        solver: the first to prove (optimal or infeasible), else the one-worker search."""
+        cp = self.cp
+        solvers = [self._solver()]
+        statuses: list[Any] = [None]
+        done = threading.Event()
+        proven = (cp.OPTIMAL, cp.INFEASIBLE, cp.MODEL_INVALID)
+        winner: list[int] = []
+        lock = threading.Lock()
+
+        def search(index: int) -> None:
+            status = solvers[index].solve(self.model)
+            with lock:
+                statuses[index] = status
+                if status in proven and not winner:
+                    winner.append(index)
+                if winner or all(s is not None for s in statuses):
+                    done.set()
+
+        threads = [threading.Thread(target=search, args=(0,), daemon=True)]
+        threads[0].start()
+        try:
+            # a thread even alone: the calling thread's wait is what Ctrl-C interrupts
+            if not done.wait(CpSat.ALONE) and self.racers > 1:
+                with lock:
+                    late = not done.is_set()
+                    if late:
+                        for extra in _RACERS[: self.racers - 1]:
+                            solvers.append(self._solver(extra))
+                            statuses.append(None)
+                if late:
+                    for index in range(1, len(solvers)):
+                        threads.append(threading.Thread(target=search, args=(index,), daemon=True))
+                        threads[-1].start()
+            done.wait()
+        finally:
+            _stop(solvers, threads)
+        index = winner[0] if winner else 0
+        status = statuses[index]
+        if status == cp.MODEL_INVALID:
             raise SolverError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return status, solver
+        return status, solvers[index]
 
     def _selection(self, solver: Any) -> tuple[int, ...]:
         values = solver.response_proto.solution
@@ -177,10 +255,6 @@ class _Session:
                 bound = int(solver.best_objective_bound)
                 return Outcome(SolveStatus.FEASIBLE, selection, bound=bound)
             value = round(solver.objective_value)
-        # The later phases are proofs over a nearly fixed model; the parallel portfolio
-        # was measured to stall on the uniqueness proof (8 workers, 120 forms: >5 s
-        # against 28 ms with one), and one worker keeps them deterministic.
-        self.workers = 1
         if value_only:
             return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
         self.model.add(value_expr == value)
@@ -323,6 +397,16 @@ class _Session:
             else:
                 return None
         return tuple(sorted(witness))
+
+
+def _stop(solvers: list[Any], threads: list[threading.Thread]) -> None:
+    """Stop every search still running and wait for its thread. A search asked to stop
+    before it started would not hear it, so the request is repeated until it ends (its
+    time limit ends it in any case)."""
+    for solver, thread in zip(solvers, threads, strict=False):
+        while thread.is_alive():
+            solver.stop_search()
+            thread.join(0.005)
 
 
 def _meets(problem: Problem, selection: tuple[int, ...], value: int, cost: int) -> bool:
