@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -10,6 +13,7 @@ from conftest import form, request, solve
 
 import assembler
 from assembler import EnumerationTooLarge, InvalidRequest
+from assembler.exact.cpsat import racers
 
 
 def knapsack(n: int, seed: int, budget_fraction: float = 0.3) -> dict[str, Any]:
@@ -201,3 +205,49 @@ def test_a_tiny_limit_on_a_large_realistic_request_answers_with_a_proven_bound(
     else:
         assert not result.selected and not result.optimal
         assert all(d.verdict.value == "rejected" for d in result.decisions)
+
+
+_CTRL_C_CHILD = """
+import os, random, signal, sys, time
+import assembler
+from assembler.tooling.generate import Shape, generate
+from assembler.tooling.stopping import StopOnInterrupt
+
+rng = random.Random(0)
+request = generate(rng, Shape.tangled(rng.randint(400, 600)))  # its core goes to CP-SAT
+with StopOnInterrupt() as stop:
+    result = assembler.assemble(request, workers=int(sys.argv[1]))
+    os.kill(os.getpid(), signal.SIGINT)  # a first Ctrl-C: asks the run to stop
+    print(stop.requested(), result.optimal, flush=True)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)  # a second one interrupts at once
+        time.sleep(60)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_after_a_cp_sat_solve_reaches_python(workers: int) -> None:
+    # CP-SAT's own SIGINT handler (on unless catch_sigint_signal is off) replaced
+    # Python's during each solve and left SIGINT at its fatal default afterwards: the
+    # first Ctrl-C of a hunt that solved in-process killed it instead of asking it to
+    # stop and write its findings (issue 15).
+    child = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_CHILD, str(workers)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 130, (child.returncode, child.stderr)
+    assert child.stdout.split("\n")[:2] == ["True True", "interrupted"]
+
+
+def test_never_more_cp_sat_searches_than_usable_cores() -> None:
+    # more searching threads than cores only slow the one-worker search down (issue 16)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert racers(1) == 1
+    assert racers(2) == min(2, usable or 1)
+    assert 1 <= racers(256) <= (usable or 1)
