@@ -131,3 +131,17 @@ def test_render_benchmark_runs_and_writes_its_report(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "render.json").read_text(encoding="utf-8"))
     assert report["sizes"][0]["size"] == 40 and report["counting_1mb"]
     assert (tmp_path / "RENDER.md").read_text(encoding="utf-8").startswith("# Render")
+
+
+def test_the_workers_verdict_flags_slower_and_fewer_proofs_only() -> None:
+    workers = _module("benchmarks.workers")
+
+    def row(count: int, proven: int, ratio: float) -> dict[str, Any]:
+        spread = {"median": ratio, "min": ratio, "max": ratio}
+        return {"workers": count, "runs": 9, "proven": proven, "wall": spread, "ratio": spread}
+
+    assert workers.verdict([row(1, 9, 1.0), row(2, 9, 1.05), row(4, 9, 0.5)]) == []
+    found = workers.verdict([row(1, 9, 1.0), row(2, 8, 1.0), row(4, 9, 1.2)])
+    assert len(found) == 2
+    assert found[0].startswith("2 workers prove 8/9")
+    assert found[1].startswith("4 workers: 1.20x")
