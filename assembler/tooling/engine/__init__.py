@@ -31,8 +31,9 @@ def open_engine(spec: EngineSpec, *, in_process: bool = True) -> Engine:
     """Start the engine ``spec`` names. Raises ``EngineError`` when it cannot start.
 
     One local worker runs in this process unless ``in_process`` is False: a command
-    that must survive Ctrl-C cleanly keeps CP-SAT out of its own process (it takes
-    over SIGINT during a solve; ``local.py`` says more)."""
+    that must survive Ctrl-C cleanly keeps the solves out of its own process (CP-SAT
+    took over SIGINT during a solve until its handler was turned off; a worker outside
+    the terminal's group still leaves the decision to the parent: ``local.py``)."""
     if spec.kind is EngineKind.DASK:
         try:
             from .dask_engine import DaskEngine
