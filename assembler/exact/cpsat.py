@@ -27,10 +27,11 @@ Workers (issue 16): every solve first runs alone the one-worker search (``ALONE`
 seconds); only a solve still running then is raced by other single-worker
 configurations, up to ``workers`` searches in all and never more than the cores this
 process may use. The first to prove wins and the others are stopped. CP-SAT's own
-parallel portfolio was measured slower than one worker here on every benchmark family
-(it drops the one-worker configuration and spends a core on first-solution and LNS
-workers these models do not need); a race that starts at once still costs the
-one-worker search its core on a busy machine. So more workers cost nothing on the
+parallel portfolio was measured slower than one worker here at 10k forms and on
+chain/cycle requests (no different at 1k): it drops the one-worker configuration and
+spends a core on first-solution and LNS workers these models do not need. A race that
+starts at once still cost the one-worker search its core on a busy machine
+(chain/cycle: 1.4x one worker's time). So more workers cost nothing on the
 solves that are quick anyway, and on a hard one they add searches that may prove
 sooner. Each search runs in its own thread and the calling thread waits, so a
 Ctrl-C reaches Python's handler at once (CP-SAT's own SIGINT handler is off: it cut
