@@ -128,7 +128,11 @@ class DaskEngine(WindowedEngine):
                         processes=True,
                         host="127.0.0.1",
                         dashboard_address=None,
-                        silence_logs=logging.ERROR,
+                        # the workers share our stderr: at shutdown (Ctrl-C, the end
+                        # of a hunt) a heartbeat racing the scheduler's close logs an
+                        # ERROR with a traceback (seen under load). What matters reaches
+                        # us through the futures and the scheduler's events instead.
+                        silence_logs=logging.CRITICAL,
                     )
                     self._client = distributed.Client(self._cluster)  # type: ignore[no-untyped-call]
                     self._client.register_plugin(_Detach(), name="assembler-detach")
