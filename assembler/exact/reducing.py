@@ -80,7 +80,7 @@ class Reducing:
             return Outcome(SolveStatus.INFEASIBLE)
         if _late(deadline):
             return self._fallback(reduction)
-        small = _Small(self.SMALL_CORE)
+        small = _Small(self.SMALL_CORE, deadline)
         if first.proven:
             # the incumbent meets the bound: the value is proven without a search
             value_known = True
@@ -300,16 +300,23 @@ class Reducing:
 
 
 class _Small:
-    """The small exact search, tried on cores of at most ``limit`` forms; a core that
-    stumped it once is retried only once it has halved."""
+    """The exact answers cheaper than a CP-SAT session: the budget program for a
+    knapsack-shaped core (``knapsack.py``, bounded by its cell limit), then the small
+    search, tried on cores of at most ``limit`` forms; a core that stumped the search
+    once is retried only once it has halved."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, deadline: float) -> None:
         self.limit = limit
+        self.deadline = deadline
         self.gave_up = limit + 1  # smallest core the search failed on
 
     def solve(self, core: Problem) -> Outcome | None:
+        from .knapsack import solve_knapsack
         from .search import SmallSearch
 
+        found = solve_knapsack(core, deadline=self.deadline)
+        if found is not None:
+            return found
         if core.size > self.limit or core.size * 2 > self.gave_up:
             return None
         found = SmallSearch().solve(core)

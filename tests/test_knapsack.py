@@ -1,0 +1,127 @@
+"""The budget program for knapsack-shaped cores: the oracle's answer, or none at all."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+
+from hypothesis import HealthCheck, event, given, settings
+from strategies import problem_of, problems
+
+from assembler.exact.backend import Outcome, SolveStatus
+from assembler.exact.closure import Problem
+from assembler.exact.knapsack import solve_knapsack
+from assembler.strategies.bruteforce import BruteForce
+from assembler.tooling.generate import Shape, generate
+
+# requests with no references, chains or cycles: every core is knapsack-shaped
+KNAPSACK = dataclasses.replace(
+    Shape.small(12), p_reference=0.0, p_chain=0.0, p_cycle=0.0, p_dangling=0.0
+)
+# the same with few cost levels, so that value and cost ties are common
+TIED = dataclasses.replace(KNAPSACK, cost_grid=40)
+
+
+def _oracle(problem: Problem) -> Outcome:
+    return BruteForce().solve(problem)  # type: ignore[arg-type]
+
+
+def _agrees(problem: Problem) -> Outcome | None:
+    found = solve_knapsack(problem)
+    if found is not None:
+        expected = _oracle(problem)
+        assert found.status is expected.status
+        if expected.status is SolveStatus.OPTIMAL:
+            assert found.selection == expected.selection
+            assert found.bound == sum(problem.value[f] for f in expected.selection)
+    return found
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(KNAPSACK))
+def test_the_program_gives_the_oracles_answer(problem: Problem) -> None:
+    found = _agrees(problem)
+    event("answered" if found is not None else "handed back")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(TIED))
+def test_ties_are_answered_as_the_oracle_does_or_handed_back(problem: Problem) -> None:
+    _agrees(problem)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(Shape.small(12)))
+def test_a_core_with_dependencies_is_handed_back(problem: Problem) -> None:
+    if any(problem.needs):
+        assert solve_knapsack(problem) is None
+    else:
+        _agrees(problem)
+
+
+def test_most_knapsack_shaped_requests_are_answered() -> None:
+    # so that the property tests above judge answers, not a program that gives up
+    answered = 0
+    for seed in range(200):
+        problem = problem_of(generate(random.Random(seed), KNAPSACK))
+        answered += _agrees(problem) is not None
+    assert answered >= 150
+
+
+def _problem(
+    cost: tuple[int, ...], value: tuple[int, ...], weight: tuple[int, ...], budget: int
+) -> Problem:
+    size = len(cost)
+    return Problem(
+        form_ids=tuple(f"f{i}" for i in range(size)),
+        identity_of=tuple(range(size)),
+        identities=tuple(f"i{i}" for i in range(size)),
+        cost=cost,
+        value=value,
+        weight=weight,
+        needs=((),) * size,
+        groups=(),
+        required=(),
+        budget=budget,
+    )
+
+
+def test_a_tie_on_value_cost_and_weight_is_handed_back() -> None:
+    # two forms alike on every level the program sees: only the canonical-order rule
+    # separates them, and the program leaves that to the search
+    assert solve_knapsack(_problem((5, 5), (7, 7), (3, 3), budget=5)) is None
+    # a lighter one is the answer
+    found = solve_knapsack(_problem((5, 5), (7, 7), (3, 2), budget=5))
+    assert found is not None and found.selection == (1,)
+
+
+def test_a_tie_below_a_better_answer_does_not_matter() -> None:
+    found = solve_knapsack(_problem((5, 5, 9), (7, 7, 20), (3, 3, 1), budget=9))
+    assert found is not None and found.selection == (2,)
+
+
+def test_a_coupled_pair_comes_in_whole_or_not_at_all() -> None:
+    problem = dataclasses.replace(
+        _problem((4, 4, 5), (10, 1, 8), (1, 1, 1), budget=8), groups=((0, 1),)
+    )
+    found = solve_knapsack(problem)
+    # the pair costs 8 for 11; the single form 5 for 8
+    assert found is not None and found.selection == (0, 1)
+    assert found == _oracle(problem)
+
+
+def test_required_material_over_the_budget_is_infeasible() -> None:
+    problem = dataclasses.replace(_problem((7,), (1,), (1,), budget=5), required=(0,))
+    found = solve_knapsack(problem)
+    assert found is not None and found.status is SolveStatus.INFEASIBLE
+
+
+def test_a_budget_past_the_cell_limit_is_handed_back() -> None:
+    assert solve_knapsack(_problem((5,), (7,), (3,), budget=10**9)) is None
+
+
+def test_a_deadline_already_past_hands_the_core_back() -> None:
+    problem = _problem((5, 4), (7, 6), (3, 2), budget=9)
+    assert solve_knapsack(problem, deadline=time.monotonic() - 1) is None
+    assert solve_knapsack(problem, deadline=time.monotonic() + 60) is not None
