@@ -117,8 +117,18 @@ def test_required_material_over_the_budget_is_infeasible() -> None:
     assert found is not None and found.status is SolveStatus.INFEASIBLE
 
 
-def test_a_budget_past_the_cell_limit_is_handed_back() -> None:
-    assert solve_knapsack(_problem((5,), (7,), (3,), budget=10**9)) is None
+def test_a_cost_axis_past_the_cell_limit_is_handed_back() -> None:
+    costs = (999_999, 1_000_001, 500_000)
+    assert solve_knapsack(_problem(costs, (7, 8, 9), (3, 2, 1), budget=10**9)) is None
+
+
+def test_the_cost_axis_shrinks_to_what_the_forms_can_spend_in_steps_they_share() -> None:
+    # a budget of a billion, forms that can spend 3,000 in steps of 500: six cells
+    problem = _problem((1_000, 1_500, 500), (7, 8, 9), (3, 2, 1), budget=10**9)
+    found = solve_knapsack(problem, cell_limit=3 * 7)
+    assert found is not None and found.selection == (0, 1, 2)
+    tight = dataclasses.replace(problem, budget=1_999)
+    assert solve_knapsack(tight) == _oracle(tight)
 
 
 def test_a_deadline_already_past_hands_the_core_back() -> None:

@@ -26,6 +26,7 @@ levels and is handed back (None).
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import numpy as np
@@ -35,13 +36,15 @@ from .closure import Problem
 
 __all__ = ["CELL_LIMIT", "OPTION_LIMIT", "solve_knapsack"]
 
-# items x (budget + 1) cells: measured 70-100 ms of numpy at a million cells (with two
-# cores busy), so at this limit ~30 ms, about a CP-SAT session on such a core
-CELL_LIMIT = 400_000
+# items x (budget + 1) cells, the budget capped and divided as in ``solve_knapsack``
+CELL_LIMIT = 1_000_000
 # combinations of forms of one coupled item
 OPTION_LIMIT = 64
 
 _UNREACHED = np.iinfo(np.int64).min // 4
+# An unreached cell plus any gains stays below this (gains are far below 2**61): cells
+# are compared without masking, and only cells above it count as reached.
+_REACHED = _UNREACHED // 2
 
 # an item's option: (forms, cost, value, weight)
 _Option = tuple[tuple[int, ...], int, int, int]
@@ -60,9 +63,23 @@ def solve_knapsack(
         return None
     if not items:
         return Outcome(SolveStatus.OPTIMAL, (), bound=0)
-    if len(items) * (budget + 1) > cell_limit:
+    if any(not options for options in items):
+        return Outcome(SolveStatus.INFEASIBLE)
+    # The cost axis, shrunk exactly: no selection costs more than every item's dearest
+    # option together, and when every cost is a multiple of g only multiples of g are
+    # reached (a core's budget is often far above what its forms can spend, and
+    # generated and rounded costs share factors).
+    reach = sum(max(option[1] for option in options) for options in items)
+    step = math.gcd(*(option[1] for options in items for option in options)) or 1
+    top = min(budget, reach) // step
+    if len(items) * (top + 1) > cell_limit:
         return None
-    return _solve(items, budget, deadline)
+    if step > 1:
+        items = [
+            [(forms, cost // step, gain, heft) for forms, cost, gain, heft in options]
+            for options in items
+        ]
+    return _solve(items, top, deadline)
 
 
 def _items(problem: Problem) -> list[list[_Option]] | None:
@@ -112,8 +129,8 @@ def _items(problem: Problem) -> list[list[_Option]] | None:
     return items
 
 
-def _solve(items: list[list[_Option]], budget: int, deadline: float | None) -> Outcome | None:
-    width = budget + 1
+def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outcome | None:
+    width = top + 1
     value = np.full(width, _UNREACHED, dtype=np.int64)
     weight = np.zeros(width, dtype=np.int64)
     tied = np.zeros(width, dtype=bool)
@@ -125,35 +142,30 @@ def _solve(items: list[list[_Option]], budget: int, deadline: float | None) -> O
         best_value = np.full(width, _UNREACHED, dtype=np.int64)
         best_weight = np.zeros(width, dtype=np.int64)
         best_tied = np.zeros(width, dtype=bool)
-        best_choice = choice[k]
+        row = choice[k]
         for index, (_, cost, gain, heft) in enumerate(options):
-            if cost > budget:
+            if cost > top:
                 continue
-            # this option taken at cell c comes from cell c - cost
-            new_value = np.full(width, _UNREACHED, dtype=np.int64)
-            new_weight = np.zeros(width, dtype=np.int64)
-            new_tied = np.zeros(width, dtype=bool)
-            source = value[: width - cost]
-            reached = source > _UNREACHED
-            new_value[cost:] = np.where(reached, source + gain, _UNREACHED)
-            new_weight[cost:] = weight[: width - cost] + heft
-            new_tied[cost:] = tied[: width - cost]
-            better = (new_value > best_value) | (
-                (new_value == best_value) & (new_weight < best_weight)
-            )
-            equal = (
-                (new_value == best_value) & (new_weight == best_weight) & (new_value > _UNREACHED)
-            )
+            # this option taken at cell c comes from cell c - cost (views, no copies)
+            end = width - cost
+            offered_value = value[:end] + gain
+            offered_weight = weight[:end] + heft
+            held_value = best_value[cost:]
+            held_weight = best_weight[cost:]
+            held_tied = best_tied[cost:]
+            same = offered_value == held_value
+            better = (offered_value > held_value) | (same & (offered_weight < held_weight))
             # two options reaching the same (value, weight) at one cost: two selections
-            best_tied = np.where(better, new_tied, best_tied | equal)
-            best_value = np.where(better, new_value, best_value)
-            best_weight = np.where(better, new_weight, best_weight)
-            best_choice[better] = index
+            held_tied |= same & (offered_weight == held_weight) & (offered_value > _REACHED)
+            np.copyto(held_tied, tied[:end], where=better)
+            np.copyto(held_value, offered_value, where=better)
+            np.copyto(held_weight, offered_weight, where=better)
+            row[cost:][better] = index
         value, weight, tied = best_value, best_weight, best_tied
-    if not (value > _UNREACHED).any():
+    if not (value > _REACHED).any():
         return Outcome(SolveStatus.INFEASIBLE)
-    top = int(value.max())
-    cost = int(np.flatnonzero(value == top)[0])  # the cheapest cell of that value
+    best = int(value.max())
+    cost = int(np.flatnonzero(value == best)[0])  # the cheapest cell of that value
     if tied[cost]:
         return None
     selection: list[int] = []
@@ -163,4 +175,4 @@ def _solve(items: list[list[_Option]], budget: int, deadline: float | None) -> O
         selection.extend(forms)
         cell -= option_cost
     assert cell == 0, "the walk back must end at cost 0"
-    return Outcome(SolveStatus.OPTIMAL, tuple(sorted(selection)), bound=top)
+    return Outcome(SolveStatus.OPTIMAL, tuple(sorted(selection)), bound=best)
