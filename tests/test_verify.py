@@ -158,3 +158,13 @@ def test_an_unpriced_refusal_claims_only_its_lower_bound() -> None:
     assert verify(req, result) == []
     refusal.update(conflict=["a"])
     assert "unpriced" in _refusal_details(req, result)
+
+
+def test_every_answer_of_the_suite_goes_through_the_verifier() -> None:
+    # conftest wraps the two places every answer comes from; a refactor that moved
+    # them would silently stop the suite judging its bundles
+    from assembler import api
+    from assembler.session import session
+
+    assert hasattr(api._recorded, "__wrapped__")
+    assert hasattr(session.answer, "__wrapped__")
