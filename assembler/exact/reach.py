@@ -16,22 +16,26 @@ Breadth-first, each group expanded once: linear in forms + edges + memberships.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from .closure import Problem
 
-__all__ = ["required_reach"]
+__all__ = ["reach", "required_reach"]
 
 
-def required_reach(problem: Problem) -> tuple[Problem, tuple[int, ...]]:
-    forms_of = problem.forms_of()
+def reach(
+    problem: Problem, start: Iterable[int], forms_of: Sequence[Sequence[int]]
+) -> tuple[list[bool], list[bool]]:
+    """The identities ``start`` reaches through the needs of ``forms_of`` (each
+    identity's forms to follow) and through coupled groups, and the groups expanded."""
     groups_of: list[list[int]] = [[] for _ in problem.identities]
     for g, group in enumerate(problem.groups):
         for identity in group:
             groups_of[identity].append(g)
     reached = [False] * len(problem.identities)
     expanded = [False] * len(problem.groups)
-    queue = list(problem.required)
+    queue = list(start)
     for identity in queue:
         reached[identity] = True
     while queue:
@@ -47,6 +51,11 @@ def required_reach(problem: Problem) -> tuple[Problem, tuple[int, ...]]:
             if not reached[other]:
                 reached[other] = True
                 queue.append(other)
+    return reached, expanded
+
+
+def required_reach(problem: Problem) -> tuple[Problem, tuple[int, ...]]:
+    reached, expanded = reach(problem, problem.required, problem.forms_of())
     if all(reached):
         return problem, tuple(range(problem.size))
     identities = [i for i, kept in enumerate(reached) if kept]

@@ -21,6 +21,7 @@ from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
 from .backend import Backend, Outcome, SolveStatus, selection_cost
 from .closure import Problem
+from .reach import reach
 
 __all__ = ["over_budget_refusal", "required_refusal"]
 
@@ -179,25 +180,9 @@ def _reached(
     problem: Problem, selection: tuple[int, ...], required: tuple[int, ...]
 ) -> tuple[int, ...]:
     """The forms of ``selection`` whose identities ``required`` reaches through the
-    selected forms' needs and the groups."""
-    form_of = {problem.identity_of[f]: f for f in selection}
-    groups_of: dict[int, list[int]] = {}
-    for g, group in enumerate(problem.groups):
-        for identity in group:
-            if identity in form_of:
-                groups_of.setdefault(identity, []).append(g)
-    reached = set(required)
-    queue = list(required)
-    expanded: set[int] = set()
-    while queue:
-        identity = queue.pop()
-        neighbours = list(problem.needs[form_of[identity]])
-        for g in groups_of.get(identity, ()):
-            if g not in expanded:
-                expanded.add(g)
-                neighbours.extend(problem.groups[g])
-        for other in neighbours:
-            if other not in reached:
-                reached.add(other)
-                queue.append(other)
-    return tuple(f for f in selection if problem.identity_of[f] in reached)
+    selected forms' needs and the groups (a legal selection admits everything reached)."""
+    forms_of: list[tuple[int, ...]] = [()] * len(problem.identities)
+    for f in selection:
+        forms_of[problem.identity_of[f]] = (f,)
+    reached, _ = reach(problem, required, forms_of)
+    return tuple(f for f in selection if reached[problem.identity_of[f]])
