@@ -505,3 +505,18 @@ def test_a_parsed_request_passes_again_unchecked_and_an_edited_one_is_checked() 
         parse_request(bad)
     # and the answer is the same whichever form of the request assemble() is given
     assert assembler.assemble(parsed) == assembler.assemble(req)
+
+
+def test_a_request_read_from_json_text_is_marked_like_a_parsed_one() -> None:
+    from assembler import Limits
+
+    req = request(budget=10)
+    req["candidates"] = [form("a", 3, 0.5), form("b", 4, 0.5)]
+    parsed = request_from_json(json.dumps(req))
+    assert parsed.validated_under == assembler.DEFAULT_LIMITS
+    assert parse_request(parsed) is parsed
+    looser = Limits(max_candidates=5)
+    marked = request_from_json(json.dumps(req), limits=looser)
+    assert marked.validated_under == looser
+    assert parse_request(marked, limits=looser) is marked
+    assert assembler.assemble(parsed) == assembler.assemble(req)

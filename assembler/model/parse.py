@@ -135,8 +135,12 @@ def request_from_json(text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> 
 
     The size limit is checked on the text, before it is parsed into objects.
     """
+    limits = _limits(limits)
     with internal_errors("request_from_json"), _collector_paused():
-        return _parse(load_json(text, _limits(limits)), _limits(limits))
+        parsed = _parse(load_json(text, limits), limits)
+    # marked as parse_request marks it, so assemble() does not check it a second time
+    object.__setattr__(parsed, "validated_under", limits)
+    return parsed
 
 
 def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT_LIMITS) -> Request:
