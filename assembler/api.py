@@ -14,15 +14,13 @@ The chain every strategy shares: parse -> gates -> the named strategy (from
 
 from __future__ import annotations
 
-import gc
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
+from .model.collector import no_cyclic_gc
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
 from .model.parse import internal_errors, parse_request
@@ -48,30 +46,6 @@ __all__ = [
 # 1.9x for a bundle, 0.9x for no bundle), so the gates' own time on this request, on
 # this machine under its current load, sets the reserve.
 TRACE_PER_GATES_SECOND = 2.0
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector off for the call (it only walks the call's own
-    objects, which die with it: measured 20% of a 100k-form call, 9% at 10k), back to
-    its previous state after the last concurrent call."""
-    global _gc_depth, _gc_was_enabled
-    with _gc_lock:
-        if _gc_depth == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def assemble(

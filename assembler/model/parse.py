@@ -17,12 +17,12 @@ attribute it fills and the rule of its kind (``rules.py``). A new field is a new
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from .collector import no_cyclic_gc
 from .errors import AssemblerError, InternalError, InvalidRequest, RequestTooLarge
 from .jsontext import load_json
 from .limits import DEFAULT_LIMITS, Limits
@@ -136,7 +136,7 @@ def request_from_json(text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> 
     The size limit is checked on the text, before it is parsed into objects.
     """
     limits = _limits(limits)
-    with internal_errors("request_from_json"), _collector_paused():
+    with internal_errors("request_from_json"), no_cyclic_gc():
         parsed = _parse(load_json(text, limits), limits)
     # marked as parse_request marks it, so assemble() does not check it a second time
     object.__setattr__(parsed, "validated_under", limits)
@@ -155,7 +155,7 @@ def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT
     limits = _limits(limits)
     if isinstance(data, Request) and data.validated_under == limits:
         return data  # this very object passed these rules already and cannot have changed
-    with internal_errors("parse_request"), _collector_paused():
+    with internal_errors("parse_request"), no_cyclic_gc():
         parsed = _checked(data, limits) if isinstance(data, Request) else _parse(data, limits)
     object.__setattr__(parsed, "validated_under", limits)
     return parsed
@@ -174,21 +174,6 @@ def internal_errors(stage: str) -> Iterator[None]:
         raise
     except Exception as exc:
         raise InternalError(exc, stage=stage) from exc
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    # Parsing builds hundreds of thousands of acyclic objects; each generation-2 pass
-    # of the cycle collector walks all of them again (measured: 30% of the time at
-    # 100k candidates). Nothing here can form a cycle, so the collector waits.
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _limits(limits: Any) -> Limits:
