@@ -203,3 +203,13 @@ def test_counted_costs_ask_for_the_priced_request() -> None:
         explain(data, result, limits=QUICK)
     assert caught.value.field == "rendering.manifest.costs"
     assert "priced_request" in str(caught.value)
+
+
+def test_a_gated_form_of_high_relevance_is_named_by_its_whole_id() -> None:
+    # the id has a space: it must not be cut at it
+    data = request(budget=100, seal=["old note"])
+    data["candidates"] = [form("old note", 5, 0.9), form("kept", 5, 0.5)]
+    explanation = explained(data)
+    (gated,) = (d for d in explanation.diagnostics if d.topic == "gated despite relevance")
+    assert gated.forms == ("old note",)
+    assert "old note (0.9, sealed)" in gated.statement

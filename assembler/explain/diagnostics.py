@@ -301,19 +301,22 @@ def _gated(request: Request, gates: GateReport) -> list[Diagnostic]:
     for form, (gate, _) in sorted(gates.rejected.items()):
         by_gate.setdefault(gate, []).append(form)
     threshold = form_value(HIGH_RELEVANCE, 0.0)
+    # the candidates themselves are kept: an id may contain spaces, so it is never
+    # recovered from the formatted text
     high = [
-        f"{c.id} ({c.relevance}, {gates.rejected[c.id][0].value})"
+        c
         for c in request.candidates
         if c.id in gates.rejected and form_value(c.relevance, 0.0) >= threshold
     ]
     if high:
+        named = [f"{c.id} ({c.relevance}, {gates.rejected[c.id][0].value})" for c in high]
         found.append(
             Diagnostic(
                 Label.INFORMATIONAL,
                 "gated despite relevance",
-                f"Kept out by a gate with relevance {HIGH_RELEVANCE} or more: {_names(high)}."
+                f"Kept out by a gate with relevance {HIGH_RELEVANCE} or more: {_names(named)}."
                 " A high score never buys legality.",
-                tuple(h.split(" ")[0] for h in high),
+                tuple(c.id for c in high),
             )
         )
     if Reason.AUTHORITY in by_gate:
