@@ -136,3 +136,19 @@ def test_the_inspector_benchmark_runs_and_writes_its_report(tmp_path: Path) -> N
     data = json.loads((tmp_path / "explain.json").read_text(encoding="utf-8"))
     assert data["page"][0]["size"] == 40 and data["counterfactuals"][0]["runs"][0]["solves"] > 0
     assert "## Counterfactuals" in (tmp_path / "EXPLAIN.md").read_text(encoding="utf-8")
+
+
+def test_an_os_error_without_a_file_name_and_without_a_ledger_exits_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    import assembler.cli.explain as explain_cli
+
+    def failing(*_: object) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(explain_cli, "_from_files", failing)
+    assert main(["explain", "--request", str(EXAMPLE)]) == 2
+    err = capsys.readouterr().err
+    assert "Input/output error" in err and "Traceback" not in err

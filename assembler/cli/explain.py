@@ -166,7 +166,9 @@ def explain_command(argv: Sequence[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except OSError as exc:
-        print(f"error: {exc.filename or args.ledger[0]}: {exc.strerror}", file=sys.stderr)
+        # without --ledger, an OSError need not carry a file name
+        name = exc.filename or (args.ledger[0] if args.ledger else "")
+        print(f"error: {name}: {exc.strerror}" if name else f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     sys.stdout.write(render_report(explanation))
     if explanation.comparison is not None:
