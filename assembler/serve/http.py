@@ -201,13 +201,11 @@ def serve_http(service: Service, host: str, port: int) -> int:
         ),
     )
     server = uvicorn.Server(config)
-    caught: list[int] = []
 
     def terminated(sig: int, frame: Any) -> None:
         # Before Uvicorn handles signals, a SIGTERM stops it as soon as it has started;
         # after a graceful shutdown Uvicorn raises the signal again with the handler it
         # found, this one, so that the process exits 0 rather than by the signal.
-        caught.append(sig)
         server.should_exit = True
 
     previous = signal.signal(signal.SIGTERM, terminated)
