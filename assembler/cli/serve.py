@@ -80,10 +80,11 @@ def _serve_parser() -> argparse.ArgumentParser:
 
 
 def serve_command(argv: Sequence[str]) -> int:
+    args = _serve_parser().parse_args(argv)
+    # after the options: --help and a bad option do not load the server
     from ..ledger import LedgerError
     from ..serve.service import Service, Settings
 
-    args = _serve_parser().parse_args(argv)
     settings = Settings(
         time_limit=args.time_limit,
         concurrency=args.concurrency,
