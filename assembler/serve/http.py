@@ -42,7 +42,6 @@ from .service import OVERRUN_GRACE, Reply, Service, error
 
 __all__ = ["build_app", "serve_http"]
 
-_SWEEP_SECONDS = 30.0
 # beyond the time limit and its grace, what a graceful shutdown waits for (writing
 # the last replies) before Uvicorn cancels what is left
 _SHUTDOWN_MARGIN = 5.0
@@ -123,7 +122,7 @@ def build_app(service: Service, announce: Callable[[], None] = lambda: None) -> 
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        sweeper = asyncio.create_task(_sweep(service))
+        sweeper = asyncio.create_task(service.sweep_forever())
         announce()
         try:
             yield
@@ -167,13 +166,6 @@ async def _body(request: Any, service: Service) -> bytes:
 def _too_large(size: int | None, limit: int) -> RequestTooLarge:
     what = f"a body of {size} bytes" if size is not None else f"a body of more than {limit} bytes"
     return RequestTooLarge("$", what, limit="max_request_bytes", maximum=limit, actual=size)
-
-
-async def _sweep(service: Service) -> None:
-    every = min(_SWEEP_SECONDS, max(0.05, service.settings.idle_seconds / 4))
-    while True:
-        await asyncio.sleep(every)
-        service.sessions.sweep()
 
 
 def serve_http(service: Service, host: str, port: int) -> int:

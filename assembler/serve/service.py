@@ -46,6 +46,8 @@ __all__ = ["OVERRUN_GRACE", "Reply", "Service", "Settings"]
 OVERRUN_GRACE = 1.0
 # below this much time left a solve is not started: it could only answer undecided
 _LEAST_SOLVE = 0.01
+# how often, at most, idle sessions are swept out
+_SWEEP_SECONDS = 30.0
 _EXIT = {Status.BUNDLE: 0, Status.REFUSED: 1, Status.UNDECIDED: 3}
 
 T = TypeVar("T")
@@ -89,6 +91,13 @@ class Service:
         self._pool.shutdown(wait=True)
         if self._store is not None:
             self._store.close()
+
+    async def sweep_forever(self) -> None:
+        """Sweep out idle sessions, a few times per idle period, until cancelled."""
+        every = min(_SWEEP_SECONDS, max(0.05, self.settings.idle_seconds / 4))
+        while True:
+            await asyncio.sleep(every)
+            self.sessions.sweep()
 
     def health(self) -> dict[str, Any]:
         return {

@@ -36,7 +36,6 @@ from .service import Reply, Service, error
 __all__ = ["serve_stdio"]
 
 _CHUNK = 1 << 16
-_SWEEP_SECONDS = 30.0
 
 
 def serve_stdio(service: Service) -> int:
@@ -127,7 +126,7 @@ async def _serve(service: Service) -> int:
     replies: asyncio.Queue[asyncio.Task[Reply] | None] = asyncio.Queue()
     slots = asyncio.Semaphore(settings.max_pending)
     writer = asyncio.create_task(_write(replies, slots, stopping))
-    sweeper = asyncio.create_task(_sweep(service))
+    sweeper = asyncio.create_task(service.sweep_forever())
     try:
         while (line := await _next(lines, stopping)) is not None:
             if isinstance(line, bytes) and not line.strip():
@@ -189,10 +188,3 @@ async def _write(
             closed = True
             stopping.set()
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-async def _sweep(service: Service) -> None:
-    every = min(_SWEEP_SECONDS, max(0.05, service.settings.idle_seconds / 4))
-    while True:
-        await asyncio.sleep(every)
-        service.sessions.sweep()
