@@ -19,11 +19,11 @@ from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
+from ..strategies import EXACT_STRATEGIES
 
+# a counterfactual compares optima, so only a strategy that proves them
+# (EXACT_STRATEGIES) may answer it
 __all__ = ["EXACT_STRATEGIES", "Clock", "Deadline", "Limits"]
-
-# a counterfactual compares optima, so only a strategy that proves them may answer it
-EXACT_STRATEGIES = ("cpsat", "enumerate")
 
 
 @dataclass(frozen=True, slots=True)

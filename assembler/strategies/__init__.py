@@ -19,7 +19,7 @@ from ..model.errors import UnknownStrategy
 from ..model.types import Request, Result
 from ..stages.gates import GateReport
 
-__all__ = ["STRATEGIES", "Strategy", "load_strategy"]
+__all__ = ["EXACT_STRATEGIES", "STRATEGIES", "Strategy", "load_strategy"]
 
 Strategy = Callable[[Request, GateReport, float, int], Result]
 
@@ -31,6 +31,9 @@ STRATEGIES: dict[str, str] = {
     "weighted": "assembler.strategies.baselines:weighted_strategy",
     "dump": "assembler.strategies.baselines:dump_strategy",
 }
+# the strategies that prove their answer optimal: only they may answer a
+# counterfactual, and every frozen output and second opinion must match theirs exactly
+EXACT_STRATEGIES = ("cpsat", "enumerate")
 
 
 def load_strategy(name: str) -> Strategy:

@@ -19,7 +19,7 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import AssemblerError
 from ...model.types import Result, Status
-from ...strategies import STRATEGIES
+from ...strategies import EXACT_STRATEGIES, STRATEGIES
 from ...verifiers.bundle import ViolationKind, verify
 from ..engine import Engine, SerialEngine
 from .cases import Case, CorpusError, load_corpus
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 DEFAULT_STRATEGIES = ("cpsat", "enumerate", "greedy", "top-k", "weighted", "dump")
-# Strategies that must reproduce every frozen output exactly.
-EXACT_STRATEGIES = frozenset({"cpsat", "enumerate"})
 # The verifier's kinds that make a bundle illegal, in table order.
 ILLEGAL_KINDS = (
     ViolationKind.GATE,

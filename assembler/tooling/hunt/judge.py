@@ -20,6 +20,7 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
+from ...strategies import EXACT_STRATEGIES as EXACT
 from ...verifiers.bundle import verify
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "reference",
 ]
 
-EXACT = ("cpsat", "enumerate")
 # the second opinion costs exponential time; above this many candidates it is skipped
 # even when enumerate's own limit would still allow it
 ORACLE_MAX_CANDIDATES = 14
