@@ -26,10 +26,10 @@ from typing import IO
 
 from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, RequestTooLarge, SolverError
+from ..model.exits import EXIT, EXIT_INVALID
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.recorder import Run
 from ..strategies import STRATEGIES
-from .exits import EXIT, EXIT_INVALID
 
 __all__ = ["compile_command"]
 

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from ..explain.explanation import Explanation
 from ..explain.limits import Limits
 from ..model.errors import AssemblerError
+from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
 from ..model.rendering import RenderFormat
 from .compile import _Parser, _positive_float, _positive_int, _read, _UsageError
-from .exits import EXIT_BUNDLE, EXIT_INVALID
 
 __all__ = ["explain_command"]
 

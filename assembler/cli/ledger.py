@@ -20,8 +20,8 @@ from typing import Any
 
 from ..ledger import Compilation, Ledger, LedgerError, Outcome
 from ..model.errors import AssemblerError
+from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
 from .compile import _Parser
-from .exits import EXIT_BUNDLE, EXIT_INVALID
 
 __all__ = ["EXIT_FOUND", "ledger_command"]
 

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Sequence
 from importlib.util import find_spec
 
+from ..model.exits import EXIT_INVALID
 from .compile import _bounded_int, _Parser, _positive_float, add_limit_options, limits_of
-from .exits import EXIT_INVALID
 
 __all__ = ["serve_command"]
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import InvalidRequest, UnknownStrategy
 from ..model.limits import Limits
 from ..model.rendering import RenderFormat
@@ -57,7 +58,7 @@ class Call:
     payload: Any = None
     strategy: str = "cpsat"
     render: RenderFormat | None = None
-    time_limit: float = 10.0
+    time_limit: float = DEFAULT_TIME_LIMIT
     id: Any = None
 
 

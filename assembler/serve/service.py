@@ -30,9 +30,11 @@ from typing import Any, TypeVar
 from ..api import assemble
 from ..ledger import Ledger
 from ..ledger.store import SqliteStore
+from ..model.arguments import DEFAULT_TIME_LIMIT
+from ..model.exits import EXIT
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.types import Result, Status
+from ..model.types import Result
 from ..session import Session
 from ..session.session import seconds_left
 from .errors import TimeLimitReached, error_reply
@@ -48,7 +50,6 @@ OVERRUN_GRACE = 1.0
 _LEAST_SOLVE = 0.01
 # how often, at most, idle sessions are swept out
 _SWEEP_SECONDS = 30.0
-_EXIT = {Status.BUNDLE: 0, Status.REFUSED: 1, Status.UNDECIDED: 3}
 
 T = TypeVar("T")
 
@@ -57,7 +58,7 @@ T = TypeVar("T")
 class Settings:
     """``assembler serve``'s options (defaults in ``cli/serve.py``)."""
 
-    time_limit: float = 10.0
+    time_limit: float = DEFAULT_TIME_LIMIT
     concurrency: int = 2
     max_sessions: int = 1000
     idle_seconds: float = 3600.0
@@ -248,7 +249,7 @@ def _json(body: dict[str, Any]) -> bytes:
 
 
 def _reply(result: Result, encoded: str, id_: Any, session: dict[str, Any] | None) -> Reply:
-    code = _EXIT[result.status]
+    code = EXIT[result.status]
     head: dict[str, Any] = {"id": id_, "exit": code}
     if session is not None:
         head["session"] = session

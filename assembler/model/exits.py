@@ -1,4 +1,4 @@
-"""The exit codes of every command, in one place.
+"""The exit codes of every command and of a served call, in one place.
 
 Input: nothing. Output: the codes and the mapping from a result's status.
 
@@ -9,7 +9,7 @@ itself (4: a bug, or the machine ran out of memory), which is never a refusal.
 
 from __future__ import annotations
 
-from ..model.types import Status
+from .types import Status
 
 __all__ = [
     "EXIT",
