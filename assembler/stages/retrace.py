@@ -34,7 +34,6 @@ from .trace import (
     BundleContext,
     bundle_context,
     bundle_decisions,
-    bundle_result,
     canonical_json,
     policy_json,
     render_order,
@@ -139,10 +138,17 @@ def _whole(
 ) -> tuple[Result, TraceState]:
     """Every decision worded afresh (the first bundle, or a new threshold)."""
     report = gates.report
-    result = bundle_result(request, report, strategy, chosen, optimal=optimal, bound=bound)
     selected = [c for c in request.candidates if c.id in chosen]
+    if len(selected) != len(chosen):
+        unknown = chosen - {c.id for c in selected}
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
     context = bundle_context(request, report, chosen, selected, tuple(sorted(required)))
-    decisions = {d.id: d for d in result.decisions}
+    decisions = {d.id: d for d in bundle_decisions(request.candidates, report, context)}
+    fragments = {i: _decision_fragment(d) for i, d in decisions.items()}
+    forms = {c.id: _form_fragment(c) for c in selected}
+    result = _bundle(
+        request, strategy, selected, forms, decisions, fragments, required, optimal, bound
+    )
     state = TraceState(
         request=request,
         gates=gates,
@@ -153,10 +159,56 @@ def _whole(
         required=required,
         flagged=flagged,
         decisions=decisions,
-        fragments={i: _decision_fragment(d) for i, d in decisions.items()},
-        forms={c.id: _form_fragment(c) for c in selected},
+        fragments=fragments,
+        forms=forms,
     )
     return result, state
+
+
+def _bundle(
+    request: Request,
+    strategy: str,
+    selected: list[Candidate],
+    forms: Mapping[str, str],
+    decisions: Mapping[str, Decision],
+    fragments: Mapping[str, str],
+    required: frozenset[str],
+    optimal: bool,
+    bound: int | None,
+) -> Result:
+    """The result from the kept pieces: ``selected`` in canonical order, ``forms`` the
+    package piece of each, ``decisions`` and ``fragments`` every candidate's decision and
+    its trace piece."""
+    # every candidate's piece, in canonical order: map() over the ids, the one pass
+    # over the whole request left in a change (a generator costs twice as much)
+    ids = list(map(_BY_ID, request.candidates))
+    ordered = render_order(selected)
+    package_body = (
+        f'{{"forms":[{",".join(forms[c.id] for c in ordered)}],'
+        f'"policy":{canonical_json(policy_json(request))},'
+        f'"task":{canonical_json(task_json(request, tuple(sorted(required))))}}}'
+    )
+    package = _sha256(package_body)
+    trace_body = (
+        f'{{"decisions":[{",".join(map(fragments.__getitem__, ids))}],'
+        f'"package_id":{canonical_json(package)},"refusal":null,'
+        f'"status":{canonical_json(Status.BUNDLE.value)}}}'
+    )
+    threshold = request.task.min_relevance
+    value = sum(form_value(c.relevance, threshold) for c in selected)
+    return Result(
+        status=Status.BUNDLE,
+        strategy=strategy,
+        selected=tuple(c.id for c in ordered),
+        cost=sum(c.cost for c in selected),
+        value=value,
+        budget=request.task.budget,
+        optimal=optimal,
+        decisions=tuple(map(decisions.__getitem__, ids)),
+        trace_id=_sha256(trace_body),
+        package_id=package,
+        bound=value if optimal else bound,
+    )
 
 
 class _Retrace:
@@ -223,9 +275,6 @@ class _Retrace:
             if old is None or (old.verdict, old.reason) != (decision.verdict, decision.reason):
                 fragments[decision.id] = _decision_fragment(decision)
             decisions[decision.id] = decision
-        # every candidate's piece, in canonical order: map() over the ids, the one pass
-        # over the whole request left in a change (a generator costs twice as much)
-        ids = list(map(_BY_ID, request.candidates))
         # canonical order is the order of ids
         selected = [by_id[i] for i in sorted(chosen)]
         forms = {
@@ -234,32 +283,8 @@ class _Retrace:
             else _form_fragment(c)
             for c in selected
         }
-        ordered = render_order(selected)
-        package_body = (
-            f'{{"forms":[{",".join(forms[c.id] for c in ordered)}],'
-            f'"policy":{canonical_json(policy_json(request))},'
-            f'"task":{canonical_json(task_json(request, tuple(sorted(required))))}}}'
-        )
-        package = _sha256(package_body)
-        trace_body = (
-            f'{{"decisions":[{",".join(map(fragments.__getitem__, ids))}],'
-            f'"package_id":{canonical_json(package)},"refusal":null,'
-            f'"status":{canonical_json(Status.BUNDLE.value)}}}'
-        )
-        threshold = request.task.min_relevance
-        value = sum(form_value(c.relevance, threshold) for c in selected)
-        result = Result(
-            status=Status.BUNDLE,
-            strategy=strategy,
-            selected=tuple(c.id for c in ordered),
-            cost=sum(c.cost for c in selected),
-            value=value,
-            budget=request.task.budget,
-            optimal=optimal,
-            decisions=tuple(map(decisions.__getitem__, ids)),
-            trace_id=_sha256(trace_body),
-            package_id=package,
-            bound=value if optimal else bound,
+        result = _bundle(
+            request, strategy, selected, forms, decisions, fragments, required, optimal, bound
         )
         state = TraceState(
             request=request,
