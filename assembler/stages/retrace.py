@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _string
 from operator import attrgetter
 
 from ..model.objective import form_value
@@ -117,7 +118,9 @@ def _flagged(
 
 
 def _decision_fragment(decision: Decision) -> str:
-    return canonical_json([decision.id, decision.verdict, decision.reason])
+    # canonical_json([id, verdict, reason]) without an encoder per decision: the three
+    # are strings, encoded as ensure_ascii=False does
+    return f"[{_string(decision.id)},{_string(decision.verdict)},{_string(decision.reason)}]"
 
 
 def _form_fragment(candidate: Candidate) -> str:

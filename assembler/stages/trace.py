@@ -54,8 +54,12 @@ __all__ = [
 ]
 
 
+# One encoder for every call: json.dumps with these arguments builds a new one each time.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(data)
 
 
 def _sha256(text: str) -> str:
