@@ -21,7 +21,6 @@ cost and content hash of each selected form) are kept the same way.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring as _string
@@ -33,9 +32,11 @@ from .gates import named_groups
 from .regate import GateState
 from .trace import (
     BundleContext,
+    _sha256,
     bundle_context,
     bundle_decisions,
     canonical_json,
+    form_json,
     policy_json,
     render_order,
     task_json,
@@ -124,9 +125,7 @@ def _decision_fragment(decision: Decision) -> str:
 
 
 def _form_fragment(candidate: Candidate) -> str:
-    content = candidate.content
-    sha = None if content is None else hashlib.sha256(content.encode("utf-8")).hexdigest()
-    return canonical_json({"id": candidate.id, "cost": candidate.cost, "content_sha256": sha})
+    return canonical_json(form_json(candidate))
 
 
 def _whole(
@@ -374,7 +373,3 @@ class _Retrace:
                 else:
                     identity_groups[identity] = groups
         return identity_groups, changed
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -43,6 +43,7 @@ __all__ = [
     "bundle_decisions",
     "bundle_result",
     "canonical_json",
+    "form_json",
     "package_id",
     "policy_json",
     "refused_result",
@@ -90,17 +91,20 @@ def policy_json(request: Request) -> dict[str, Any]:
     return {"authority": dict(request.authority)} if request.has_authority_table else {}
 
 
+def form_json(candidate: Candidate) -> dict[str, Any]:
+    """A selected form as ``package_id`` hashes it: id, declared cost, content hash."""
+    content = candidate.content
+    return {
+        "id": candidate.id,
+        "cost": candidate.cost,
+        "content_sha256": None if content is None else _sha256(content),
+    }
+
+
 def package_id(
     request: Request, selected: list[Candidate], required: tuple[str, ...] | None = None
 ) -> str:
-    forms = [
-        {
-            "id": c.id,
-            "cost": c.cost,
-            "content_sha256": None if c.content is None else _sha256(c.content),
-        }
-        for c in render_order(selected)
-    ]
+    forms = [form_json(c) for c in render_order(selected)]
     policy = policy_json(request)
     task = task_json(request, required)
     return _sha256(canonical_json({"task": task, "policy": policy, "forms": forms}))
