@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..api import assemble_validated
 from ..model.arguments import call_arguments
@@ -32,11 +32,13 @@ from ..model.parse import internal_errors, parse_request, request_as_json
 from ..model.recorder import Recorder
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
-from ..render import Counter, render_format
 from ..strategies import load_strategy
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state
 from .warm import Options, Warm, warm_answer
+
+if TYPE_CHECKING:
+    from ..render import Counter
 
 __all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer", "seconds_left"]
 
@@ -121,10 +123,16 @@ class Session:
         # the settings are judged before the request, as assemble() judges them
         call_arguments(strategy, time_limit, workers)
         load_strategy(strategy)
+        fmt = None
+        if render is not None:
+            # the renderer is loaded only for a session that renders, as assemble() does
+            from ..render import render_format
+
+            fmt = render_format(render)
         self.options = Options(
             strategy=strategy,
             workers=workers,
-            render=None if render is None else render_format(render),
+            render=fmt,
             counter=counter,
             ledger=ledger,
             limits=limits,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..api import TRACE_PER_GATES_SECOND, no_cyclic_gc
 from ..exact.backend import Outcome, SolveStatus
@@ -39,11 +40,12 @@ from ..model.parse import internal_errors
 from ..model.recorder import OnParsed, Recorder, Run, record
 from ..model.rendering import RenderFormat
 from ..model.types import Candidate, Result, Status
-from ..render import Counter
-from ..render.manifest import build_rendering
 from ..stages.regate import GateState, regate
 from ..stages.retrace import TraceState, retrace
 from .state import State
+
+if TYPE_CHECKING:
+    from ..render import Counter
 
 __all__ = ["Options", "Warm", "warm_answer"]
 
@@ -177,6 +179,9 @@ def _answer(
         stages.append(("trace", time.perf_counter() - traced_at))
         warm = Warm(state, gates, trace, (problem, outcome))
         if render is not None and result.status is Status.BUNDLE:
+            # loaded only when rendering, as assemble() does
+            from ..render.manifest import build_rendering
+
             began = time.perf_counter()
             rendering = build_rendering(request, result, render, None)
             stages.append(("render", time.perf_counter() - began))
