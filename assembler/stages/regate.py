@@ -169,6 +169,8 @@ class _Regate:
         self.by_source = _Index(previous.by_source)
         self.by_channel = _Index(previous.by_channel)
         self.old = previous
+        # the groups whose set of identities the change altered (set by run)
+        self.regrouped: set[str] = set()
 
     # -- the change ------------------------------------------------------------------
 
@@ -177,7 +179,7 @@ class _Regate:
         gone_ids = {c.id for c in gone}
         # judged again without having changed: taken away and brought back as they are
         again = [self.by_id[i] for i in self._rejudged(gone_ids) if i not in new_ids]
-        regrouped = self._regroup(gone, new)
+        regrouped = self.regrouped = self._regroup(gone, new)
         for candidate in gone:
             self._unindex(candidate)
         for candidate in (*gone, *again):
@@ -405,7 +407,10 @@ class _Regate:
             elif form in self.passed and form not in self.dead:
                 notes[form] = self.passed[form]
         groups = dict(old.groups)
-        for group in {*groups, *self.members} if self.previous is None else self._changed_groups():
+        # after a change, only the groups _regroup found changed (a group whose identities
+        # left and came back in one change is written again with the same members)
+        changed_groups = {*groups, *self.members} if self.previous is None else self.regrouped
+        for group in changed_groups:
             members = self.members.get(group)
             if members:
                 groups[group] = frozenset(members)
@@ -447,14 +452,6 @@ class _Regate:
             by_channel=self.by_channel.frozen(),
             changed=frozenset(changed),
         )
-
-    def _changed_groups(self) -> set[str]:
-        old = self.old.members
-        return {
-            g
-            for g in {*old, *self.members}
-            if old.get(g, {}).keys() != self.members.get(g, {}).keys()
-        }
 
 
 def _empty(context: GateContext, request: Request) -> GateState:
