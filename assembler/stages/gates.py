@@ -143,10 +143,8 @@ def groups_of(request: Request) -> dict[str, frozenset[str]]:
     ``tool_call:<id>``, so every strategy that keeps groups keeps them together."""
     members: dict[str, set[str]] = defaultdict(set)
     for candidate in request.candidates:
-        if candidate.group is not None:
-            members[candidate.group].add(candidate.identity)
-        if candidate.tool_call_id is not None:
-            members[TOOL_CALL_GROUP_PREFIX + candidate.tool_call_id].add(candidate.identity)
+        for group in named_groups(candidate):
+            members[group].add(candidate.identity)
     return {group: frozenset(identities) for group, identities in members.items()}
 
 
