@@ -19,13 +19,12 @@ from dataclasses import dataclass, replace
 from ..model.types import Request, Result
 from ..stages.gates import GateReport
 from ..stages.trace import bundle_result, refused_result, undecided_result
-from .backend import Backend, Outcome, SolveStatus, selection_value
+from .backend import Backend, Outcome, SolveStatus
 from .closure import Problem, build_problem
 from .refusal import over_budget_refusal, required_refusal
 
 __all__ = [
     "Decided",
-    "bundle_bound",
     "cpsat_strategy",
     "decide_exact",
     "exact_backend",
@@ -96,13 +95,6 @@ def decide_exact(
     return Decided(None, problem, outcome, timings)
 
 
-def bundle_bound(problem: Problem, outcome: Outcome) -> int | None:
-    """The bound a bundle's result reports: its own value when proven optimal."""
-    if outcome.status is SolveStatus.OPTIMAL:
-        return selection_value(problem, outcome.selection)
-    return outcome.bound
-
-
 def solve_exact(
     request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
 ) -> Result:
@@ -120,7 +112,8 @@ def solve_exact(
         backend.name,
         (problem.form_ids[f] for f in outcome.selection),
         optimal=outcome.status is SolveStatus.OPTIMAL,
-        bound=bundle_bound(problem, outcome),
+        # bundle_result reports the bundle's own value as the bound when optimal
+        bound=outcome.bound,
     )
     return replace(result, timings=(*decided.timings, ("trace", time.perf_counter() - traced_at)))
 

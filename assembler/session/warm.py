@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from ..api import TRACE_PER_GATES_SECOND, no_cyclic_gc
 from ..exact.backend import Outcome, SolveStatus
 from ..exact.closure import Problem
-from ..exact.solve import bundle_bound, decide_exact, exact_backend
+from ..exact.solve import decide_exact, exact_backend
 from ..model.arguments import call_arguments
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import internal_errors
@@ -170,7 +170,8 @@ def _answer(
             backend.name,
             _ids(problem, outcome.selection),
             optimal=outcome.status is SolveStatus.OPTIMAL,
-            bound=bundle_bound(problem, outcome),
+            # retrace reports the bundle's own value as the bound when optimal
+            bound=outcome.bound,
             by_id=state.by_id,
             forms_of=state.forms_of,
             gone=gone,
