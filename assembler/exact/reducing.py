@@ -309,19 +309,27 @@ class _Small:
         self.limit = limit
         self.deadline = deadline
         self.gave_up = limit + 1  # smallest core the search failed on
+        # the last core given up on: the levels can hand the same core over again (a
+        # reduction ``_tighten`` kept, or one no later level reduced), and both tries
+        # would fail again on it
+        self.failed: Problem | None = None
 
     def solve(self, core: Problem) -> Outcome | None:
         from .knapsack import solve_knapsack
         from .search import SmallSearch
 
+        if core is self.failed:
+            return None
         found = solve_knapsack(core, deadline=self.deadline)
         if found is not None:
             return found
         if core.size > self.limit or core.size * 2 > self.gave_up:
+            self.failed = core
             return None
         found = SmallSearch().solve(core)
         if found is None:
             self.gave_up = core.size
+            self.failed = core
         return found
 
 
