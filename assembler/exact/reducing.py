@@ -71,7 +71,7 @@ class Reducing:
             if priced.selection:
                 cost = selection_cost(problem, priced.selection)
                 if cost > problem.budget and priced.status is SolveStatus.OPTIMAL:
-                    return Outcome(SolveStatus.INFEASIBLE, priced.selection, cost_floor=cost)
+                    return Outcome(SolveStatus.INFEASIBLE, priced.selection)
                 if cost <= problem.budget:
                     first = _with_incumbent(first, priced.selection)
         reduction = first.reduction()
@@ -196,12 +196,12 @@ class Reducing:
             workers=workers,
             tiebreak=tiebreak,
         )
-        if found.selection or reduction.chosen:
-            fixed = sum(sub.cost[f] for f in reduction.chosen)
+        # without the LP nothing is fixed in (presolve and propagation only rule forms
+        # out): the core's selection lifts alone and its cost floor is the whole one
+        assert not reduction.chosen
+        if found.selection:
             found = replace(
-                found,
-                selection=tuple(forms[f] for f in reduction.lift(found.selection)),
-                cost_floor=None if found.cost_floor is None else found.cost_floor + fixed,
+                found, selection=tuple(forms[f] for f in reduction.lift(found.selection))
             )
         return found
 
