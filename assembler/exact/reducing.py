@@ -74,20 +74,24 @@ class Reducing:
                     return Outcome(SolveStatus.INFEASIBLE, priced.selection)
                 if cost <= problem.budget:
                     first = _with_incumbent(first, priced.selection)
-        reduction = first.reduction()
-        if reduction is None:
-            # only possible without an incumbent, when the fixings found no legal selection
-            return Outcome(SolveStatus.INFEASIBLE)
-        if _late(deadline):
-            return self._fallback(reduction)
         small = _Small(self.SMALL_CORE, deadline)
-        if first.proven:
-            # the incumbent meets the bound: the value is proven without a search
-            value_known = True
+        tightened: tuple[Reduction, bool] | None = None
+        if not first.proven and not _late(deadline):
+            trial = self._tighten(problem, first, deadline, workers, small)
+            if isinstance(trial, Outcome):
+                return trial
+            tightened = trial
+        if tightened is None:
+            # the greedy's own fixings, drawn only now: a tightened core replaces them
+            reduction = first.reduction()
+            if reduction is None:
+                # only possible without an incumbent, when the fixings found no legal selection
+                return Outcome(SolveStatus.INFEASIBLE)
+            if _late(deadline):
+                return self._fallback(reduction)
+            # with a proven incumbent (it meets the bound) the value needs no search
+            value_known = first.proven
         else:
-            tightened = self._tighten(problem, first, reduction, deadline, workers, small)
-            if isinstance(tightened, Outcome):
-                return tightened
             reduction, value_known = tightened
         optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
@@ -209,11 +213,10 @@ class Reducing:
         self,
         problem: Problem,
         first: Plan,
-        reduction: Reduction,
         deadline: float,
         workers: int,
         small: _Small,
-    ) -> Outcome | tuple[Reduction, bool]:
+    ) -> Outcome | tuple[Reduction, bool] | None:
         """A stronger incumbent than the greedy's, from a hypothetical threshold.
 
         The fixings at a threshold t above the incumbent's value keep every bundle worth
@@ -223,9 +226,10 @@ class Reducing:
         core, that answer is the answer). Otherwise the bundle found is still legal, and
         when it beats the greedy's incumbent the real fixings are drawn at its value,
         which often leaves a core ten times smaller. Returns a final answer, or the
-        reduction to go on with and whether its incumbent's value is proven optimal.
+        reduction to go on with and whether its incumbent's value is proven optimal, or
+        None when the greedy's fixings stand.
         """
-        unchanged = (reduction, False)
+        unchanged = None
         threshold = first.threshold_for(self.TIGHT_CORE)
         if threshold is None or first.threshold is None:
             return unchanged
