@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from assembler.tooling.engine import EngineError, EngineKind, EngineSpec, open_engine
+from assembler.tooling.engine.base import IN_FLIGHT_PER_WORKER
 from assembler.tooling.engine.dask_engine import DaskEngine
 from assembler.tooling.hunt import HuntConfig, HuntReport, hunt, main
 from assembler.tooling.hunt.run import Progress
@@ -91,9 +92,10 @@ def test_a_killed_worker_costs_only_its_batch(reference: HuntReport, out: Path) 
         rerun = engine.rerun_jobs()
     assert killed, "no worker was busy"
     assert report.answer() == reference.answer()
-    # the batches the dead worker held ran again, and only those: it runs one task at a
-    # time and the scheduler queues at most one more on it
-    assert 1 <= rerun <= 2, rerun
+    # the batches the dead worker held ran again, and only those: no more than the
+    # engine keeps in flight (the scheduler may queue several on one worker under load:
+    # 3 were seen in a CI run), never the whole hunt's 15
+    assert 1 <= rerun <= IN_FLIGHT_PER_WORKER * 2, rerun
     assert report.rerun_batches == rerun
 
 
