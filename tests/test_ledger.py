@@ -416,6 +416,40 @@ def test_the_request_document_is_canonical_json() -> None:
             }
 
 
+def test_a_memoised_fragment_is_never_handed_to_a_candidate_that_differs() -> None:
+    # the memo is keyed by the compared fields, not by the Candidate: a change to any
+    # one of them, or a new offered order, must give the document of a fresh encoding
+    from assembler.ledger.documents import request_document
+
+    memo: dict[Any, Any] = {}
+    base = generated(3, forms=25)
+    request_document(parse_request(base), memo)
+    changes: list[tuple[str, Any]] = [
+        ("cost", 7), ("relevance", 0.125), ("labels", ["x"]), ("depends_on", ["item-1"]),
+        ("content", "other text"), ("scope", "shared"), ("turn", 4), ("group", "g"),
+    ]  # fmt: skip
+    for index, (field_name, value) in enumerate(changes):
+        changed = json.loads(json.dumps(base))
+        changed["candidates"][index][field_name] = value
+        changed["candidates"].reverse()
+        parsed = parse_request(changed)
+        assert request_document(parsed, memo) == request_document(parsed, None)
+
+
+def test_the_result_document_round_trips_numbers_past_64_bits() -> None:
+    # orjson refuses integers past 64 bits; the standard encoder writes them instead
+    from dataclasses import replace
+
+    from assembler.ledger.documents import result_dict, result_document
+
+    result = assembler.assemble(generated(1, forms=10), time_limit=5)
+    big = replace(result, value=2**70, bound=2**70)
+    for answer in (result, big):
+        data = result_dict(result_document(answer))
+        expected = replace(answer, rendering=None).to_dict()
+        assert data == json.loads(json.dumps(expected))
+
+
 def test_the_request_document_knows_every_field_of_the_request() -> None:
     # a field added to the model must be written by the ledger too, or replays lose it
     from dataclasses import fields

@@ -17,8 +17,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
+from operator import attrgetter
 from typing import Any
+
+import orjson
 
 from ..model.recorder import Run
 from ..model.types import (
@@ -102,8 +105,15 @@ TASK_ATTRIBUTES = frozenset(
      "instruction", "query"}
 )  # fmt: skip
 
-# candidate -> (its canonical JSON in a request document, its content's sha256)
-Fragments = dict[Candidate, tuple[str, str | None]]
+# a candidate's compared fields (what ``Candidate.__eq__`` compares: not its position)
+# -> (its canonical JSON in a request document, its content's sha256)
+Fragments = dict[tuple[Any, ...], tuple[str, str | None]]
+# The memo is keyed by this tuple rather than by the Candidate: a parse makes new
+# Candidate objects every call, and the dataclass's generated __hash__/__eq__ build a
+# tuple in Python bytecode on each lookup (~1.7 us a candidate, half the recorder's
+# time at 1k forms); attrgetter builds the same tuple in C.
+_compared = attrgetter(*(f.name for f in fields(Candidate) if f.compare))
+_position = attrgetter("position")
 # past this many distinct candidates the memo starts again (bounded memory)
 _FRAGMENTS_KEPT = 50_000
 
@@ -137,11 +147,12 @@ def request_document(
             task_doc[name] = value
     parts = []
     contents: dict[str, str] = {}
-    for c in sorted(request.candidates, key=lambda c: c.position):
-        known = memo.get(c)
+    for c in sorted(request.candidates, key=_position):
+        key = _compared(c)
+        known = memo.get(key)
         if known is None:
             document = _candidate_document(c)
-            known = memo[c] = (canonical(document), document.get("content_sha256"))
+            known = memo[key] = (canonical(document), document.get("content_sha256"))
         parts.append(known[0])
         if known[1] is not None:
             assert c.content is not None
@@ -227,9 +238,15 @@ def result_document(result: Result) -> bytes:
     rendering, whose text and body are artifacts of their own."""
     data = replace(result, decisions=(), rendering=None).to_dict()
     data["decisions"] = [
-        [d.id, d.identity, d.verdict, d.reason, d.detail] for d in result.decisions
+        (d.id, d.identity, d.verdict.value, d.reason.value, d.detail) for d in result.decisions
     ]
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    try:
+        # orjson writes the same JSON values ~8x faster than json.dumps (0.68 -> 0.09 ms
+        # for 1k decisions); the bytes are not hashed into any id, only stored and read
+        return orjson.dumps(data)
+    except (TypeError, orjson.JSONEncodeError):
+        # what orjson refuses (an integer past 64 bits) the standard encoder still writes
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def result_dict(document: bytes) -> dict[str, Any]:
