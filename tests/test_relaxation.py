@@ -3,13 +3,15 @@ stopped by the time limit."""
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
-from strategies import problems
+from strategies import problem_of, problems
 
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import Problem
-from assembler.exact.relaxation import budget_relaxation, relax
+from assembler.exact.relaxation import LpMemory, budget_relaxation, relax
 from assembler.strategies.bruteforce import BruteForce
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,3 +57,53 @@ def test_the_budget_rows_bound_holds_and_prefers_one_form_per_identity(problem: 
     preferred = forms[preference > 0]
     identities = [problem.identity_of[f] for f in preferred]
     assert len(identities) == len(set(identities))
+
+
+def _open(problem: Problem) -> np.ndarray:
+    return np.full(problem.size, -1)
+
+
+@SETTINGS
+@given(problems(), problems())
+def test_an_lp_started_from_a_foreign_basis_bounds_as_a_cold_one(
+    problem: Problem, earlier: Problem
+) -> None:
+    # a session's memory only starts the simplex: whatever basis it holds (here that of
+    # an unrelated problem whose names partly coincide), the LP is solved to optimality
+    # and the bound and the fixings' data are those of a cold start
+    memory = LpMemory()
+    relax(earlier, _open(earlier), list(earlier.value), time_limit=10.0, memory=memory)
+    cold = relax(problem, _open(problem), list(problem.value), time_limit=10.0)
+    warm = relax(problem, _open(problem), list(problem.value), time_limit=10.0, memory=memory)
+    assert (cold is None) == (warm is None)
+    if cold is None or warm is None:
+        return
+    assert abs(warm.bound - cold.bound) <= cold.margin + warm.margin
+    best = optimum_value(problem)
+    if best is not None:
+        assert warm.proven_bound >= best
+
+
+def test_a_remembered_basis_takes_the_next_lp_of_a_session_in_a_few_iterations() -> None:
+    # the LP of a request and that of the same request plus a tool call and its result:
+    # the second, started from the first one's basis, needs a handful of iterations
+    from assembler.tooling.generate import Shape, generate
+
+    request = generate(random.Random(7), Shape.scale(600))
+    first = problem_of(request)
+    request["candidates"] += [
+        {"id": "call-1.use", "kind": "tool_call", "tool_call_id": "call-1",
+         "tool_name": "grep", "cost": 40, "relevance": 0.9, "scope": "shared"},
+        {"id": "call-1.result", "kind": "tool_result", "tool_call_id": "call-1",
+         "cost": 900, "relevance": 0.9, "scope": "shared"},
+    ]  # fmt: skip
+    second = problem_of(request)
+    memory = LpMemory()
+    relax(first, _open(first), list(first.value), time_limit=10.0, memory=memory)
+    cold_memory = LpMemory()
+    cold = relax(second, _open(second), list(second.value), time_limit=10.0, memory=cold_memory)
+    warm = relax(second, _open(second), list(second.value), time_limit=10.0, memory=memory)
+    assert cold is not None and warm is not None
+    assert cold.proven_bound == warm.proven_bound
+    assert cold_memory.iterations is not None and memory.iterations is not None
+    assert memory.iterations * 10 < cold_memory.iterations

@@ -32,7 +32,7 @@ from .closure import Problem
 from .incumbent import build_incumbent, rounded_selection
 from .presolve import presolve
 from .reduction import FREE, IN, OUT, Contradiction, Level, Reduction, core_of
-from .relaxation import Relaxation, budget_relaxation, relax
+from .relaxation import LpMemory, Relaxation, budget_relaxation, relax
 
 __all__ = ["LP_MIN_FORMS", "Level", "Plan", "Reduction", "plan", "reduce_problem"]
 
@@ -141,6 +141,7 @@ def plan(
     known: tuple[int, ...] | None = None,
     level: Level = Level.VALUE,
     deadline: float | None = None,
+    memory: LpMemory | None = None,
 ) -> Plan:
     # the forms of each identity, built once: several stages read it
     forms_of = problem.forms_of()
@@ -174,7 +175,13 @@ def plan(
         left = LP_SHARE * (_left(deadline) - AFTER_LP_SECONDS_PER_FORM * problem.size)
         if left > 0:
             relaxation = relax(
-                problem, state, objective, time_limit=left, value_floor=floor, cost_cap=cap
+                problem,
+                state,
+                objective,
+                time_limit=left,
+                value_floor=floor,
+                cost_cap=cap,
+                memory=memory,
             )
     solved = relaxation is not None and not relaxation.timed_out
     if by_value:

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .reduce import Level, Plan, Reduction, plan
+
+if TYPE_CHECKING:
+    from .relaxation import LpMemory
 
 __all__ = ["Reducing"]
 
@@ -44,9 +48,12 @@ class Reducing:
     # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
     MODEL_SECONDS_PER_FORM = 2e-5
 
-    def __init__(self, inner: Backend) -> None:
+    def __init__(self, inner: Backend, memory: LpMemory | None = None) -> None:
         self.inner = inner
         self.name = inner.name
+        # a session's: the first LP of each solve (the whole problem's) starts from the
+        # basis the previous solve's left (``relaxation.LpMemory``)
+        self.memory = memory
 
     def solve(
         self,
@@ -62,7 +69,7 @@ class Reducing:
         deadline = time.monotonic() + time_limit
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
-        first = plan(problem, deadline=deadline)
+        first = plan(problem, deadline=deadline, memory=self.memory)
         if first.incumbent is None and problem.required and not _late(deadline):
             # The greedy could not place the required material: price it exactly. Too
             # dear proves the budget infeasible; otherwise it is a legal incumbent.

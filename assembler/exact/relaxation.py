@@ -33,7 +33,7 @@ import numpy as np
 
 from .closure import Problem
 
-__all__ = ["IPM_MIN_COLUMNS", "Relaxation", "budget_relaxation", "relax"]
+__all__ = ["IPM_MIN_COLUMNS", "LpMemory", "Relaxation", "budget_relaxation", "relax"]
 
 IPM_MIN_COLUMNS = 50_000
 FREE = -1  # state of a form whose fate is still open (0: out, 1: in)
@@ -55,6 +55,28 @@ class Relaxation:
         return int(np.floor(self.bound + self.margin))
 
 
+class LpMemory:
+    """The basis of the last LP solved with this memory, each column and row named by
+    what it stands for (a form id, an identity, a dependency edge, a group pair), so
+    that the next LP, that of the same request give or take a session's delta, starts
+    from it: measured at 5k forms of the agent loop, 2-9 simplex iterations instead of
+    ~1,400, and the LP's run 4-12 ms instead of 28-75 ms.
+
+    Only a start, never a premise: HiGHS takes the basis as an alien one (it repairs
+    what no longer fits: forms gone, rows new) and solves to optimality from it, and
+    the bound is recomputed from whatever duals come back (module docstring). A stale
+    or foreign memory costs iterations, never exactness. One memory per session: it is
+    overwritten by every LP solved with it and is not safe to share between threads."""
+
+    __slots__ = ("columns", "iterations", "rows")
+
+    def __init__(self) -> None:
+        self.columns: dict[Any, Any] | None = None
+        self.rows: dict[Any, Any] | None = None
+        # simplex iterations of the last LP solved with this memory (tests read it)
+        self.iterations: int | None = None
+
+
 def needs_arrays(problem: Problem) -> tuple[Any, Any]:
     """The needs of every form as CSR arrays (start offsets, flat identity indices)."""
     lengths = np.fromiter(map(len, problem.needs), dtype=np.int64, count=problem.size)
@@ -74,9 +96,11 @@ def relax(
     time_limit: float,
     value_floor: int | None = None,
     cost_cap: int | None = None,
+    memory: LpMemory | None = None,
 ) -> Relaxation | None:
     """The Lagrangian data of the LP over the open forms (``state == FREE``), or None
-    when there is no open form or HiGHS gives nothing usable."""
+    when there is no open form or HiGHS gives nothing usable. With ``memory`` the
+    simplex starts from the basis it holds and leaves its own there."""
     assert problem.budget is not None
     columns = np.flatnonzero(state == FREE)
     n = len(columns)
@@ -148,7 +172,25 @@ def relax(
     gains = np.zeros(total_columns)
     gains[:n] = np.asarray(objective, dtype=np.float64)[columns]
     matrix = rows.matrix(total_columns)
-    answer = _solve(gains, matrix, rows, time_limit)
+    warm = None
+    if memory is not None and n < IPM_MIN_COLUMNS:
+        names = problem.identities
+        form_ids = [problem.form_ids[c] for c in columns.tolist()]
+        row_keys: list[Any] = [("one", names[i]) for i in np.flatnonzero(has_row).tolist()]
+        row_keys += [("aux", names[i]) for i in aux_identities.tolist()]
+        row_keys += [
+            ("need", form_ids[c], names[d])
+            for c, d in zip(edge_column.tolist(), edge_need.tolist(), strict=True)
+        ]
+        row_keys += [("pair", names[a], names[b]) for a, b in pairs]
+        row_keys.append(("budget",))
+        if value_floor is not None:
+            row_keys.append(("floor",))
+        assert len(row_keys) == rows.count
+        column_keys: list[Any] = form_ids
+        column_keys += [("aux", names[i]) for i in aux_identities.tolist()]
+        warm = _Warm(memory, column_keys, row_keys)
+    answer = _solve(gains, matrix, rows, time_limit, warm)
     if answer is None:
         return None
     primal, duals, timed_out = answer
@@ -209,8 +251,19 @@ class _Rows:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Warm:
+    memory: LpMemory
+    column_keys: list[Any]
+    row_keys: list[Any]
+
+
 def _solve(
-    gains: Any, matrix: tuple[Any, Any, Any], rows: _Rows, time_limit: float
+    gains: Any,
+    matrix: tuple[Any, Any, Any],
+    rows: _Rows,
+    time_limit: float,
+    warm: _Warm | None = None,
 ) -> tuple[Any, Any, bool] | None:
     import highspy
     from highspy._core import _Highs  # the public wrapper prints a banner on stdout
@@ -243,9 +296,13 @@ def _solve(
         solver.setOptionValue("solver", "ipm")
         solver.setOptionValue("run_crossover", "off")
     solver.passModel(model)
+    if warm is not None and warm.memory.columns is not None:
+        _start(solver, warm)
     solver.run()
     status = solver.getModelStatus()
     timed_out = status == highspy.HighsModelStatus.kTimeLimit
+    if warm is not None:
+        _remember(solver, warm, status == highspy.HighsModelStatus.kOptimal)
     if status != highspy.HighsModelStatus.kOptimal and not timed_out:
         return None
     solution = solver.getSolution()
@@ -253,6 +310,39 @@ def _solve(
         return None
     primal = np.clip(np.asarray(solution.col_value, dtype=np.float64), 0.0, 1.0)
     return primal, np.asarray(solution.row_dual, dtype=np.float64), timed_out
+
+
+def _start(solver: Any, warm: _Warm) -> None:
+    """Hand HiGHS the remembered basis: a column or row it has no status for enters
+    nonbasic at its lower bound (a new form) or basic (a new row's slack)."""
+    import highspy
+
+    memory = warm.memory
+    assert memory.columns is not None and memory.rows is not None
+    lower, basic = highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic
+    columns, rows = memory.columns, memory.rows
+    basis = highspy.HighsBasis()
+    basis.col_status = [columns.get(key, lower) for key in warm.column_keys]
+    basis.row_status = [rows.get(key, basic) for key in warm.row_keys]
+    basis.valid = True
+    # alien: HiGHS makes a basis of it whatever its count of basic variables
+    basis.alien = True
+    if solver.setBasis(basis) == highspy.HighsStatus.kError:
+        # a basis HiGHS will not take is no start: the simplex starts cold as without one
+        solver.clearSolver()
+
+
+def _remember(solver: Any, warm: _Warm, optimal: bool) -> None:
+    """Keep this LP's final basis for the next start; an LP that did not finish leaves
+    the memory empty (its basis is the middle of a search, not a good start)."""
+    memory = warm.memory
+    memory.iterations = int(solver.getInfo().simplex_iteration_count)
+    if not optimal:
+        memory.columns = memory.rows = None
+        return
+    basis = solver.getBasis()
+    memory.columns = dict(zip(warm.column_keys, basis.col_status, strict=True))
+    memory.rows = dict(zip(warm.row_keys, basis.row_status, strict=True))
 
 
 def _lagrangian(

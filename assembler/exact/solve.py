@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..model.types import Request, Result
 from ..stages.gates import GateReport
@@ -22,6 +23,9 @@ from ..stages.trace import bundle_result, refused_result, undecided_result
 from .backend import Backend, Outcome, SolveStatus
 from .closure import Problem, build_problem
 from .refusal import over_budget_refusal, required_refusal
+
+if TYPE_CHECKING:
+    from .relaxation import LpMemory
 
 __all__ = [
     "Decided",
@@ -118,12 +122,13 @@ def solve_exact(
     return replace(result, timings=(*decided.timings, ("trace", time.perf_counter() - traced_at)))
 
 
-def exact_backend() -> Backend:
-    """The backend of the ``cpsat`` strategy: CP-SAT behind the reductions."""
+def exact_backend(memory: LpMemory | None = None) -> Backend:
+    """The backend of the ``cpsat`` strategy: CP-SAT behind the reductions (whose first
+    LP starts from ``memory``'s basis, a session's, when one is given)."""
     from .cpsat import CpSat
     from .reducing import Reducing
 
-    return Reducing(CpSat())
+    return Reducing(CpSat(), memory)
 
 
 def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:

@@ -16,7 +16,11 @@ What is kept and why each reuse is exact:
 * the solve: the previous problem and its outcome. When the new problem is equal to
   it and the outcome was proven optimal, no backend runs (``exact.solve.decide_exact``:
   the lexicographic order has one optimum, so every proof finds it). Any other
-  outcome (a time-out's incumbent, a refusal) is never reused.
+  outcome (a time-out's incumbent, a refusal) is never reused;
+* the LP's basis (``exact.relaxation.LpMemory``): the first LP of every solve starts
+  from the basis the previous one ended with. Only a start: the LP is solved to
+  optimality from it and its bound recomputed from the duals, so the answer is the
+  one a cold start finds (the unique optimum when proven).
 
 The chain and its time accounting are ``api._pipeline``'s: the time limit covers the
 whole call, the trace's share is kept back by the gates' time, a rendering is built
@@ -45,6 +49,7 @@ from ..stages.retrace import TraceState, retrace
 from .state import State
 
 if TYPE_CHECKING:
+    from ..exact.relaxation import LpMemory
     from ..render import Counter
 
 __all__ = ["Options", "Warm", "warm_answer"]
@@ -73,6 +78,9 @@ class Warm:
     gates: GateState
     trace: TraceState | None = None
     solved: tuple[Problem, Outcome] | None = None
+    # the basis of the last LP the session solved: the next solve's first LP starts
+    # from it (a start only; shared by the Warms of one session, see LpMemory)
+    lp: LpMemory | None = None
 
 
 def warm_answer(
@@ -153,12 +161,13 @@ def _answer(
     gated_at = time.perf_counter()
     reserve = TRACE_PER_GATES_SECOND * (gated_at - began)
     remaining = max(0.001, limit - (gated_at - started) - reserve)
-    backend = exact_backend()
+    memory = kept.lp if kept is not None and kept.lp is not None else _memory()
+    backend = exact_backend(memory)
     known = None if previous is None else previous.solved
     decided = decide_exact(request, gates.report, backend, remaining, workers, known)
     stages: list[tuple[str, float]] = [("gates", gated_at - began), *decided.timings]
     if decided.result is not None:
-        result, warm = decided.result, Warm(state, gates, None, None)
+        result, warm = decided.result, Warm(state, gates, None, None, memory)
     else:
         problem, outcome = decided.problem, decided.outcome
         assert problem is not None and outcome is not None
@@ -178,7 +187,7 @@ def _answer(
             new=new,
         )
         stages.append(("trace", time.perf_counter() - traced_at))
-        warm = Warm(state, gates, trace, (problem, outcome))
+        warm = Warm(state, gates, trace, (problem, outcome), memory)
         if render is not None and result.status is Status.BUNDLE:
             # loaded only when rendering, as assemble() does
             from ..render.manifest import build_rendering
@@ -193,3 +202,10 @@ def _answer(
 
 def _ids(problem: Problem, selection: Iterable[int]) -> list[str]:
     return [problem.form_ids[f] for f in selection]
+
+
+def _memory() -> LpMemory:
+    # imported here: the LP's module brings numpy, which a session loads only to solve
+    from ..exact.relaxation import LpMemory
+
+    return LpMemory()
