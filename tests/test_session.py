@@ -12,6 +12,7 @@ the resulting request refuses it too.
 from __future__ import annotations
 
 import json
+import random
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ import assembler
 from assembler.render import Utf8Bytes, priced_request
 from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
 from assembler.tooling.agentloop import agent_loop
-from assembler.tooling.generate import Shape
+from assembler.tooling.generate import Shape, generate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 TIME_LIMIT = 60.0
@@ -128,6 +129,40 @@ def test_long_sequences_through_the_kept_path_answer_like_fresh_assembles(
             continue
         got = session.apply(delta)
         event(f"{got.status.value}, solve reused: {dict(got.timings).get('solve') == 0.0}")
+        assert got == expected
+        current = expected_request
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        lambda seed, forms: generate(random.Random(seed), Shape.scale(forms)),
+        st.integers(0, 2**32),
+        st.integers(24, 90),
+    ),
+    st.data(),
+)
+def test_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
+    base: dict[str, Any], data: st.DataObject
+) -> None:
+    """Problems of a few dozen forms, where the reduction solves an LP: each solve's
+    first LP starts from the basis the session's previous one left (LpMemory), after
+    deltas that add, remove and update forms and move the budget; each answer is still
+    a fresh assemble()'s (the start changes the simplex's path, never the optimum)."""
+    if isinstance(_fresh(base), Exception):
+        return
+    session = Session(base, time_limit=TIME_LIMIT)
+    current = base
+    for step in range(data.draw(st.integers(2, 6))):
+        delta = data.draw(deltas(current, step))
+        expected_request = applied(current, delta)
+        expected = _fresh(expected_request)
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected)):
+                session.apply(delta)
+            continue
+        got = session.apply(delta)
+        event(f"{got.status.value}, forms: {len(expected_request['candidates']) // 20 * 20}+")
         assert got == expected
         current = expected_request
 
