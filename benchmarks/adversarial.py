@@ -101,8 +101,8 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
     header = [
         "shape",
         "forms",
-        "returned after",
-        "overrun (total − limit)",
+        "returned after (caller's clock; `total` timing)",
+        "overrun (returned − limit)",
         "parse / gates / closure / solve / trace",
         "answer",
         "known mandatory cost",
@@ -132,7 +132,7 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
             cells = [
                 run["shape"],
                 f"{run['size']:,}",
-                fmt_seconds(t.get("total")),
+                f"{fmt_seconds(run['wall_s'])}; {fmt_seconds(t.get('total'))}",
                 fmt_seconds(run["overrun_s"]),
                 stages,
                 describe(run),
@@ -143,7 +143,8 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
             ]
             lines.append("| " + " | ".join(cells) + " |")
             if run["size"] == GOAL_SIZE and run["limit"] == GOAL_LIMIT:
-                verdicts.append((run["shape"], t.get("total", run["wall_s"])))
+                # the caller's clock: it also counts freeing the request as the call returns
+                verdicts.append((run["shape"], run["wall_s"]))
     if verdicts:
         slow = [
             f"{shape} ({fmt_seconds(total)})" for shape, total in verdicts if total >= GOAL_RETURN

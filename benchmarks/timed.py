@@ -7,9 +7,13 @@ before the call, its stage timings, the status, value, bound and gap, a refusal'
 interval, the overrun past the limit (and past the limit plus parsing), and the
 verifier's findings (judged after the clock stopped).
 
-The overrun is what a caller waits beyond what it asked for: ``total - limit``. The
-issue's allowance excludes parsing the request, which no limit can shorten; ``beyond
-parse`` is ``total - max(limit, parse)``, how long the call ran past both.
+The overrun is what a caller waits beyond what it asked for: ``wall - limit``, the
+caller's own clock around the call, which also counts what happens after the call's
+``total`` timing is taken (freeing the parsed request and the stages' working data as
+the call returns: ~40 ms at 100k forms). The issue's allowance excludes parsing the
+request, which no limit can shorten; ``beyond parse`` is ``wall - max(limit, parse)``,
+how long the call ran past both. The same two figures from the ``total`` timing are
+kept as ``*_total_s``.
 """
 
 from __future__ import annotations
@@ -47,8 +51,10 @@ def timed_call(
         "wall_s": wall,
         "cpu_s": cpu,
         "timings": timings,
-        "overrun_s": total - time_limit,
-        "beyond_parse_s": total - max(time_limit, parse),
+        "overrun_s": wall - time_limit,
+        "beyond_parse_s": wall - max(time_limit, parse),
+        "overrun_total_s": total - time_limit,
+        "beyond_parse_total_s": total - max(time_limit, parse),
         "status": result.status.value,
         "optimal": result.optimal,
         "value": result.value,
