@@ -14,7 +14,7 @@ computed as a fixpoint, because rejecting one form can strand another.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
@@ -141,8 +141,14 @@ def groups_of(request: Request) -> dict[str, frozenset[str]]:
 
     A tool call id couples its call and its result: both are in the group named
     ``tool_call:<id>``, so every strategy that keeps groups keeps them together."""
+    return _groups(request.candidates)
+
+
+def _groups(candidates: Iterable[Candidate]) -> dict[str, frozenset[str]]:
+    """``groups_of`` over ``candidates`` (a form naming no group adds nothing, so the
+    gates hand over only the forms that name one)."""
     members: dict[str, set[str]] = defaultdict(set)
-    for candidate in request.candidates:
+    for candidate in candidates:
         for group in named_groups(candidate):
             members[group].add(candidate.identity)
     return {group: frozenset(identities) for group, identities in members.items()}
@@ -163,59 +169,85 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     """Run every gate over every candidate of ``request`` (``no-content`` only when
     ``require_content``: a rendering was asked for).
 
-    Linear in candidates + dependency edges + group memberships: a form that plainly
-    passes every per-form gate (not sealed, at home, current or unbound, not an
-    instruction, content when needed) is judged inline, and only the others go to
-    ``form_gate`` (which also words the reason); the derived gates are a worklist
-    that reads each group once and explains only the forms it removed."""
-    rejected: dict[str, tuple[Reason, str]] = {}
-    notes: dict[str, str] = {}
+    Linear in candidates + dependency edges + group memberships: one pass over the
+    forms picks out those that do not plainly pass every per-form gate at home (sealed,
+    away or shared, stale or unbound, an instruction, no content when needed), and only
+    those go to ``form_gate`` (which also words the reason) and ``form_note``; the
+    derived gates are a worklist that reads each group once and explains only the forms
+    it removed. The same pass gathers what the rest reads (ids, identities, the forms
+    with dependencies or groups), so no later step walks every form again in Python:
+    the notes and the counts per identity are built in C (``dict.fromkeys``,
+    ``Counter`` of a list). At 100k forms the gates cost as much as the rest of a call
+    that ends undecided, and the passes over every form were most of them."""
     context = GateContext.of(request, require_content=require_content)
     task = request.task
-    home = None if task.scope is None else (task.scope, "shared")
+    candidates = request.candidates
+    scope = task.scope
     checks_source = task.operation is Operation.CURRENT
     seal = context.seal
     current = context.sources
     instruction = Role.INSTRUCTION
-    for candidate in request.candidates:
+    # One pass reads every form once: its id and identity (the notes and the counts of
+    # the derived gates are then built in C), whether it plainly passes every per-form
+    # gate at home, and whether it has dependencies or names a group.
+    ids: list[str] = []
+    identities: list[str] = []
+    picked: list[Candidate] = []
+    linked: list[Candidate] = []
+    add_id, add_identity, pick, link = ids.append, identities.append, picked.append, linked.append
+    for c in candidates:
+        cid, identity = c.id, c.identity
+        add_id(cid)
+        add_identity(identity)
         if (
             (
-                not seal
-                or (
-                    candidate.id not in seal
-                    and candidate.identity not in seal
-                    and (not candidate.lineage or seal.isdisjoint(candidate.lineage))
+                seal
+                and (
+                    cid in seal
+                    or identity in seal
+                    or (c.lineage and not seal.isdisjoint(c.lineage))
                 )
             )
-            and (home is None or candidate.scope in home)
-            and (
-                candidate.source is None
-                or not checks_source
-                or (
-                    candidate.version is not None
-                    and current.get(candidate.source) == candidate.version
-                )
+            # away, shared or unknown: form_gate and form_note tell which
+            or (scope is not None and c.scope != scope)
+            or (
+                checks_source
+                and c.source is not None
+                and (c.version is None or current.get(c.source) != c.version)
             )
-            and candidate.role is not instruction
-            and (not require_content or candidate.content is not None)
+            or c.role is instruction
+            or (require_content and c.content is None)
         ):
-            shared = home is not None and candidate.scope == "shared"
-            notes[candidate.id] = "shared scope" if shared else ""
-            continue
+            pick(c)
+        if c.depends_on or c.group is not None or c.tool_call_id is not None:
+            link(c)
+    # a form not picked passes every per-form gate, with nothing to note
+    notes = dict.fromkeys(ids, "")
+    rejected: dict[str, tuple[Reason, str]] = {}
+    failed: list[Candidate] = []
+    for candidate in picked:
         failure = form_gate(request, candidate, context)
-        if failure is not None:
-            rejected[candidate.id] = failure
+        if failure is None:
+            note = form_note(request, candidate)
+            if note:
+                notes[candidate.id] = note
             continue
-        notes[candidate.id] = form_note(request, candidate)
+        rejected[candidate.id] = failure
+        del notes[candidate.id]
+        failed.append(candidate)
 
-    groups = groups_of(request)
+    groups = _groups(c for c in linked if c.group is not None or c.tool_call_id is not None)
     identity_groups: dict[str, list[str]] = defaultdict(list)
-    for group, identities in sorted(groups.items()):
-        for identity in identities:
+    for group, members in sorted(groups.items()):
+        for identity in members:
             identity_groups[identity].append(group)
-    removed, available = _derived_removals(request, notes, groups, identity_groups)
+    removed, forms_left = _derived_removals(
+        request, identities, linked, notes, failed, groups, identity_groups
+    )
     if removed:
-        offered = {candidate.identity for candidate in request.candidates}
+        # every offered identity is counted, with 0 when it has no eligible form left
+        offered = forms_left.keys()
+        available = _Left(forms_left)
         stranding = stranding_members(groups, available)
         # Reasons come from the final fixpoint, so they do not depend on visiting order.
         for candidate in removed:
@@ -226,39 +258,64 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     return GateReport(rejected=rejected, notes=notes, groups=groups)
 
 
+@dataclass(frozen=True, slots=True)
+class _Left:
+    """The identities with an eligible form left, read from the counts: the reasons ask
+    about a few of them, where a set would be built from every offered identity."""
+
+    counts: Counter[str]
+
+    def __contains__(self, identity: object) -> bool:
+        return isinstance(identity, str) and self.counts[identity] > 0
+
+
 def _derived_removals(
     request: Request,
+    identities: list[str],
+    linked: list[Candidate],
     notes: dict[str, str],
+    failed: list[Candidate],
     groups: dict[str, frozenset[str]],
     identity_groups: dict[str, list[str]],
-) -> tuple[list[Candidate], set[str]]:
-    """The forms passing the per-form gates that the dependencies and groups remove (in
-    canonical order), and the identities left with an eligible form.
+) -> tuple[list[Candidate], Counter[str]]:
+    """The forms passing the per-form gates (``notes``; ``failed`` are the others) that
+    the dependencies and groups remove (in canonical order), and for every offered
+    identity (and no other) the number of its forms left eligible. ``identities`` is
+    each candidate's identity (in order), ``linked`` the candidates that have
+    dependencies or name a group.
 
     A worklist over identities that lose their last eligible form, each group
     collapsing once: linear in the size of the request, where re-scanning every form
-    after each loss would be quadratic. The counting is done by ``Counter`` and the
-    dependents are gathered only from forms that have dependencies: at 100k forms this
-    stage was the gates' largest part.
+    after each loss would be quadratic. The forms of every identity are counted in C
+    (``Counter`` of a list) and the failed ones taken back; dependents are gathered only
+    from forms that have dependencies, and the forms of grouped identities only when an
+    identity is lost: at 100k forms this stage was the gates' largest part.
     """
     candidates = request.candidates
-    passing = [c for c in candidates if c.id in notes]
-    forms_left = Counter(c.identity for c in passing)
+    forms_left = Counter(identities)
+    # an identity offered only by failed forms has no eligible form from the start
+    lost: set[str] = set()
+    for candidate in failed:
+        identity = candidate.identity
+        forms_left[identity] -= 1
+        if not forms_left[identity]:
+            lost.add(identity)
     dependents: dict[str, list[Candidate]] = defaultdict(list)
-    for candidate in passing:
-        if candidate.depends_on:
-            for dependency in candidate.depends_on:
-                if dependency != candidate.identity:
-                    dependents[dependency].append(candidate)
-    offered = {c.identity for c in candidates}
-    lost = [i for i in offered.union(dependents) if i not in forms_left]
+    for candidate in [c for c in linked if c.depends_on and c.id in notes]:
+        for dependency in candidate.depends_on:
+            if dependency != candidate.identity:
+                dependents[dependency].append(candidate)
+                # (reading a name no form offers does not add it: Counter gives 0)
+                if not forms_left[dependency]:
+                    lost.add(dependency)
     if not lost:
-        return [], set(forms_left)
+        return [], forms_left
     forms_of: dict[str, list[Candidate]] = defaultdict(list)
-    for candidate in passing:
-        if candidate.identity in identity_groups:
+    for i in [i for i, identity in enumerate(identities) if identity in identity_groups]:
+        candidate = candidates[i]
+        if candidate.id in notes:
             forms_of[candidate.identity].append(candidate)
-    gone: set[str] = set(lost)
+    worklist = list(lost)
     dead: dict[str, Candidate] = {}
     collapsed: set[str] = set()
 
@@ -267,12 +324,12 @@ def _derived_removals(
             return
         dead[candidate.id] = candidate
         forms_left[candidate.identity] -= 1
-        if forms_left[candidate.identity] == 0 and candidate.identity not in gone:
-            gone.add(candidate.identity)
-            lost.append(candidate.identity)
+        if forms_left[candidate.identity] == 0 and candidate.identity not in lost:
+            lost.add(candidate.identity)
+            worklist.append(candidate.identity)
 
-    while lost:
-        identity = lost.pop()
+    while worklist:
+        identity = worklist.pop()
         for dependent in dependents.get(identity, ()):
             drop(dependent)
         for group in identity_groups.get(identity, ()):
@@ -284,7 +341,7 @@ def _derived_removals(
                     drop(form)
     # candidates are in canonical order (by id), and so is this
     removed = [dead[i] for i in sorted(dead)]
-    return removed, {i for i, left in forms_left.items() if left > 0}
+    return removed, forms_left
 
 
 def stranding_members(
