@@ -34,10 +34,12 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     if not required:
         return None
     wanted = set(required)
+    # the gates' reading of every form's id and identity: only the required ones'
+    # forms are looked at one by one
+    ids, identities = gates.columns(request)
     offered: dict[str, list[str]] = {}
-    for candidate in request.candidates:
-        if candidate.identity in wanted:
-            offered.setdefault(candidate.identity, []).append(candidate.id)
+    for i in [i for i, identity in enumerate(identities) if identity in wanted]:
+        offered.setdefault(identities[i], []).append(ids[i])
     missing = [identity for identity in required if identity not in offered]
     if missing:
         return Refusal(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
 
@@ -45,6 +45,19 @@ class GateReport:
     notes: dict[str, str]
     # ``groups_of(request)``, read once here for every later stage
     groups: dict[str, frozenset[str]]
+    # each candidate's id and identity in the request's order, as the gates' one pass
+    # over every form read them, for the later stages that read every form again (a
+    # result with no bundle, the required refusal); empty in a report built otherwise
+    # (a session's), and ``columns`` reads them from the request then
+    ids: Sequence[str] = field(default=(), compare=False, repr=False)
+    identities: Sequence[str] = field(default=(), compare=False, repr=False)
+
+    def columns(self, request: Request) -> tuple[Sequence[str], Sequence[str]]:
+        """Each candidate's id and identity, in the order of ``request`` (this report's)."""
+        candidates = request.candidates
+        if len(self.ids) == len(candidates):
+            return self.ids, self.identities
+        return [c.id for c in candidates], [c.identity for c in candidates]
 
     @property
     def eligible(self) -> frozenset[str]:
@@ -255,7 +268,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             rejected[candidate.id] = derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
-    return GateReport(rejected=rejected, notes=notes, groups=groups)
+    return GateReport(rejected, notes, groups, ids, identities)
 
 
 @dataclass(frozen=True, slots=True)

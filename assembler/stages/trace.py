@@ -350,8 +350,7 @@ def _no_bundle_result(
     # Built column by column, in C wherever it can be: every form is rejected with
     # ``reason`` and the detail of its note, except the forms the gates rejected. At 100k
     # forms a loop building each decision in Python was half of a result with no bundle.
-    candidates = request.candidates
-    ids = [c.id for c in candidates]
+    ids, identities = gates.columns(request)
     noted = list(map(notes.get, ids, repeat("")))
     # every eligible form shares one of a few details: built once per distinct note
     detail_with = {note: _with_note(detail, note) for note in set(noted)}
@@ -362,7 +361,7 @@ def _no_bundle_result(
         for i in [i for i, cid in enumerate(ids) if cid in rejected]:
             gate, details[i] = rejected[ids[i]]
             reasons[i], ends[i] = gate, _ROW_ENDS[refused, gate]
-    columns = zip(ids, [c.identity for c in candidates], repeat(refused), reasons, details)
+    columns = zip(ids, identities, repeat(refused), reasons, details)
     decisions = tuple(map(_new_decision, columns))
     return Result(
         status=status,
