@@ -206,6 +206,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     ids: list[str] = []
     identities: list[str] = []
     picked: list[Candidate] = []
+    shared: list[str] = []
     linked: list[Candidate] = []
     add_id, add_identity, pick, link = ids.append, identities.append, picked.append, linked.append
     for c in candidates:
@@ -221,8 +222,6 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
                     or (c.lineage and not seal.isdisjoint(c.lineage))
                 )
             )
-            # away, shared or unknown: form_gate and form_note tell which
-            or (scope is not None and c.scope != scope)
             or (
                 checks_source
                 and c.source is not None
@@ -232,10 +231,19 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             or (require_content and c.content is None)
         ):
             pick(c)
+        elif scope is not None and c.scope != scope:
+            # passing every other gate, a shared form passes with its note (one in 20 at
+            # scale); away or unknown, form_gate and form_note tell which
+            if c.scope == "shared":
+                shared.append(cid)
+            else:
+                pick(c)
         if c.depends_on or c.group is not None or c.tool_call_id is not None:
             link(c)
-    # a form not picked passes every per-form gate, with nothing to note
+    # a form not picked passes every per-form gate, with nothing to note but sharing
     notes = dict.fromkeys(ids, "")
+    for cid in shared:
+        notes[cid] = "shared scope"
     rejected: dict[str, tuple[Reason, str]] = {}
     failed: list[Candidate] = []
     for candidate in picked:
