@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
 from json.encoder import encode_basestring as _string
-from operator import add, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from ..model.objective import form_value
@@ -115,8 +115,9 @@ def package_id(
 
 
 def _row_end(verdict: str, reason: str) -> str:
-    """The canonical JSON of a decision's row after its id: ``,"<verdict>","<reason>"]``."""
-    return f",{canonical_json(verdict)},{canonical_json(reason)}]"
+    """The canonical JSON of a decision's row after its id, and the opening of the next
+    row: ``,"<verdict>","<reason>"],[``."""
+    return f",{canonical_json(verdict)},{canonical_json(reason)}],["
 
 
 class _RowEnds(dict[tuple[str, str], str]):
@@ -143,7 +144,7 @@ def trace_id(
         package,
         status,
         refusal,
-        map(_ID, rows),
+        list(map(_ID, rows)),
         map(_ROW_ENDS.__getitem__, map(_VERDICT_REASON, rows)),
     )
 
@@ -152,7 +153,7 @@ def _trace_of_rows(
     package: str | None,
     status: Status,
     refusal: Refusal | None,
-    ids: Iterable[str],
+    ids: Sequence[str],
     ends: Iterable[str],
 ) -> str:
     """``trace_id`` from each decision's id and its row's end (``_ROW_ENDS``).
@@ -172,7 +173,14 @@ def _trace_of_rows(
     # "decisions" sorts before the other keys, so the text opens with its list
     opening = '{"decisions":['
     assert rest.startswith(opening + "]")
-    rows = ",[".join(map(add, map(_string, ids), ends))
+    # one flat list of pieces, id, end, id, end...: no string is built per row
+    pieces = [""] * (2 * len(ids))
+    pieces[0::2] = map(_string, ids)
+    pieces[1::2] = ends
+    if pieces:
+        # the last row opens no next one
+        pieces[-1] = pieces[-1][: -len(",[")]
+    rows = "".join(pieces)
     return _sha256(f"{opening}{'[' if rows else ''}{rows}{rest[len(opening) :]}")
 
 
@@ -351,14 +359,21 @@ def _no_bundle_result(
     # ``reason`` and the detail of its note, except the forms the gates rejected. At 100k
     # forms a loop building each decision in Python was half of a result with no bundle.
     ids, identities = gates.columns(request)
-    noted = list(map(notes.get, ids, repeat("")))
+    # each form's note, None for a form with none (one the gates rejected)
+    noted = list(map(notes.get, ids))
     # every eligible form shares one of a few details: built once per distinct note
-    detail_with = {note: _with_note(detail, note) for note in set(noted)}
+    detail_with: dict[str | None, str] = {None: detail}
+    detail_with.update((n, _with_note(detail, n)) for n in set(noted) if n is not None)
     details = list(map(detail_with.__getitem__, noted))
     reasons: list[Reason] = [reason] * len(ids)
     ends = [_ROW_ENDS[refused, reason]] * len(ids)
     if rejected:
-        for i in [i for i, cid in enumerate(ids) if cid in rejected]:
+        # the rejected forms are among those with no note: found without hashing every id
+        gated = [i for i, note in enumerate(noted) if note is None and ids[i] in rejected]
+        if len(gated) != len(rejected):
+            # a rejected form with a note as well (a report apply_gates never makes)
+            gated = [i for i, cid in enumerate(ids) if cid in rejected]
+        for i in gated:
             gate, details[i] = rejected[ids[i]]
             reasons[i], ends[i] = gate, _ROW_ENDS[refused, gate]
     columns = zip(ids, identities, repeat(refused), reasons, details)
