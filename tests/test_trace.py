@@ -86,3 +86,75 @@ def test_text_table_escapes_and_cuts_what_it_cannot_show_safely() -> None:
     reasons = {row[2 + ID_COLUMN + 2 :].split()[0] for row in rows}
     assert reasons <= {reason.value for reason in assembler.Reason}, rows
     assert any(("x" * (ID_COLUMN - 1)) + "…" in row for row in rows)
+
+
+def _documented_trace_id(package, status, refusal, decisions) -> str:  # type: ignore[no-untyped-def]
+    """trace_id as the module docstring states it: sha256 of the canonical JSON."""
+    import hashlib
+
+    from assembler.stages.trace import canonical_json
+
+    body = {
+        "package_id": package,
+        "status": status.value,
+        "refusal": None if refusal is None else refusal.code.value,
+        "decisions": [[d.id, d.verdict.value, d.reason.value] for d in decisions],
+    }
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def test_trace_id_hashes_the_documented_canonical_json_for_any_id() -> None:
+    # trace_id joins prebuilt row pieces instead of encoding the body: every id that
+    # needs escaping (quote, backslash, control characters) or none, non-ASCII ones,
+    # an empty list, and each verdict and reason must give the documented hash
+    from assembler.model.types import Decision, Reason, Refusal, RefusalCode, Status, Verdict
+    from assembler.stages.trace import trace_id
+
+    awkward = ['say "hi"', "back\\slash", "tab\there", "nul\x00", "\x1f", "\x7f"]
+    awkward += ["é-ü", "日本", "😀"]
+    plain = ["a", "b-1", "z.full"]
+    refusal = Refusal(RefusalCode.REQUIRED_MISSING, 10, message="m")
+    for ids in ([], plain, awkward, plain + awkward[:1], awkward[-3:]):
+        verdicts, reasons = list(Verdict), list(Reason)
+        decisions = [
+            Decision(i, f"id-{n}", verdicts[n % 2], reasons[n % len(reasons)], "detail")
+            for n, i in enumerate(ids)
+        ]
+        for package, status, refused in (
+            (None, Status.UNDECIDED, None),
+            ("p" * 64, Status.BUNDLE, None),
+            (None, Status.REFUSED, refusal),
+        ):
+            expected = _documented_trace_id(package, status, refused, decisions)
+            assert trace_id(package, status, refused, decisions) == expected
+            assert trace_id(package, status, refused, iter(decisions)) == expected
+
+
+def test_a_result_with_no_bundle_keeps_the_documented_trace_and_decisions() -> None:
+    from assembler.model.parse import parse_request
+    from assembler.stages.gates import apply_gates
+    from assembler.stages.trace import refused_result, undecided_result
+
+    req = base()
+    req["task"]["scope"] = "home"
+    req["candidates"].append(form('quote"d', 1, 1.0, scope="elsewhere"))
+    req["candidates"].append(form("shared-one", 1, 0.5, scope="shared"))
+    parsed = parse_request(req)
+    gates = apply_gates(parsed)
+    for result in (
+        undecided_result(parsed, gates, "cpsat", bound=3),
+        refused_result(parsed, gates, "cpsat", solve(req).refusal or _a_refusal()),
+    ):
+        assert [d.id for d in result.decisions] == [c.id for c in parsed.candidates]
+        assert result.trace_id == _documented_trace_id(
+            None, result.status, result.refusal, result.decisions
+        )
+        by_id = {d.id: d for d in result.decisions}
+        assert by_id['quote"d'].reason.value == "scope"
+        assert by_id["shared-one"].detail.endswith("; shared scope")
+
+
+def _a_refusal():  # type: ignore[no-untyped-def]
+    from assembler.model.types import Refusal, RefusalCode
+
+    return Refusal(RefusalCode.MANDATORY_OVER_BUDGET, 100, message="m")

@@ -21,7 +21,6 @@ import hashlib
 import json
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import repeat
 from json.encoder import encode_basestring as _string
 from operator import itemgetter
@@ -129,10 +128,23 @@ class _RowEnds(dict[tuple[str, str], str]):
 
 
 _ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
+
+
+class _QuotedEnds(dict[str, str]):
+    """A row end with the quotes of the ids around it (``","v","r"],["``): for ids that
+    need no escaping, whose JSON strings are then their own text between the two."""
+
+    def __missing__(self, end: str) -> str:
+        quoted = self[end] = f'"{end}"'
+        return quoted
+
+
+_QUOTED_ENDS = _QuotedEnds()
+# The UTF-8 bytes that the canonical encoder keeps as they are in a string: with
+# ensure_ascii=False it escapes only '"', the backslash and the control characters below
+# U+0020 (a character above U+007F is all bytes >= 0x80 in UTF-8)
+_KEPT = bytes(b for b in range(0x20, 0x100) if b not in b'"\\')
 _ID = itemgetter(0)
-# Decision(*row) without a Python call per row (a named tuple's __new__ is
-# tuple.__new__ of its fields)
-_new_decision = partial(tuple.__new__, Decision)
 _VERDICT_REASON = itemgetter(2, 3)
 
 
@@ -173,15 +185,22 @@ def _trace_of_rows(
     # "decisions" sorts before the other keys, so the text opens with its list
     opening = '{"decisions":['
     assert rest.startswith(opening + "]")
-    # one flat list of pieces, id, end, id, end...: no string is built per row
+    # one flat list of pieces, id, end, id, end...: no string is built per row, nor per
+    # id when no id needs escaping (checked for all at once, in C)
     pieces = [""] * (2 * len(ids))
-    pieces[0::2] = map(_string, ids)
-    pieces[1::2] = ends
+    if "".join(ids).encode("utf-8", "surrogatepass").translate(None, _KEPT):
+        pieces[0::2] = map(_string, ids)
+        pieces[1::2] = ends
+        first, last = "[", len(",[")
+    else:
+        pieces[0::2] = ids
+        pieces[1::2] = map(_QUOTED_ENDS.__getitem__, ends)
+        first, last = '["', len(',["')
     if pieces:
         # the last row opens no next one
-        pieces[-1] = pieces[-1][: -len(",[")]
+        pieces[-1] = pieces[-1][:-last]
     rows = "".join(pieces)
-    return _sha256(f"{opening}{'[' if rows else ''}{rows}{rest[len(opening) :]}")
+    return _sha256(f"{opening}{first if rows else ''}{rows}{rest[len(opening) :]}")
 
 
 def _with_note(detail: str, note: str) -> str:
@@ -377,7 +396,9 @@ def _no_bundle_result(
             gate, details[i] = rejected[ids[i]]
             reasons[i], ends[i] = gate, _ROW_ENDS[refused, gate]
     columns = zip(ids, identities, repeat(refused), reasons, details)
-    decisions = tuple(map(_new_decision, columns))
+    # Decision(*row) without a Python call per row: a named tuple's __new__ is
+    # tuple.__new__ of its fields
+    decisions: tuple[Decision, ...] = tuple(map(tuple.__new__, repeat(Decision), columns))
     return Result(
         status=status,
         strategy=strategy,
