@@ -33,6 +33,10 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     required = request.required_identities
     if not required:
         return None
+    reading = gates.reading
+    if reading is not None and all(reading.eligible[identity] for identity in required):
+        # the gates counted an eligible form for every required identity
+        return None
     wanted = set(required)
     # the gates' reading of every form's id and identity: only the required ones'
     # forms are looked at one by one

@@ -22,6 +22,7 @@ from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, 
 __all__ = [
     "DEFAULT_INSTRUCTION_CHANNELS",
     "GateContext",
+    "GateReading",
     "GateReport",
     "apply_gates",
     "derived_gate",
@@ -36,6 +37,19 @@ DEFAULT_INSTRUCTION_CHANNELS = frozenset({"system", "developer", "user"})
 
 
 @dataclass(frozen=True, slots=True)
+class GateReading:
+    """What the gates' one pass over every form read, kept for the later stages that
+    would otherwise walk every form again (a result with no bundle, the required
+    refusal): each candidate's id and identity, in the request's order, and for every
+    offered identity the number of its eligible forms (0 for none, and for a name that
+    no form offers)."""
+
+    ids: list[str]
+    identities: list[str]
+    eligible: Counter[str]
+
+
+@dataclass(frozen=True, slots=True)
 class GateReport:
     """Eligibility of every candidate of one request."""
 
@@ -45,18 +59,16 @@ class GateReport:
     notes: dict[str, str]
     # ``groups_of(request)``, read once here for every later stage
     groups: dict[str, frozenset[str]]
-    # each candidate's id and identity in the request's order, as the gates' one pass
-    # over every form read them, for the later stages that read every form again (a
-    # result with no bundle, the required refusal); empty in a report built otherwise
-    # (a session's), and ``columns`` reads them from the request then
-    ids: Sequence[str] = field(default=(), compare=False, repr=False)
-    identities: Sequence[str] = field(default=(), compare=False, repr=False)
+    # what ``apply_gates`` read on its way; None in a report built otherwise (a
+    # session's), and then ``columns`` reads the request again
+    reading: GateReading | None = field(default=None, compare=False, repr=False)
 
     def columns(self, request: Request) -> tuple[Sequence[str], Sequence[str]]:
         """Each candidate's id and identity, in the order of ``request`` (this report's)."""
         candidates = request.candidates
-        if len(self.ids) == len(candidates):
-            return self.ids, self.identities
+        reading = self.reading
+        if reading is not None and len(reading.ids) == len(candidates):
+            return reading.ids, reading.identities
         return [c.id for c in candidates], [c.identity for c in candidates]
 
     @property
@@ -276,7 +288,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             rejected[candidate.id] = derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
-    return GateReport(rejected, notes, groups, ids, identities)
+    return GateReport(rejected, notes, groups, GateReading(ids, identities, forms_left))
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,10 +344,17 @@ def _derived_removals(
     if not lost:
         return [], forms_left
     forms_of: dict[str, list[Candidate]] = defaultdict(list)
-    for i in [i for i, identity in enumerate(identities) if identity in identity_groups]:
-        candidate = candidates[i]
-        if candidate.id in notes:
+    for candidate in linked:
+        if candidate.identity in identity_groups and candidate.id in notes:
             forms_of[candidate.identity].append(candidate)
+    if any(len(forms_of[m]) != forms_left[m] for m in identity_groups):
+        # a grouped identity has a passing form that names no group and needs nothing:
+        # read every form's identity for them all
+        forms_of.clear()
+        for i in [i for i, identity in enumerate(identities) if identity in identity_groups]:
+            candidate = candidates[i]
+            if candidate.id in notes:
+                forms_of[candidate.identity].append(candidate)
     worklist = list(lost)
     dead: dict[str, Candidate] = {}
     collapsed: set[str] = set()
