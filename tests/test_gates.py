@@ -167,3 +167,27 @@ def test_other_form_of_identity_survives_when_one_form_loses_its_dependency() ->
     report = apply_gates(parse_request(req))
     assert report.rejected["ref"][0] is Reason.DEPENDENCY_UNAVAILABLE
     assert report.is_eligible("full")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_reading_kept_for_later_stages_is_what_the_report_says(seed: int) -> None:
+    # the required refusal and a result with no bundle read the gates' reading instead
+    # of walking every form again: it must agree with the report and the request
+    import random
+
+    from assembler.tooling.generate import Shape, generate
+
+    rng = random.Random(seed)
+    shape = Shape.small(rng.choice([5, 40, 200])) if seed % 3 else Shape.scale(300)
+    parsed = parse_request(generate(rng, shape))
+    for require_content in (False, True):
+        report = apply_gates(parsed, require_content=require_content)
+        reading = report.reading
+        assert reading is not None
+        assert reading.ids == [c.id for c in parsed.candidates]
+        assert reading.identities == [c.identity for c in parsed.candidates]
+        eligible: dict[str, int] = {}
+        for c in parsed.candidates:
+            eligible[c.identity] = eligible.get(c.identity, 0) + report.is_eligible(c.id)
+        assert dict(reading.eligible) == eligible
+        assert report.columns(parsed) == (reading.ids, reading.identities)

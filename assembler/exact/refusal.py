@@ -34,7 +34,11 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     if not required:
         return None
     reading = gates.reading
-    if reading is not None and all(reading.eligible[identity] for identity in required):
+    if (
+        reading is not None
+        and len(reading.ids) == len(request.candidates)
+        and all(reading.eligible[identity] for identity in required)
+    ):
         # the gates counted an eligible form for every required identity
         return None
     wanted = set(required)
