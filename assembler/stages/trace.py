@@ -131,15 +131,15 @@ _ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
 
 
 class _QuotedEnds(dict[str, str]):
-    """A row end with the quotes of the ids around it (``","v","r"],["``): for ids that
-    need no escaping, whose JSON strings are then their own text between the two."""
+    """A row end with the quotes of the ids around it (``","v","r"],["``), by row end:
+    for ids that need no escaping, whose JSON strings are then their own text between
+    the two. Every member pair's is built once, any other when asked for."""
 
     def __missing__(self, end: str) -> str:
-        quoted = self[end] = f'"{end}"'
-        return quoted
+        return f'"{end}"'
 
 
-_QUOTED_ENDS = _QuotedEnds()
+_QUOTED_ENDS = _QuotedEnds({end: f'"{end}"' for end in _ROW_ENDS.values()})
 # The UTF-8 bytes that the canonical encoder keeps as they are in a string: with
 # ensure_ascii=False it escapes only '"', the backslash and the control characters below
 # U+0020 (a character above U+007F is all bytes >= 0x80 in UTF-8)
@@ -171,9 +171,10 @@ def _trace_of_rows(
     """``trace_id`` from each decision's id and its row's end (``_ROW_ENDS``).
 
     The text hashed is canonical_json of {"decisions": [[id, verdict, reason], ...],
-    "package_id", "refusal", "status"}; the rows are joined in C here (each id encoded as
-    the canonical encoder encodes a string) rather than built as 100k lists for the
-    encoder to walk: at 100k forms that was a third of a result with no bundle."""
+    "package_id", "refusal", "status"}; the rows are joined in C here, each id as the
+    canonical encoder encodes a string (its text in quotes when it needs no escaping),
+    rather than built as 100k lists for the encoder to walk: at 100k forms that was a
+    third of a result with no bundle."""
     rest = canonical_json(
         {
             "decisions": [],
@@ -185,8 +186,10 @@ def _trace_of_rows(
     # "decisions" sorts before the other keys, so the text opens with its list
     opening = '{"decisions":['
     assert rest.startswith(opening + "]")
-    # one flat list of pieces, id, end, id, end...: no string is built per row, nor per
-    # id when no id needs escaping (checked for all at once, in C)
+    # One flat list of pieces, id, end, id, end...: no string is built per row, nor per
+    # id when no id needs escaping (checked for all at once, in C; a lone surrogate,
+    # which no parsed request holds, passes and then fails at hashing, as the canonical
+    # text would).
     pieces = [""] * (2 * len(ids))
     if "".join(ids).encode("utf-8", "surrogatepass").translate(None, _KEPT):
         pieces[0::2] = map(_string, ids)
@@ -390,7 +393,8 @@ def _no_bundle_result(
         # the rejected forms are among those with no note: found without hashing every id
         gated = [i for i, note in enumerate(noted) if note is None and ids[i] in rejected]
         if len(gated) != len(rejected):
-            # a rejected form with a note as well (a report apply_gates never makes)
+            # a rejected form with a note as well, or a rejected id that no candidate
+            # has (reports apply_gates never makes)
             gated = [i for i, cid in enumerate(ids) if cid in rejected]
         for i in gated:
             gate, details[i] = rejected[ids[i]]
