@@ -191,3 +191,5 @@ def test_the_reading_kept_for_later_stages_is_what_the_report_says(seed: int) ->
             eligible[c.identity] = eligible.get(c.identity, 0) + report.is_eligible(c.id)
         assert dict(reading.eligible) == eligible
         assert report.columns(parsed) == (reading.ids, reading.identities)
+        assert reading.required == parsed.required_identities
+        assert report.required_identities(parsed) == parsed.required_identities

@@ -95,7 +95,9 @@ def build_problem(request: Request, gates: GateReport, before: Problem | None = 
             for c in eligible
         ),
         groups=tuple(sorted(set(groups))),
-        required=tuple(sorted(index[r] for r in request.required_identities if r in index)),
+        required=tuple(
+            sorted(index[r] for r in gates.required_identities(request) if r in index)
+        ),
         budget=request.task.budget,
     )
 

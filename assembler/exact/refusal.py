@@ -30,13 +30,13 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     """REQUIRED_MISSING, then REQUIRED_INELIGIBLE; None when every required identity
     has at least one eligible form."""
     budget = request.task.budget
-    required = request.required_identities
+    required = gates.required_identities(request)
     if not required:
         return None
     reading = gates.reading
     if (
         reading is not None
-        and len(reading.ids) == len(request.candidates)
+        and reading.of(request)
         and all(reading.eligible[identity] for identity in required)
     ):
         # the gates counted an eligible form for every required identity

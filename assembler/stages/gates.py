@@ -40,13 +40,18 @@ DEFAULT_INSTRUCTION_CHANNELS = frozenset({"system", "developer", "user"})
 class GateReading:
     """What the gates' one pass over every form read, kept for the later stages that
     would otherwise walk every form again (a result with no bundle, the required
-    refusal): each candidate's id and identity, in the request's order, and for every
+    refusal): each candidate's id and identity, in the request's order, for every
     offered identity the number of its eligible forms (0 for none, and for a name that
-    no form offers)."""
+    no form offers), and the request's ``required_identities``."""
 
     ids: list[str]
     identities: list[str]
     eligible: Counter[str]
+    required: tuple[str, ...]
+
+    def of(self, request: Request) -> bool:
+        """Whether this is a reading of ``request`` (as a check: the same number of forms)."""
+        return len(self.ids) == len(request.candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +72,16 @@ class GateReport:
         """Each candidate's id and identity, in the order of ``request`` (this report's)."""
         candidates = request.candidates
         reading = self.reading
-        if reading is not None and len(reading.ids) == len(candidates):
+        if reading is not None and reading.of(request):
             return reading.ids, reading.identities
         return [c.id for c in candidates], [c.identity for c in candidates]
+
+    def required_identities(self, request: Request) -> tuple[str, ...]:
+        """``request.required_identities`` (this report's request), as the gates read them."""
+        reading = self.reading
+        if reading is not None and reading.of(request):
+            return reading.required
+        return request.required_identities
 
     @property
     def eligible(self) -> frozenset[str]:
@@ -214,17 +226,21 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     instruction = Role.INSTRUCTION
     # One pass reads every form once: its id and identity (the notes and the counts of
     # the derived gates are then built in C), whether it plainly passes every per-form
-    # gate at home, and whether it has dependencies or names a group.
+    # gate at home, whether it has dependencies or names a group, and whether it is
+    # marked required.
     ids: list[str] = []
     identities: list[str] = []
     picked: list[Candidate] = []
     shared: list[str] = []
     linked: list[Candidate] = []
+    flagged: list[str] = []
     add_id, add_identity, pick, link = ids.append, identities.append, picked.append, linked.append
     for c in candidates:
         cid, identity = c.id, c.identity
         add_id(cid)
         add_identity(identity)
+        if c.required:
+            flagged.append(identity)
         if (
             (
                 seal
@@ -288,7 +304,9 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             rejected[candidate.id] = derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
-    return GateReport(rejected, notes, groups, GateReading(ids, identities, forms_left))
+    # as Request.required_identities reads them
+    required = tuple(sorted({*task.required, *flagged}))
+    return GateReport(rejected, notes, groups, GateReading(ids, identities, forms_left, required))
 
 
 @dataclass(frozen=True, slots=True)

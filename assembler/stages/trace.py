@@ -337,7 +337,7 @@ def bundle_result(
     if len(selected) != len(chosen):
         unknown = chosen - {c.id for c in selected}
         raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
-    required = request.required_identities
+    required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
     decisions = bundle_decisions(candidates, gates, context)
     threshold = context.threshold
