@@ -21,7 +21,7 @@ from ..model.types import Request, Result
 from ..stages.gates import GateReport
 from ..stages.trace import bundle_result, refused_result, undecided_result
 from .backend import Backend, Outcome, SolveStatus
-from .closure import Problem, build_problem
+from .closure import Problem, build_problem, build_problem_by
 from .refusal import over_budget_refusal, required_refusal
 
 if TYPE_CHECKING:
@@ -71,9 +71,18 @@ def decide_exact(
         return Decided(refused_result(request, gates, backend.name, refusal))
     if time.monotonic() >= deadline:
         return Decided(undecided_result(request, gates, backend.name, None, (("closure", 0.0),)))
-    problem = build_problem(request, gates, None if known is None else known[0])
+    # Without a known problem, the build itself gives up once the deadline has passed:
+    # a problem finished past it is answered undecided below, unsearched. A known
+    # problem is always built whole, as its outcome may answer this call.
+    problem = (
+        build_problem_by(deadline, request, gates)
+        if known is None
+        else build_problem(request, gates, known[0])
+    )
     built_at = time.perf_counter()
     timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
+    if problem is None:
+        return Decided(undecided_result(request, gates, backend.name, None, timings))
     if known is not None and known[1].status is SolveStatus.OPTIMAL and known[0] == problem:
         return Decided(None, problem, known[1], (*timings, ("solve", 0.0)))
     if time.monotonic() >= deadline:
