@@ -127,9 +127,7 @@ def _build(
             for c in eligible
         ),
         groups=tuple(sorted(set(groups))),
-        required=tuple(
-            sorted(index[r] for r in gates.required_identities(request) if r in index)
-        ),
+        required=tuple(sorted(index[r] for r in gates.required_identities(request) if r in index)),
         budget=request.task.budget,
     )
 
