@@ -89,6 +89,11 @@ class Reducing:
                 return trial
             tightened = trial
         if tightened is None:
+            if _late(deadline) and first.incumbent is not None:
+                # Past the deadline the fixings and the core are not drawn (linear, but
+                # 1-2 s at 300k forms): the answer is the incumbent with the bound, as the
+                # reduction would carry them.
+                return Outcome(SolveStatus.FEASIBLE, first.incumbent, bound=first.bound)
             # the greedy's own fixings, drawn only now: a tightened core replaces them
             reduction = first.reduction()
             if reduction is None:
