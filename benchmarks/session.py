@@ -364,7 +364,8 @@ def _markdown(data: dict[str, Any]) -> str:
         "`Session.apply(delta)` against a fresh `assemble()` of the same whole request,"
         " interleaved call by call. A delta parses and gates only what it brings or"
         " reaches, words again only the decisions it moves, and skips the solve when the"
-        " problem is one already proven optimal; otherwise the solve runs whole.",
+        " problem is one already proven optimal; otherwise the solve runs whole, its first"
+        " LP started from the basis the session's previous LP ended with.",
         "",
         "| seed | forms (first, last) | calls | delta wall / CPU | fresh wall / CPU (parse) |"
         " speedup (CPU) | goal < 15 ms | goal >= 10x | optimal | load before, after |",
