@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,18 +118,34 @@ def test_long_sequences_through_the_kept_path_answer_like_fresh_assembles(
     in between keeps what the last answer kept)."""
     if isinstance(_fresh(base, render=render), Exception):
         return
-    session = Session(base, time_limit=TIME_LIMIT, render=render)
+
+    def reused(got: assembler.Result, _: dict[str, Any]) -> str:
+        return f"{got.status.value}, solve reused: {dict(got.timings).get('solve') == 0.0}"
+
+    _each_delta_like_fresh(base, data, data.draw(st.integers(4, 10)), reused, render=render)
+
+
+def _each_delta_like_fresh(
+    base: dict[str, Any],
+    data: st.DataObject,
+    steps: int,
+    label: Callable[[assembler.Result, dict[str, Any]], str],
+    **options: Any,
+) -> None:
+    """``steps`` drawn deltas through one session, each answer compared with a fresh
+    assemble() of the resulting request (a delta the request refuses must fail alike)."""
+    session = Session(base, time_limit=TIME_LIMIT, **options)
     current = base
-    for step in range(data.draw(st.integers(4, 10))):
+    for step in range(steps):
         delta = data.draw(deltas(current, step))
         expected_request = applied(current, delta)
-        expected = _fresh(expected_request, render=render)
+        expected = _fresh(expected_request, **options)
         if isinstance(expected, Exception):
             with pytest.raises(type(expected)):
                 session.apply(delta)
             continue
         got = session.apply(delta)
-        event(f"{got.status.value}, solve reused: {dict(got.timings).get('solve') == 0.0}")
+        event(label(got, expected_request))
         assert got == expected
         current = expected_request
 
@@ -151,20 +168,11 @@ def test_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
     a fresh assemble()'s (the start changes the simplex's path, never the optimum)."""
     if isinstance(_fresh(base), Exception):
         return
-    session = Session(base, time_limit=TIME_LIMIT)
-    current = base
-    for step in range(data.draw(st.integers(2, 6))):
-        delta = data.draw(deltas(current, step))
-        expected_request = applied(current, delta)
-        expected = _fresh(expected_request)
-        if isinstance(expected, Exception):
-            with pytest.raises(type(expected)):
-                session.apply(delta)
-            continue
-        got = session.apply(delta)
-        event(f"{got.status.value}, forms: {len(expected_request['candidates']) // 20 * 20}+")
-        assert got == expected
-        current = expected_request
+
+    def size(got: assembler.Result, request: dict[str, Any]) -> str:
+        return f"{got.status.value}, forms: {len(request['candidates']) // 20 * 20}+"
+
+    _each_delta_like_fresh(base, data, data.draw(st.integers(2, 6)), size)
 
 
 # ---------------------------------------------------------------------------
