@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -193,3 +194,10 @@ def test_the_reading_kept_for_later_stages_is_what_the_report_says(seed: int) ->
         assert report.columns(parsed) == (reading.ids, reading.identities)
         assert reading.required == parsed.required_identities
         assert report.required_identities(parsed) == parsed.required_identities
+        # another request of as many forms is read again, not answered from this reading
+        other = replace(parsed, candidates=tuple(reversed(parsed.candidates)))
+        assert not reading.of(other)
+        assert report.columns(other) == (
+            [c.id for c in other.candidates],
+            [c.identity for c in other.candidates],
+        )

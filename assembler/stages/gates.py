@@ -48,10 +48,13 @@ class GateReading:
     identities: list[str]
     eligible: Counter[str]
     required: tuple[str, ...]
+    # the request read: the reading stands in for that object only (an equal request
+    # built elsewhere is read again, never answered from another request's columns)
+    request: Request
 
     def of(self, request: Request) -> bool:
-        """Whether this is a reading of ``request`` (as a check: the same number of forms)."""
-        return len(self.ids) == len(request.candidates)
+        """Whether this is a reading of ``request`` (that very object)."""
+        return self.request is request
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +309,8 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             )
     # as Request.required_identities reads them
     required = tuple(sorted({*task.required, *flagged}))
-    return GateReport(rejected, notes, groups, GateReading(ids, identities, forms_left, required))
+    reading = GateReading(ids, identities, forms_left, required, request)
+    return GateReport(rejected, notes, groups, reading)
 
 
 @dataclass(frozen=True, slots=True)
