@@ -21,18 +21,29 @@ from dataclasses import replace
 
 from .closure import Problem
 
-__all__ = ["reach", "required_reach"]
+__all__ = ["group_index", "reach", "required_reach"]
 
 
-def reach(
-    problem: Problem, start: Iterable[int], forms_of: Sequence[Sequence[int]]
-) -> tuple[list[bool], list[bool]]:
-    """The identities ``start`` reaches through the needs of ``forms_of`` (each
-    identity's forms to follow) and through coupled groups, and the groups expanded."""
+def group_index(problem: Problem) -> list[list[int]]:
+    """The groups of each identity (indices into ``problem.groups``)."""
     groups_of: list[list[int]] = [[] for _ in problem.identities]
     for g, group in enumerate(problem.groups):
         for identity in group:
             groups_of[identity].append(g)
+    return groups_of
+
+
+def reach(
+    problem: Problem,
+    start: Iterable[int],
+    forms_of: Sequence[Sequence[int]],
+    groups_of: Sequence[Sequence[int]] | None = None,
+) -> tuple[list[bool], list[bool]]:
+    """The identities ``start`` reaches through the needs of ``forms_of`` (each
+    identity's forms to follow) and through coupled groups, and the groups expanded.
+    ``groups_of`` is ``group_index(problem)``, for a caller that walks one problem often."""
+    if groups_of is None:
+        groups_of = group_index(problem)
     reached = [False] * len(problem.identities)
     expanded = [False] * len(problem.groups)
     queue = list(start)

@@ -16,12 +16,13 @@ and a conflict that is proven but perhaps not minimal.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
 from .backend import Backend, Outcome, SolveStatus, selection_cost
 from .closure import Problem
-from .reach import reach
+from .reach import group_index, reach
 
 __all__ = ["over_budget_refusal", "required_refusal"]
 
@@ -164,7 +165,11 @@ def _conflict(
     assert problem.budget is not None
     budget = problem.budget
     kept = list(problem.required)
+    # built once, and the closure's forms per identity again only when a pricing
+    # replaces it: each test is then a walk over what it reaches
+    groups_of = group_index(problem)
     current = closure
+    forms_of = _forms_of(problem, current)
     for identity in problem.required:
         # read before every test, not only before a pricing: each test walks the
         # closure, and with hundreds of required identities the tests that need no
@@ -173,7 +178,7 @@ def _conflict(
         if left <= 0:
             return kept, False
         trial = tuple(r for r in kept if r != identity)
-        cut = _reached(problem, current, trial)
+        cut = _reached(problem, current, trial, forms_of, groups_of)
         if selection_cost(problem, cut) <= budget:
             continue  # the rest fits: this identity belongs to the conflict
         priced = backend.solve(
@@ -186,16 +191,27 @@ def _conflict(
             return kept, False
         kept = list(trial)
         current = priced.selection
+        forms_of = _forms_of(problem, current)
     return kept, True
 
 
-def _reached(
-    problem: Problem, selection: tuple[int, ...], required: tuple[int, ...]
-) -> tuple[int, ...]:
-    """The forms of ``selection`` whose identities ``required`` reaches through the
-    selected forms' needs and the groups (a legal selection admits everything reached)."""
+def _forms_of(problem: Problem, selection: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The selected form of each identity (none for an identity left out)."""
     forms_of: list[tuple[int, ...]] = [()] * len(problem.identities)
     for f in selection:
         forms_of[problem.identity_of[f]] = (f,)
-    reached, _ = reach(problem, required, forms_of)
+    return forms_of
+
+
+def _reached(
+    problem: Problem,
+    selection: tuple[int, ...],
+    required: tuple[int, ...],
+    forms_of: Sequence[Sequence[int]],
+    groups_of: Sequence[Sequence[int]],
+) -> tuple[int, ...]:
+    """The forms of ``selection`` (``forms_of``: its form of each identity) whose
+    identities ``required`` reaches through the selected forms' needs and the groups
+    (a legal selection admits everything reached)."""
+    reached, _ = reach(problem, required, forms_of, groups_of)
     return tuple(f for f in selection if reached[problem.identity_of[f]])
