@@ -16,25 +16,38 @@ from assembler.session import session as _session
 _LEGAL_BY_DESIGN = frozenset({"cpsat", "enumerate", "greedy"})
 
 
+def judged_request(request: Any, result: assembler.Result, counter: Any) -> Any:
+    """What a result answers: the request, or with a token counter the priced request
+    (models/README.md section 14)."""
+    if counter is None:
+        return request
+    from assembler.render import priced_request
+
+    parsed = request if isinstance(request, assembler.Request) else assembler.parse_request(request)
+    return priced_request(parsed, counter, result.budget)
+
+
+def check(judged: Any, result: assembler.Result) -> None:
+    """The independent verifier on ``result`` (and the render verifier on its rendering)."""
+    assert assembler.verify(judged, result) == [], result.to_dict()
+    if result.rendering is not None:
+        assert assembler.verify_rendering(judged, result, result.rendering) == []
+
+
+def judged_by_hook(strategy: str) -> bool:
+    """Whether every answer of ``strategy`` already passes ``check`` on its way out."""
+    return strategy in _LEGAL_BY_DESIGN
+
+
 def _judge(request: Any, result: assembler.Result, strategy: str, counter: Any) -> None:
     """Every answer the suite produces, from ``assemble()`` or a session, through the
     independent verifier (and its rendering through the render verifier)."""
-    if strategy not in _LEGAL_BY_DESIGN:
+    if not judged_by_hook(strategy):
         return
-    judged = request
-    if counter is not None:
-        from assembler.render import priced_request
-
-        parsed = request if isinstance(request, assembler.Request) else None
-        parsed = parsed or assembler.parse_request(request)
-        judged = priced_request(parsed, counter, result.budget)
     try:
-        problems = assembler.verify(judged, result)
+        check(judged_request(request, result, counter), result)
     except assembler.RequestTooLarge:
         return  # above the verifier's default size limit: the benchmarks judge those
-    assert problems == [], result.to_dict()
-    if result.rendering is not None:
-        assert assembler.verify_rendering(judged, result, result.rendering) == []
 
 
 def _verifying_recorded(recorded: Any) -> Any:
@@ -47,21 +60,23 @@ def _verifying_recorded(recorded: Any) -> Any:
     return wrapper
 
 
-def _verifying_answer(answer: Any) -> Any:
-    @functools.wraps(answer)
+def _verifying_warm_answer(warm_answer: Any) -> Any:
+    @functools.wraps(warm_answer)
     def wrapper(state: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
-        result, kept = answer(state, options, *args, **kwargs)
-        _judge(state.request, result, options.strategy, options.counter)
-        return result, kept
+        answered = warm_answer(state, options, *args, **kwargs)
+        if answered is not None:
+            _judge(state.request, answered[0], options.strategy, options.counter)
+        return answered
 
     return wrapper
 
 
 # Installed before any test module imports the package's functions: ``assemble`` and
-# ``assemble_validated`` reach ``_recorded`` and every session method reaches
-# ``answer`` through their modules' globals, so no answer escapes the verifier.
+# ``assemble_validated`` reach ``_recorded``, and a session's answer is either the
+# kept path (``warm_answer``, reached through the session module's globals) or
+# ``assemble_validated``: no answer escapes the verifier, and none is judged twice.
 _api._recorded = _verifying_recorded(_api._recorded)
-_session.answer = _verifying_answer(_session.answer)
+_session.warm_answer = _verifying_warm_answer(_session.warm_answer)
 
 
 def request(budget: int = 1000, **task: Any) -> dict[str, Any]:
@@ -77,14 +92,8 @@ def solve(req: dict[str, Any], strategy: str = "cpsat", **kw: Any) -> assembler.
     """Assemble and always pass the result through the independent verifier (and its
     rendering, when there is one, through the render verifier)."""
     result = assembler.assemble(req, strategy=strategy, **kw)
-    judged: Any = req
-    if kw.get("counter") is not None:
-        from assembler.render import priced_request
-
-        judged = priced_request(assembler.parse_request(req), kw["counter"], result.budget)
-    assert assembler.verify(judged, result) == [], result.to_dict()
-    if result.rendering is not None:
-        assert assembler.verify_rendering(judged, result, result.rendering) == []
+    if not judged_by_hook(strategy):
+        check(judged_request(req, result, kw.get("counter")), result)
     return result
 
 

@@ -167,4 +167,4 @@ def test_every_answer_of_the_suite_goes_through_the_verifier() -> None:
     from assembler.session import session
 
     assert hasattr(api._recorded, "__wrapped__")
-    assert hasattr(session.answer, "__wrapped__")
+    assert hasattr(session.warm_answer, "__wrapped__")
