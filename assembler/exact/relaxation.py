@@ -65,14 +65,16 @@ class LpMemory:
     Only a start, never a premise: HiGHS takes the basis as an alien one (it repairs
     what no longer fits: forms gone, rows new) and solves to optimality from it, and
     the bound is recomputed from whatever duals come back (module docstring). A stale
-    or foreign memory costs iterations, never exactness. One memory per session: it is
-    overwritten by every LP solved with it and is not safe to share between threads."""
+    or foreign memory costs iterations, never exactness. Solves may share one memory
+    from several threads (a session's proposals run outside its lock): the basis is
+    one slot, read once per LP and replaced whole, so a reader sees one LP's basis or
+    none, and the last LP to finish is the one remembered."""
 
-    __slots__ = ("columns", "iterations", "rows")
+    __slots__ = ("basis", "iterations")
 
     def __init__(self) -> None:
-        self.columns: dict[Any, Any] | None = None
-        self.rows: dict[Any, Any] | None = None
+        # (status by column key, status by row key), or None
+        self.basis: tuple[dict[Any, Any], dict[Any, Any]] | None = None
         # simplex iterations of the last LP solved with this memory (tests read it)
         self.iterations: int | None = None
 
@@ -173,7 +175,9 @@ def relax(
     gains[:n] = np.asarray(objective, dtype=np.float64)[columns]
     matrix = rows.matrix(total_columns)
     warm = None
-    if memory is not None and n < IPM_MIN_COLUMNS:
+    # the interior point method (from IPM_MIN_COLUMNS columns, auxiliaries included)
+    # takes no starting basis and, without crossover, leaves none
+    if memory is not None and total_columns < IPM_MIN_COLUMNS:
         names = problem.identities
         form_ids = [problem.form_ids[c] for c in columns.tolist()]
         row_keys: list[Any] = [("one", names[i]) for i in np.flatnonzero(has_row).tolist()]
@@ -187,8 +191,7 @@ def relax(
         if value_floor is not None:
             row_keys.append(("floor",))
         assert len(row_keys) == rows.count
-        column_keys: list[Any] = form_ids
-        column_keys += [("aux", names[i]) for i in aux_identities.tolist()]
+        column_keys: list[Any] = [*form_ids, *(("aux", names[i]) for i in aux_identities.tolist())]
         warm = _Warm(memory, column_keys, row_keys)
     answer = _solve(gains, matrix, rows, time_limit, warm)
     if answer is None:
@@ -296,8 +299,10 @@ def _solve(
         solver.setOptionValue("solver", "ipm")
         solver.setOptionValue("run_crossover", "off")
     solver.passModel(model)
-    if warm is not None and warm.memory.columns is not None:
-        _start(solver, warm)
+    # read once: another thread's LP may replace the memory meanwhile
+    remembered = None if warm is None else warm.memory.basis
+    if warm is not None and remembered is not None:
+        _start(solver, warm, remembered)
     solver.run()
     status = solver.getModelStatus()
     timed_out = status == highspy.HighsModelStatus.kTimeLimit
@@ -312,15 +317,13 @@ def _solve(
     return primal, np.asarray(solution.row_dual, dtype=np.float64), timed_out
 
 
-def _start(solver: Any, warm: _Warm) -> None:
+def _start(solver: Any, warm: _Warm, remembered: tuple[dict[Any, Any], dict[Any, Any]]) -> None:
     """Hand HiGHS the remembered basis: a column or row it has no status for enters
     nonbasic at its lower bound (a new form) or basic (a new row's slack)."""
     import highspy
 
-    memory = warm.memory
-    assert memory.columns is not None and memory.rows is not None
     lower, basic = highspy.HighsBasisStatus.kLower, highspy.HighsBasisStatus.kBasic
-    columns, rows = memory.columns, memory.rows
+    columns, rows = remembered
     basis = highspy.HighsBasis()
     basis.col_status = [columns.get(key, lower) for key in warm.column_keys]
     basis.row_status = [rows.get(key, basic) for key in warm.row_keys]
@@ -337,12 +340,14 @@ def _remember(solver: Any, warm: _Warm, optimal: bool) -> None:
     the memory empty (its basis is the middle of a search, not a good start)."""
     memory = warm.memory
     memory.iterations = int(solver.getInfo().simplex_iteration_count)
-    if not optimal:
-        memory.columns = memory.rows = None
+    basis = solver.getBasis() if optimal else None
+    if basis is None or not basis.valid:
+        memory.basis = None
         return
-    basis = solver.getBasis()
-    memory.columns = dict(zip(warm.column_keys, basis.col_status, strict=True))
-    memory.rows = dict(zip(warm.row_keys, basis.row_status, strict=True))
+    memory.basis = (
+        dict(zip(warm.column_keys, basis.col_status, strict=True)),
+        dict(zip(warm.row_keys, basis.row_status, strict=True)),
+    )
 
 
 def _lagrangian(

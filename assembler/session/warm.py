@@ -34,11 +34,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..api import TRACE_PER_GATES_SECOND, no_cyclic_gc
+from ..api import TRACE_PER_GATES_SECOND
 from ..exact.backend import Outcome, SolveStatus
 from ..exact.closure import Problem
 from ..exact.solve import decide_exact, exact_backend
 from ..model.arguments import call_arguments
+from ..model.collector import no_cyclic_gc
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import internal_errors
 from ..model.recorder import OnParsed, Recorder, Run, record
@@ -161,7 +162,10 @@ def _answer(
     gated_at = time.perf_counter()
     reserve = TRACE_PER_GATES_SECOND * (gated_at - began)
     remaining = max(0.001, limit - (gated_at - started) - reserve)
-    memory = kept.lp if kept is not None and kept.lp is not None else _memory()
+    # the LP's module (numpy) is loaded here, with the solve, not when sessions are
+    from ..exact.relaxation import LpMemory
+
+    memory = kept.lp if kept is not None and kept.lp is not None else LpMemory()
     backend = exact_backend(memory)
     known = None if previous is None else previous.solved
     decided = decide_exact(request, gates.report, backend, remaining, workers, known)
@@ -202,10 +206,3 @@ def _answer(
 
 def _ids(problem: Problem, selection: Iterable[int]) -> list[str]:
     return [problem.form_ids[f] for f in selection]
-
-
-def _memory() -> LpMemory:
-    # imported here: the LP's module brings numpy, which a session loads only to solve
-    from ..exact.relaxation import LpMemory
-
-    return LpMemory()
