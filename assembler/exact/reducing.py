@@ -4,8 +4,9 @@ Input: a ``Problem`` (from ``closure``), a time limit and a worker count.
 Output: an ``Outcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
 legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
-It chains ``reduce`` (exact reduction to a core), ``search`` (a small branch and
-bound for small cores) and an inner backend (CP-SAT) level by level: value, then
+It chains ``reduce`` (exact reduction to a core), ``knapsack`` (a program over the
+budget for cores where no form needs another identity), ``search`` (a small branch
+and bound for small cores) and an inner backend (CP-SAT) level by level: value, then
 cost, then tie-break weight, reducing again between levels. Every stage gets what is
 left of one deadline, the LP included, and a stage that runs out of it leaves the
 best legal selection found so far with the proven bound.
@@ -30,9 +31,10 @@ __all__ = ["Reducing"]
 class Reducing:
     """A backend that first reduces the problem exactly, then searches only the core.
 
-    Cores of a few dozen forms are solved by a small exact search (``search.py``)
-    rather than a CP-SAT session, which costs more to start than they take; the
-    search gives up after a few milliseconds and the core goes to ``inner``. Problems
+    Knapsack-shaped cores are solved by the program over the budget (``knapsack.py``)
+    and cores of a few dozen forms by a small exact search (``search.py``) rather than
+    a CP-SAT session, which costs more to start than they take; either hands the core
+    on (the search after a few milliseconds) and it goes to ``inner``. Problems
     without a budget (pricing the mandatory closure) are cut to the part the required
     material can reach (``reach.py``) and presolved, then go to ``inner``: the value
     bound has nothing to prune there.
@@ -90,9 +92,10 @@ class Reducing:
             tightened = trial
         if tightened is None:
             if _late(deadline) and first.incumbent is not None:
-                # Past the deadline the fixings and the core are not drawn (linear, but
-                # 1-2 s at 300k forms): the answer is the incumbent with the bound, as the
-                # reduction would carry them.
+                # Past the deadline, with an incumbent, the fixings and the core are not
+                # drawn (linear, but 1-2 s at 300k forms): the answer is the incumbent
+                # with the bound, as the reduction would carry them. (Without one the
+                # reduction is still drawn: its contradiction proves infeasibility.)
                 return Outcome(SolveStatus.FEASIBLE, first.incumbent, bound=first.bound)
             # the greedy's own fixings, drawn only now: a tightened core replaces them
             reduction = first.reduction()
