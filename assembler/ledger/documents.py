@@ -1,15 +1,15 @@
 """What the ledger stores about a compilation, as plain JSON documents, and back.
 
 Input: a parsed ``Request`` (or whatever a caller passed, when it did not parse), a
-``Run``, a ``Result`` or an exception. Output: canonical JSON documents whose
-``content`` is replaced by ``content_sha256`` (the bytes go to content-addressed
-artifacts), and the inverse: a request dict that ``assemble`` accepts, a ``Result``
-rebuilt from its stored dict.
+``Run``, a ``Result`` or an exception. Output: JSON documents (the request's in
+canonical JSON) whose ``content`` is replaced by ``content_sha256`` (the bytes go to
+content-addressed artifacts), and the inverse: a request dict that ``assemble``
+accepts, a ``Result`` rebuilt from its stored dict.
 
 A request document is the request in its own JSON format (models/README.md section 2),
-candidates in the order they arrived, defaults left out, each ``content`` replaced by
-``content_sha256``: feeding it back (with the contents restored) gives the same
-``Request``, so a replay solves exactly what was offered.
+candidates in the order they arrived, optional fields at their defaults left out,
+each ``content`` replaced by ``content_sha256``: feeding it back (with the contents
+restored) gives the same ``Request``, so a replay solves exactly what was offered.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
-
-import orjson
 
 from ..model.recorder import Run
 from ..model.types import (
@@ -240,11 +238,14 @@ def result_document(result: Result) -> bytes:
     data["decisions"] = [
         (d.id, d.identity, d.verdict.value, d.reason.value, d.detail) for d in result.decisions
     ]
+    # imported here: reading a ledger (list, show, verify, explain) never writes one
+    import orjson
+
     try:
         # orjson writes the same JSON values ~8x faster than json.dumps (0.68 -> 0.09 ms
         # for 1k decisions); the bytes are not hashed into any id, only stored and read
         return orjson.dumps(data)
-    except (TypeError, orjson.JSONEncodeError):
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
         # what orjson refuses (an integer past 64 bits) the standard encoder still writes
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
