@@ -27,6 +27,7 @@ from ..model.errors import (
     RenderError,
     RequestTooLarge,
 )
+from ..model.exits import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNDECIDED
 
 __all__ = [
     "ErrorReply",
@@ -43,7 +44,7 @@ class ServeError(AssemblerError):
     """An outcome of the server itself (not of the request): ``code`` names it."""
 
     code = "server-error"
-    exit = 3
+    exit = EXIT_UNDECIDED
     http = 503
 
 
@@ -51,7 +52,7 @@ class SessionUnknown(ServeError, ValueError):
     """No session has this key (open it first, with its request)."""
 
     code = "session-unknown"
-    exit = 2
+    exit = EXIT_INVALID
     http = 404
 
     def __init__(self, key: str) -> None:
@@ -64,7 +65,7 @@ class SessionExpired(ServeError, ValueError):
     sessions); the client opens it again with the whole request."""
 
     code = "session-expired"
-    exit = 2
+    exit = EXIT_INVALID
     http = 410
 
     def __init__(self, key: str, why: str) -> None:
@@ -113,23 +114,23 @@ def error_reply(exc: BaseException) -> ErrorReply:
         return ErrorReply(exc.exit, exc.http, body)
     if isinstance(exc, RenderError):
         body.update(code="render-error", render_code=exc.code, rule=exc.rule, items=list(exc.items))
-        return ErrorReply(2, 400, body)
+        return ErrorReply(EXIT_INVALID, 400, body)
     if isinstance(exc, InvalidRequest):
         body.update(field=exc.field, candidate=exc.candidate)
         if isinstance(exc, RequestTooLarge):
             body.update(code="request-too-large", limit=exc.limit, maximum=exc.maximum)
             body["actual"] = exc.actual
-            return ErrorReply(2, 413, body)
+            return ErrorReply(EXIT_INVALID, 413, body)
         body["code"] = "invalid-request"
-        return ErrorReply(2, 400, body)
+        return ErrorReply(EXIT_INVALID, 400, body)
     if isinstance(exc, LedgerError):
         # the README's rule: a ledger that cannot be written is exit 2, not a bug
         body["code"] = "ledger-error"
-        return ErrorReply(2, 500, body)
+        return ErrorReply(EXIT_INVALID, 500, body)
     if isinstance(exc, AssemblerError) and isinstance(exc, ValueError):
         # UnknownStrategy, EnumerationTooLarge: the call's input
         body["code"] = "invalid-request"
-        return ErrorReply(2, 400, body)
+        return ErrorReply(EXIT_INVALID, 400, body)
     cause = exc.cause if isinstance(exc, InternalError) else exc
     if os.environ.get("ASSEMBLER_TRACEBACK") == "1":
         traceback.print_exception(cause, file=sys.stderr)
@@ -139,7 +140,7 @@ def error_reply(exc: BaseException) -> ErrorReply:
         message=f"{_one_line(cause)} -- a bug in the assembler, not a problem with the request;"
         " please report it with the request and this line",
     )
-    return ErrorReply(4, 500, body)
+    return ErrorReply(EXIT_INTERNAL, 500, body)
 
 
 def _one_line(exc: BaseException) -> str:

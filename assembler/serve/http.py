@@ -36,6 +36,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ..model.errors import InvalidRequest, RequestTooLarge
+from ..model.exits import EXIT_INTERNAL
 from .errors import ServerBusy
 from .messages import Op, call_from_http
 from .service import OVERRUN_GRACE, Reply, Service, error
@@ -206,7 +207,7 @@ def serve_http(service: Service, host: str, port: int) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         listening.close()
-    return 0 if server.started else 4
+    return 0 if server.started else EXIT_INTERNAL
 
 
 def _listening(host: str, port: int) -> socket.socket:

@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from ..model.errors import RequestTooLarge
+from ..model.exits import EXIT_INTERRUPTED
 from ..model.jsontext import load_json
 from .messages import call_from_message
 from .service import Reply, Service, error
@@ -116,7 +117,7 @@ async def _serve(service: Service) -> int:
         caught.append(sig)
         if len(caught) > 1:
             # a second signal: leave now, unanswered messages and all
-            os._exit(130 if sig == signal.SIGINT else 0)
+            os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
         stopping.set()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -138,7 +139,7 @@ async def _serve(service: Service) -> int:
     finally:
         sweeper.cancel()
         await loop.run_in_executor(None, service.close)
-    return 130 if caught and caught[0] == signal.SIGINT else 0
+    return EXIT_INTERRUPTED if caught and caught[0] == signal.SIGINT else 0
 
 
 async def _next(lines: _Lines, stopping: asyncio.Event) -> bytes | RequestTooLarge | None:
