@@ -249,7 +249,8 @@ def _headline(data: dict[str, Any]) -> list[str]:
     lines = ["## Results", "", *_table(header, rows), ""]
     lines += [
         'End to end is `assembler.assemble(dict, strategy="cpsat")`: dict in, Result out '
-        "(its `total` timing). Peers are timed the same way: parse, gates and closure, "
+        "(its `total` timing; the overrun past the limit reads the caller's clock around "
+        "the call). Peers are timed the same way: parse, gates and closure, "
         "then their model build and solve on the unreduced problem; a speed-up is the "
         'peer\'s median over ours, and "≥" marks a peer stopped by the time limit. '
         'Greedy is `strategy="greedy"`; its loss is (optimum − greedy value) / optimum. '
