@@ -146,9 +146,7 @@ def markdown(raw: list[dict[str, Any]], plot_name: str | None = None) -> list[st
                 # the caller's clock: it also counts freeing the request as the call returns
                 verdicts.append((run["shape"], run["wall_s"]))
     if verdicts:
-        slow = [
-            f"{shape} ({fmt_seconds(wall)})" for shape, wall in verdicts if wall >= GOAL_RETURN
-        ]
+        slow = [f"{shape} ({fmt_seconds(wall)})" for shape, wall in verdicts if wall >= GOAL_RETURN]
         lines += [
             "",
             f"Goal (issue 12): at {GOAL_SIZE:,} forms and a {GOAL_LIMIT:g} s limit every "
