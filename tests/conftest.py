@@ -10,10 +10,11 @@ import pytest
 import assembler
 from assembler import api as _api
 from assembler.session import session as _session
+from assembler.strategies import EXACT_STRATEGIES
 
 # Strategies whose every bundle must be legal; the other baselines (top-k, weighted,
 # dump) break rules by design, and the corpus table counts how.
-_LEGAL_BY_DESIGN = frozenset({"cpsat", "enumerate", "greedy"})
+_LEGAL_BY_DESIGN = frozenset({*EXACT_STRATEGIES, "greedy"})
 
 
 def judged_request(request: Any, result: assembler.Result, counter: Any) -> Any:

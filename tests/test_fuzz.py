@@ -34,10 +34,10 @@ import assembler
 from assembler import InvalidRequest, Limits, Status, parse_request, request_from_json, verify
 from assembler.cli import main
 from assembler.stages.trace import render_text
+from assembler.strategies import EXACT_STRATEGIES
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
 SUBPROCESS_EXAMPLES = max(3, EXAMPLES // 1000)
-EXACT = ("cpsat", "enumerate")
 
 
 def fuzz(share: float) -> settings:
@@ -78,7 +78,7 @@ def check_error(error: assembler.AssemblerError) -> None:
 def check_result(request: Any, result: assembler.Result, strategy: str) -> None:
     written = json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")
     assert json.loads(written)["status"] == result.status.value
-    if strategy in EXACT:
+    if strategy in EXACT_STRATEGIES:
         assert verify(request, result) == [], result.to_dict()
     table = render_text(result)
     assert all(line.isprintable() for line in table.split("\n")), table

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from conftest import form, request, solve
 
-EXACT = ["cpsat", "enumerate"]
+from assembler.strategies import EXACT_STRATEGIES
 
 
 def build(*candidates: dict[str, Any], **task: Any) -> dict[str, Any]:
@@ -16,7 +16,7 @@ def build(*candidates: dict[str, Any], **task: Any) -> dict[str, Any]:
     return req
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_mandatory_4600_against_4000_is_refused_with_excess_600(strategy: str) -> None:
     req = build(
         form("constraints", 1100, 0.9),
@@ -44,7 +44,7 @@ def test_mandatory_4600_against_4000_is_refused_with_excess_600(strategy: str) -
     assert set(result.selected) == {"constraints", "schema", "runbook", "incident"}
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_conflict_is_minimal_not_every_required_identity(strategy: str) -> None:
     req = build(
         form("big-a", 700, 0.5),
@@ -58,7 +58,7 @@ def test_conflict_is_minimal_not_every_required_identity(strategy: str) -> None:
     assert refusal.mandatory_cost == 1310 and refusal.excess == 310
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_mandatory_cost_is_the_cheapest_closure_not_first_forms(strategy: str) -> None:
     req = build(
         form("doc-full", 900, 0.9, identity="doc"),
@@ -72,7 +72,7 @@ def test_mandatory_cost_is_the_cheapest_closure_not_first_forms(strategy: str) -
     assert refusal.forms == ("doc-anchor", "other")
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_shared_resolver_is_paid_once(strategy: str) -> None:
     req = build(
         form("ref-1", 20, 0.8, identity="incident-17", form="reference", depends_on=["resolver"]),
@@ -88,7 +88,7 @@ def test_shared_resolver_is_paid_once(strategy: str) -> None:
     assert set(solve(req, strategy).selected) == {"ref-1", "resolver"}
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_claim_travels_with_its_qualification(strategy: str) -> None:
     req = build(
         form("claim", 120, 0.9, group="migration-claim"),
@@ -104,7 +104,7 @@ def test_claim_travels_with_its_qualification(strategy: str) -> None:
     assert result.decision("qualification").reason.value == "group"
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_one_content_four_forms_picks_exactly_one(strategy: str) -> None:
     forms = [
         form("doc-full", 900, 0.9, identity="doc", form="full"),
@@ -122,7 +122,7 @@ def test_one_content_four_forms_picks_exactly_one(strategy: str) -> None:
             assert reason == ("alternative" if selected else "not-chosen")
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_stale_and_wrong_scope_high_scores_are_rejected(strategy: str) -> None:
     req = build(
         form("wrong-project", 100, 0.99, scope="project-b"),
@@ -138,7 +138,7 @@ def test_stale_and_wrong_scope_high_scores_are_rejected(strategy: str) -> None:
     assert result.decision("stale").reason.value == "stale"
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_greedy_false_refusal_shape_is_solved_exactly(strategy: str) -> None:
     # Greedy takes the dearer standalone form of a; the exact solver shares the resolver.
     req = build(
@@ -153,7 +153,7 @@ def test_greedy_false_refusal_shape_is_solved_exactly(strategy: str) -> None:
     assert set(result.selected) == {"a-ref", "b-ref", "resolver"}
 
 
-@pytest.mark.parametrize("strategy", EXACT)
+@pytest.mark.parametrize("strategy", EXACT_STRATEGIES)
 def test_full_form_beats_dearer_reference_plus_resolver(strategy: str) -> None:
     req = build(
         form("doc-full", 400, 0.8, identity="doc"),

@@ -22,9 +22,9 @@ from typing import Any
 from ..model.objective import form_value
 from ..model.types import Reason, RefusalCode, Request, Result, Status, Verdict, Violation
 from ..stages.gates import GateReport
+from ..strategies import EXACT_STRATEGIES
 from .counterfactuals import Counterfactuals
 from .figures import COST_UNIT, VALUE_UNIT, FigureStatus
-from .limits import EXACT_STRATEGIES
 
 __all__ = ["HIGH_RELEVANCE", "Diagnostic", "Label", "diagnose"]
 

@@ -21,9 +21,7 @@ from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 from ..strategies import EXACT_STRATEGIES
 
-# a counterfactual compares optima, so only a strategy that proves them
-# (EXACT_STRATEGIES) may answer it
-__all__ = ["EXACT_STRATEGIES", "Clock", "Deadline", "Limits"]
+__all__ = ["Clock", "Deadline", "Limits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +46,7 @@ class Limits:
                 raise InvalidRequest(name, f"must be a number of seconds, not {seconds!r}")
             if not 0 < seconds < float("inf"):
                 raise InvalidRequest(name, f"must be a positive number of seconds, not {seconds}")
+        # a counterfactual compares optima: only a strategy that proves them may answer it
         if self.strategy not in EXACT_STRATEGIES:
             raise InvalidRequest(
                 "strategy",
