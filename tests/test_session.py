@@ -162,8 +162,8 @@ def _each_delta_like_fresh(
 def test_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
     base: dict[str, Any], data: st.DataObject
 ) -> None:
-    """Problems of a few dozen forms, where the reduction solves an LP: each solve's
-    first LP starts from the basis the session's previous one left (LpMemory), after
+    """Problems of a few dozen forms, where the reduction solves an LP: a solve's
+    first LP can start from the basis the session's previous one left (LpMemory), after
     deltas that add, remove and update forms and move the budget; each answer is still
     a fresh assemble()'s (the start changes the simplex's path, never the optimum)."""
     if isinstance(_fresh(base), Exception):

@@ -48,7 +48,7 @@ __all__ = ["OVERRUN_GRACE", "Reply", "Service", "Settings"]
 OVERRUN_GRACE = 1.0
 # below this much time left a solve is not started: it could only answer undecided
 _LEAST_SOLVE = 0.01
-# how often, at most, idle sessions are swept out
+# the longest wait between two sweeps of idle sessions
 _SWEEP_SECONDS = 30.0
 
 T = TypeVar("T")
