@@ -40,6 +40,7 @@ from .trace import (
     policy_json,
     render_order,
     task_json,
+    trace_text,
 )
 
 __all__ = ["TraceState", "retrace"]
@@ -191,11 +192,7 @@ def _bundle(
         f'"task":{canonical_json(task_json(request, tuple(sorted(required))))}}}'
     )
     package = _sha256(package_body)
-    trace_body = (
-        f'{{"decisions":[{",".join(map(fragments.__getitem__, ids))}],'
-        f'"package_id":{canonical_json(package)},"refusal":null,'
-        f'"status":{canonical_json(Status.BUNDLE.value)}}}'
-    )
+    trace_body = trace_text(package, Status.BUNDLE, None, ",".join(map(fragments.__getitem__, ids)))
     threshold = request.task.min_relevance
     value = sum(form_value(c.relevance, threshold) for c in selected)
     return Result(

@@ -54,6 +54,7 @@ __all__ = [
     "render_text",
     "task_json",
     "trace_id",
+    "trace_text",
     "undecided_result",
 ]
 
@@ -130,20 +131,6 @@ class _RowEnds(dict[tuple[str, str], str]):
 _ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
 
 
-class _QuotedEnds(dict[str, str]):
-    """A row end with the quotes of the ids around it (``","v","r"],["``), by row end:
-    for ids that need no escaping, whose JSON strings are then their own text between
-    the two. Every member pair's is built once, any other when asked for."""
-
-    def __missing__(self, end: str) -> str:
-        return f'"{end}"'
-
-
-_QUOTED_ENDS = _QuotedEnds({end: f'"{end}"' for end in _ROW_ENDS.values()})
-# The UTF-8 bytes that the canonical encoder keeps as they are in a string: with
-# ensure_ascii=False it escapes only '"', the backslash and the control characters below
-# U+0020 (a character above U+007F is all bytes >= 0x80 in UTF-8)
-_KEPT = bytes(b for b in range(0x20, 0x100) if b not in b'"\\')
 _ID = itemgetter(0)
 _VERDICT_REASON = itemgetter(2, 3)
 
@@ -170,40 +157,33 @@ def _trace_of_rows(
 ) -> str:
     """``trace_id`` from each decision's id and its row's end (``_ROW_ENDS``).
 
-    The text hashed is canonical_json of {"decisions": [[id, verdict, reason], ...],
-    "package_id", "refusal", "status"}; the rows are joined in C here, each id as the
-    canonical encoder encodes a string (its text in quotes when it needs no escaping),
-    rather than built as 100k lists for the encoder to walk: at 100k forms that was a
-    third of a result with no bundle."""
+    The rows are joined in C here, each id encoded as the canonical encoder encodes a
+    string, rather than built as 100k lists for the encoder to walk: at 100k forms that
+    was a third of a result with no bundle."""
+    # One flat list of pieces, id, end, id, end...: each end closes its row and opens
+    # the next, so no string is built per row.
+    pieces = [""] * (2 * len(ids))
+    pieces[0::2] = map(_string, ids)
+    pieces[1::2] = ends
+    if pieces:
+        # the last row opens no next one
+        pieces[-1] = pieces[-1][: -len(",[")]
+    rows = "".join(pieces)
+    return _sha256(trace_text(package, status, refusal, f"[{rows}" if rows else ""))
+
+
+def trace_text(package: str | None, status: Status, refusal: Refusal | None, rows: str) -> str:
+    """The text ``trace_id`` hashes: canonical_json of {"decisions": [...], "package_id",
+    "refusal", "status"}, given ``rows``, the decisions' canonical rows joined by commas
+    ("decisions" sorts first, so the rest is one canonical object after it)."""
     rest = canonical_json(
         {
-            "decisions": [],
             "package_id": package,
             "refusal": None if refusal is None else refusal.code.value,
             "status": status.value,
         }
     )
-    # "decisions" sorts before the other keys, so the text opens with its list
-    opening = '{"decisions":['
-    assert rest.startswith(opening + "]")
-    # One flat list of pieces, id, end, id, end...: no string is built per row, nor per
-    # id when no id needs escaping (checked for all at once, in C; a lone surrogate,
-    # which no parsed request holds, passes and then fails at hashing, as the canonical
-    # text would).
-    pieces = [""] * (2 * len(ids))
-    if "".join(ids).encode("utf-8", "surrogatepass").translate(None, _KEPT):
-        pieces[0::2] = map(_string, ids)
-        pieces[1::2] = ends
-        first, last = "[", len(",[")
-    else:
-        pieces[0::2] = ids
-        pieces[1::2] = map(_QUOTED_ENDS.__getitem__, ends)
-        first, last = '["', len(',["')
-    if pieces:
-        # the last row opens no next one
-        pieces[-1] = pieces[-1][:-last]
-    rows = "".join(pieces)
-    return _sha256(f"{opening}{first if rows else ''}{rows}{rest[len(opening) :]}")
+    return f'{{"decisions":[{rows}],{rest[1:]}'
 
 
 def _with_note(detail: str, note: str) -> str:
