@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ..model.objective import form_value, tiebreak_weights
-from ..model.types import Request
+from ..model.types import Candidate, Request
 from ..stages.gates import GateReport
 
 __all__ = ["Problem", "build_problem", "build_problem_by"]
@@ -92,15 +92,12 @@ def _build(
 ) -> Problem | None:
     eligible_ids = gates.notes
     candidates = request.candidates
-    if deadline is None:
-        eligible = [c for c in candidates if c.id in eligible_ids]
-    else:
-        eligible = []
-        # (one look more after the last chunk)
-        for start in range(0, len(candidates) + _CHUNK, _CHUNK):
-            if time.monotonic() >= deadline:
-                return None
-            eligible += [c for c in candidates[start : start + _CHUNK] if c.id in eligible_ids]
+    eligible: list[Candidate] = []
+    # (one look more after the last chunk)
+    for start in range(0, len(candidates) + _CHUNK, _CHUNK):
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        eligible += [c for c in candidates[start : start + _CHUNK] if c.id in eligible_ids]
     identities = tuple(sorted({c.identity for c in eligible}))
     index = {name: i for i, name in enumerate(identities)}
     threshold = request.task.min_relevance

@@ -39,6 +39,7 @@ from .trace import (
     form_json,
     policy_json,
     render_order,
+    selected_forms,
     task_json,
     trace_text,
 )
@@ -141,10 +142,7 @@ def _whole(
 ) -> tuple[Result, TraceState]:
     """Every decision worded afresh (the first bundle, or a new threshold)."""
     report = gates.report
-    selected = [c for c in request.candidates if c.id in chosen]
-    if len(selected) != len(chosen):
-        unknown = chosen - {c.id for c in selected}
-        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    selected = selected_forms(request, chosen)
     context = bundle_context(request, report, chosen, selected, tuple(sorted(required)))
     decisions = {d.id: d for d in bundle_decisions(request.candidates, report, context)}
     fragments = {i: _decision_fragment(d) for i, d in decisions.items()}

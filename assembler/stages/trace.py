@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import repeat
 from json.encoder import encode_basestring as _string
@@ -52,6 +53,7 @@ __all__ = [
     "refused_result",
     "render_order",
     "render_text",
+    "selected_forms",
     "task_json",
     "trace_id",
     "trace_text",
@@ -186,6 +188,16 @@ def trace_text(package: str | None, status: Status, refusal: Refusal | None, row
     return f'{{"decisions":[{rows}],{rest[1:]}'
 
 
+def selected_forms(request: Request, chosen: AbstractSet[str]) -> list[Candidate]:
+    """The candidates of ``request`` whose ids are ``chosen``, in the request's order;
+    a ValueError naming any chosen id the request does not have."""
+    selected = [c for c in request.candidates if c.id in chosen]
+    if len(selected) != len(chosen):
+        unknown = chosen - {c.id for c in selected}
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    return selected
+
+
 def _with_note(detail: str, note: str) -> str:
     return f"{detail}; {note}" if note else detail
 
@@ -313,10 +325,7 @@ def bundle_result(
     they are recorded as admitted (the verifier, not this function, judges legality)."""
     chosen = set(selected_ids)
     candidates = request.candidates
-    selected = [c for c in candidates if c.id in chosen]
-    if len(selected) != len(chosen):
-        unknown = chosen - {c.id for c in selected}
-        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
+    selected = selected_forms(request, chosen)
     required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
     decisions = bundle_decisions(candidates, gates, context)
