@@ -407,10 +407,10 @@ class _Regate:
             elif form in self.passed and form not in self.dead:
                 notes[form] = self.passed[form]
         groups = dict(old.groups)
-        # after a change, only the groups _regroup found changed (a group whose identities
-        # left and came back in one change is written again with the same members)
-        changed_groups = {*groups, *self.members} if self.previous is None else self.regrouped
-        for group in changed_groups:
+        # only the groups _regroup found changed (all of them on a first gating, where
+        # every form is new; a group whose identities left and came back in one change is
+        # written again with the same members)
+        for group in self.regrouped:
             members = self.members.get(group)
             if members:
                 groups[group] = frozenset(members)

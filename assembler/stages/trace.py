@@ -379,7 +379,8 @@ def _no_bundle_result(
     reasons: list[Reason] = [reason] * len(ids)
     ends = [_ROW_ENDS[refused, reason]] * len(ids)
     if rejected:
-        # the rejected forms are among those with no note: found without hashing every id
+        # the rejected forms are among those with no note: only those are looked up in
+        # ``rejected`` (one lookup per form was already spent on the notes)
         gated = [i for i, note in enumerate(noted) if note is None and ids[i] in rejected]
         if len(gated) != len(rejected):
             # a rejected form with a note as well, or a rejected id that no candidate
