@@ -71,20 +71,23 @@ class GateReport:
     # session's), and then ``columns`` reads the request again
     reading: GateReading | None = field(default=None, compare=False, repr=False)
 
+    def reading_of(self, request: Request) -> GateReading | None:
+        """What the gates read of ``request``, when this report's reading is of it."""
+        reading = self.reading
+        return reading if reading is not None and reading.of(request) else None
+
     def columns(self, request: Request) -> tuple[Sequence[str], Sequence[str]]:
         """Each candidate's id and identity, in the order of ``request`` (this report's)."""
-        candidates = request.candidates
-        reading = self.reading
-        if reading is not None and reading.of(request):
+        reading = self.reading_of(request)
+        if reading is not None:
             return reading.ids, reading.identities
+        candidates = request.candidates
         return [c.id for c in candidates], [c.identity for c in candidates]
 
     def required_identities(self, request: Request) -> tuple[str, ...]:
         """``request.required_identities`` (this report's request), as the gates read them."""
-        reading = self.reading
-        if reading is not None and reading.of(request):
-            return reading.required
-        return request.required_identities
+        reading = self.reading_of(request)
+        return request.required_identities if reading is None else reading.required
 
     @property
     def eligible(self) -> frozenset[str]:
