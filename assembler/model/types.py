@@ -9,6 +9,7 @@ These types know nothing about any solver.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -34,6 +35,7 @@ __all__ = [
     "Task",
     "Verdict",
     "Violation",
+    "required_names",
 ]
 
 
@@ -217,9 +219,16 @@ class Request:
     @property
     def required_identities(self) -> tuple[str, ...]:
         """Required identities, sorted: task.required plus any form marked required."""
-        names = set(self.task.required)
-        names.update(c.identity for c in self.candidates if c.required)
-        return tuple(sorted(names))
+        return required_names(
+            self.task.required, (c.identity for c in self.candidates if c.required)
+        )
+
+
+def required_names(task_required: Iterable[str], flagged: Iterable[str]) -> tuple[str, ...]:
+    """The required identities, sorted: the task's list and the identities of the forms
+    marked ``required`` (``Request.required_identities``, for a reader that already has
+    the flagged identities)."""
+    return tuple(sorted({*task_required, *flagged}))
 
 
 # ---------------------------------------------------------------------------

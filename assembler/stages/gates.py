@@ -17,7 +17,15 @@ from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..model.types import TOOL_CALL_GROUP_PREFIX, Candidate, Operation, Reason, Request, Role
+from ..model.types import (
+    TOOL_CALL_GROUP_PREFIX,
+    Candidate,
+    Operation,
+    Reason,
+    Request,
+    Role,
+    required_names,
+)
 
 __all__ = [
     "DEFAULT_INSTRUCTION_CHANNELS",
@@ -310,8 +318,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             rejected[candidate.id] = derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
-    # as Request.required_identities reads them
-    required = tuple(sorted({*task.required, *flagged}))
+    required = required_names(task.required, flagged)
     reading = GateReading(ids, identities, forms_left, required, request)
     return GateReport(rejected, notes, groups, reading)
 
