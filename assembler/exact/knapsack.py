@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from .backend import Outcome, SolveStatus
+from .backend import Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
 __all__ = ["CELL_LIMIT", "OPTION_LIMIT", "solve_knapsack"]
@@ -126,8 +126,8 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
                 options.append(
                     (
                         tuple(sorted(forms)),
-                        sum(problem.cost[f] for f in forms),
-                        sum(problem.value[f] for f in forms),
+                        selection_cost(problem, forms),
+                        selection_value(problem, forms),
                         sum(problem.weight[f] for f in forms),
                     )
                 )
