@@ -86,6 +86,20 @@ def _chain(rows: list[tuple[Any, ...]]) -> list[str]:
     return hashes
 
 
+def test_the_chain_hash_is_the_documented_envelope_for_any_session_and_column_types() -> None:
+    # appends write the envelope's text directly; verify may meet columns of odd types
+    from assembler.ledger.events import chain_hash
+
+    sessions = [None, "", "plain", 'quote" back\\ slash', "tab\tnew\nline\x00\x1f",
+                "é 漢字 \u2028 \U0001f600", "\x7f\u00a0"]  # fmt: skip
+    odd: list[tuple[Any, Any]] = [(5, 7), ("5", 7), (5.0, 7), (True, 7), (5, None)]
+    for session in sessions:
+        for seq, compilation in odd:
+            row = (seq, 'com"piled', compilation, session, "2026-12-01T00:00:00.5Z", '{"x":1}')
+            expected = _chain([(*row, None, None)])[0]
+            assert chain_hash(seq, "0" * 64, *row[1:]) == expected
+
+
 def test_every_compilation_is_a_request_then_one_outcome_on_a_chain(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
     with assembler.Ledger(path) as ledger:
