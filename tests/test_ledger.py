@@ -319,21 +319,59 @@ def test_schema_migrates_forward_and_a_newer_ledger_is_refused(
     with assembler.Ledger(path) as ledger:
         solve(load("shared-resolver.json"), ledger)
     step = ("CREATE INDEX events_by_time ON events (recorded_at)",)
+    newer = store_module.SCHEMA_VERSION + 1
     monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", newer)
     with pytest.raises(assembler.LedgerError, match="open it for writing once"):
         assembler.Ledger(path, readonly=True)  # a reader does not migrate
     with assembler.Ledger(path) as ledger:
         solve(load("tool-results.json"), ledger)
         assert verify(ledger).ok and len(ledger.summaries()) == 2
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone() == (2,)
+    assert db.execute("PRAGMA user_version").fetchone() == (newer,)
     assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events_by_time'").fetchone()
     db.close()
     monkeypatch.undo()
     with pytest.raises(assembler.LedgerError) as caught:
         assembler.Ledger(path)
-    assert "schema version 2" in caught.value.reason and "upgrade" in caught.value.reason
+    assert f"schema version {newer}" in caught.value.reason and "upgrade" in caught.value.reason
+
+
+def test_a_version_1_ledger_keeps_its_zlib_artifacts_and_gains_lz4_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assembler.ledger import schema
+
+    path = tmp_path / "l.db"
+    with monkeypatch.context() as version_1:
+        # what version 1 wrote: zlib artifacts in a table whose CHECK knows no lz4
+        version_1.setattr(store_module, "MIGRATIONS", schema.MIGRATIONS[:1])
+        version_1.setattr(store_module, "SCHEMA_VERSION", 1)
+        version_1.setattr(
+            store_module, "_encode", lambda data: ("zlib", __import__("zlib").compress(data))
+        )
+        with assembler.Ledger(path) as ledger:
+            first = solve(load("shared-resolver.json"), ledger)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (1,)
+    old_rows = db.execute("SELECT rowid, sha256, size, codec, data FROM blobs").fetchall()
+    assert {row[3] for row in old_rows} == {"raw", "zlib"}
+    db.close()
+    with assembler.Ledger(path) as ledger:  # a writer migrates
+        second = solve(load("tool-results.json"), ledger)
+        assert verify(ledger).ok
+        assert [ledger.compilation(n).result["package_id"] for n in (1, 3)] == [  # type: ignore[index]
+            first.package_id,
+            second.package_id,
+        ]
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone() == (2,)
+    rows = db.execute("SELECT rowid, sha256, size, codec, data FROM blobs").fetchall()
+    assert rows[: len(old_rows)] == old_rows  # same rows, same rowids, bytes untouched
+    assert "lz4" in {row[3] for row in rows[len(old_rows) :]}
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO blobs VALUES ('x', 1, 'gzip', x'00')")
+    db.close()
 
 
 def test_files_that_are_not_ledgers_are_clear_errors(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 
 from assembler import verify
+from assembler.ledger.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "models" / "examples"
@@ -110,7 +111,7 @@ def test_export_follows_its_schema_and_carries_a_checkable_chain(tmp_path: Path)
     validator = jsonschema.Draft202012Validator(_schema())
     for line in lines:
         validator.validate(line)
-    assert lines[0]["type"] == "header" and lines[0]["schema"] == 1
+    assert lines[0]["type"] == "header" and lines[0]["schema"] == SCHEMA_VERSION
     events = [line for line in lines if line["type"] == "event"]
     artifacts = {line["sha256"]: line for line in lines if line["type"] == "artifact"}
     assert len(events) == 8

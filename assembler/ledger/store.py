@@ -83,10 +83,34 @@ def _now() -> str:
 
 def _encode(data: bytes) -> tuple[str, bytes]:
     if len(data) >= _COMPRESS_FROM:
-        packed = zlib.compress(data, 1)
+        # imported here: the ledger's reader of raw and zlib artifacts never needs it
+        import lz4.frame
+
+        # an LZ4 frame (the format the lz4 tool reads): ~3x faster than zlib at level 1
+        # on a result document, for a quarter more bytes. Its content checksum makes a
+        # damaged artifact an error on read, as zlib's did, not other bytes
+        packed = lz4.frame.compress(data, content_checksum=True)
         if len(packed) * 10 <= len(data) * 9:
-            return "zlib", packed
+            return "lz4", packed
     return "raw", data
+
+
+def _decode(codec: object, data: bytes) -> bytes:
+    """An artifact's bytes from its stored form: raw, lz4 (an LZ4 frame) or zlib (as
+    schema version 1 wrote them). A damaged frame raises ValueError."""
+    if codec == "raw":
+        return data
+    try:
+        if codec == "lz4":
+            import lz4.frame
+
+            decoded: bytes = lz4.frame.decompress(data)
+            return decoded
+        if codec == "zlib":
+            return zlib.decompress(data)
+    except (zlib.error, RuntimeError) as exc:  # lz4 reports a damaged frame as RuntimeError
+        raise ValueError(str(exc)) from None
+    raise ValueError(f"unknown codec {codec!r}")
 
 
 def _row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
@@ -370,11 +394,9 @@ class SqliteStore:
             return None
         codec, data = rows[0]
         assert isinstance(data, bytes)
-        if codec == "raw":
-            return data
         try:
-            return zlib.decompress(data)
-        except zlib.error as exc:
+            return _decode(codec, data)
+        except ValueError as exc:
             raise LedgerError(self.path, f"artifact {sha256} cannot be decoded: {exc}") from None
 
     def blob_index(self) -> Iterator[tuple[str, int]]:
