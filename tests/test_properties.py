@@ -128,6 +128,25 @@ def test_reduced_and_unreduced_cpsat_agree_on_realistic_requests(seed: int) -> N
     assert (reduced.status, reduced.selection) == (plain.status, plain.selection)
 
 
+@FAST
+@given(requests())
+def test_cp_sat_with_its_eager_lp_matches_the_oracle(req: dict[str, Any]) -> None:
+    # only cores of EAGER_LP_FROM forms and more put every constraint in the LP up front
+    # (none of the oracle's size): lowered here so that setting is judged by the oracle
+    from assembler.exact import cpsat as cpsat_module
+
+    request = parse_request(req)
+    problem = build_problem(request, apply_gates(request))
+    expected = BruteForce().solve(problem)
+    original = cpsat_module.EAGER_LP_FROM
+    cpsat_module.EAGER_LP_FROM = 0
+    try:
+        found = CpSat().solve(problem, time_limit=30, workers=1)
+    finally:
+        cpsat_module.EAGER_LP_FROM = original
+    assert (found.status, found.selection) == (expected.status, expected.selection)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests())
 def test_the_small_search_matches_the_oracle(req: dict[str, Any]) -> None:
