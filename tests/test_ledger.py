@@ -322,6 +322,9 @@ def test_schema_migrates_forward_and_a_newer_ledger_is_refused(
     newer = store_module.SCHEMA_VERSION + 1
     monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, step))
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", newer)
+    # a step whose result older files cannot be read as (readers of older files are
+    # the next test's)
+    monkeypatch.setattr(store_module, "READABLE_FROM", newer)
     with pytest.raises(assembler.LedgerError, match="open it for writing once"):
         assembler.Ledger(path, readonly=True)  # a reader does not migrate
     with assembler.Ledger(path) as ledger:
@@ -337,7 +340,7 @@ def test_schema_migrates_forward_and_a_newer_ledger_is_refused(
     assert f"schema version {newer}" in caught.value.reason and "upgrade" in caught.value.reason
 
 
-def test_a_version_1_ledger_keeps_its_zlib_artifacts_and_gains_lz4_ones(
+def test_a_version_1_ledger_is_read_as_it_is_and_a_writer_migrates_it_keeping_its_zlib(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from assembler.ledger import schema
@@ -357,6 +360,10 @@ def test_a_version_1_ledger_keeps_its_zlib_artifacts_and_gains_lz4_ones(
     old_rows = db.execute("SELECT rowid, sha256, size, codec, data FROM blobs").fetchall()
     assert {row[3] for row in old_rows} == {"raw", "zlib"}
     db.close()
+    with assembler.Ledger(path, readonly=True) as reader:  # read as it is, not migrated
+        assert reader.compilation(1).result["package_id"] == first.package_id  # type: ignore[index]
+        assert verify(reader).ok
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (1,)
     with assembler.Ledger(path) as ledger:  # a writer migrates
         second = solve(load("tool-results.json"), ledger)
         assert verify(ledger).ok

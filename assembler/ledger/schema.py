@@ -1,8 +1,9 @@
 """The ledger's SQLite schema and its forward migrations.
 
 Input: nothing. Output: ``MIGRATIONS`` (step ``i`` takes a database from schema
-version ``i`` to ``i + 1``), ``SCHEMA_VERSION`` and ``FORMAT`` (the ``meta`` entry that
-tells a ledger from any other SQLite file).
+version ``i`` to ``i + 1``), ``SCHEMA_VERSION``, ``READABLE_FROM`` (the oldest version
+read without migrating) and ``FORMAT`` (the ``meta`` entry that tells a ledger from
+any other SQLite file).
 
 The version lives in SQLite's ``user_version``; ``models/ledger.md`` documents every
 table. A step is only ever appended: a ledger written by an older version is brought
@@ -12,7 +13,7 @@ version is refused rather than guessed at.
 
 from __future__ import annotations
 
-__all__ = ["FORMAT", "MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["FORMAT", "MIGRATIONS", "READABLE_FROM", "SCHEMA_VERSION"]
 
 FORMAT = "assembler-ledger"
 
@@ -66,3 +67,7 @@ _V2 = (
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
+# The oldest version this code reads as it is, without migrating: a reader cannot
+# migrate, and version 2 only widened what may be written (version 1's zlib artifacts
+# are still read), so a ledger written before the upgrade stays readable.
+READABLE_FROM = 1

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from .errors import LedgerError
 from .events import GENESIS, Event, chain_hash
-from .schema import FORMAT, MIGRATIONS, SCHEMA_VERSION
+from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import sqlite3
@@ -230,7 +230,7 @@ class SqliteStore:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise self._newer(version)
-        if version < SCHEMA_VERSION:
+        if version < SCHEMA_VERSION and not (self.readonly and version >= READABLE_FROM):
             if version == 0:
                 raise LedgerError(self.path, "is not a ledger (empty, or another kind of file)")
             raise LedgerError(
