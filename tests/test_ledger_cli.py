@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from assembler import verify
 from assembler.ledger.schema import SCHEMA_VERSION
@@ -254,3 +255,42 @@ def test_replay_names_the_first_divergent_rendered_byte(tmp_path: Path) -> None:
     assert "rendered bytes: recorded" in done.stdout and "manifest items" in done.stdout
     assert "package_id" not in done.stdout  # the selection did not change
     assert cli("ledger", "verify", ledger).returncode == 0
+
+
+_EARLY_READERS = [
+    ("ledger", "show", "{ledger}", "1"),
+    ("ledger", "export", "{ledger}"),
+    ("compile", "{request}"),
+    ("explain", "--ledger", "{ledger}", "1"),
+]
+
+
+@pytest.mark.parametrize(
+    "command", _EARLY_READERS, ids=["ledger-show", "ledger-export", "compile", "explain"]
+)
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # `assembler ... | head`: the pipe closes while the command still writes; that is
+    # the reader's choice, not an error of the ledger or the input
+    from ledger_worker import request as generated
+
+    big = generated(5, forms=600)
+    for candidate in big["candidates"]:
+        candidate["content"] = candidate["id"] * 40  # output well past a pipe's buffer
+    request_path = tmp_path / "big.json"
+    request_path.write_text(json.dumps(big))
+    ledger = tmp_path / "big.db"
+    assert cli("compile", str(request_path), "--ledger", str(ledger)).returncode == 0
+    argv = [part.format(ledger=ledger, request=request_path) for part in command]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assembler", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)
+    proc.stdout.close()  # the reader leaves with most of the output unread
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, stderr
+    assert stderr == ""

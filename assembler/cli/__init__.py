@@ -54,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        # The reader of stdout left early (``| head``): end quietly, like a Unix tool.
+        # What is still buffered would fail again as the interpreter flushes stdout on
+        # exit ("Exception ignored ..."), so stdout now writes to the null device.
+        _silence_stdout()
         return EXIT_BUNDLE
     except MemoryError:
         print(
@@ -66,6 +70,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         report_internal_error(exc)
         return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no file descriptor behind sys.stdout (a test's)
+        pass
 
 
 def report_internal_error(exc: BaseException) -> None:

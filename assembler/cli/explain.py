@@ -165,6 +165,8 @@ def explain_command(argv: Sequence[str]) -> int:
     except (_UsageError, AssemblerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except BrokenPipeError:
+        raise  # the reader of stdout left (``| head``): not a problem with the input
     except OSError as exc:
         # without --ledger, an OSError need not carry a file name
         name = exc.filename or (args.ledger[0] if args.ledger else "")

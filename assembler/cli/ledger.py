@@ -74,6 +74,8 @@ def ledger_command(argv: Sequence[str]) -> int:
     except (LedgerError, AssemblerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except BrokenPipeError:
+        raise  # the reader of stdout left (``| head``): not a ledger problem
     except OSError as exc:
         print(f"error: {exc.filename or args.ledger}: {exc.strerror}", file=sys.stderr)
         return EXIT_INVALID
