@@ -145,11 +145,16 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
     tied = np.zeros(width, dtype=bool)
     value[0] = 0
     choice = np.zeros((len(items), width), dtype=np.int16)
+    # Cells past what the items so far can spend are unreached: each option only
+    # touches the reached prefix shifted by its cost (on 100-form requests' cores the
+    # items' prefixes average about half the axis, and the work halves with them).
+    reach = 0
     for k, options in enumerate(items):
         best_value = np.full(width, _UNREACHED, dtype=np.int64)
         best_weight = np.zeros(width, dtype=np.int64)
         best_tied = np.zeros(width, dtype=bool)
         row = choice[k]
+        spent = 0
         for index, (_, cost, gain, heft) in enumerate(options):
             # read per option: one item's options can take a tenth of a second together
             if _late(deadline):
@@ -157,12 +162,13 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
             if cost > top:
                 continue
             # this option taken at cell c comes from cell c - cost (views, no copies)
-            end = width - cost
+            end = min(width - cost, reach + 1)
+            spent = max(spent, cost)
             offered_value = value[:end] + gain
             offered_weight = weight[:end] + heft
-            held_value = best_value[cost:]
-            held_weight = best_weight[cost:]
-            held_tied = best_tied[cost:]
+            held_value = best_value[cost : cost + end]
+            held_weight = best_weight[cost : cost + end]
+            held_tied = best_tied[cost : cost + end]
             same = offered_value == held_value
             better = (offered_value > held_value) | (same & (offered_weight < held_weight))
             # two options reaching the same (value, weight) at one cost: two selections
@@ -170,7 +176,8 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
             np.copyto(held_tied, tied[:end], where=better)
             np.copyto(held_value, offered_value, where=better)
             np.copyto(held_weight, offered_weight, where=better)
-            row[cost:][better] = index
+            row[cost : cost + end][better] = index
+        reach = min(top, reach + spent)
         value, weight, tied = best_value, best_weight, best_tied
     if not (value > _REACHED).any():
         return Outcome(SolveStatus.INFEASIBLE)
