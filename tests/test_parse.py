@@ -531,7 +531,7 @@ def test_a_parse_ending_during_another_threads_call_leaves_the_collector_off(
     from contextlib import ExitStack
 
     import assembler.model.parse as parse_module
-    from assembler.api import no_cyclic_gc
+    from assembler.model.collector import no_cyclic_gc
 
     other_call = ExitStack()
     real_parse = parse_module._parse

@@ -146,8 +146,8 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
     value[0] = 0
     choice = np.zeros((len(items), width), dtype=np.int16)
     # Cells past what the items so far can spend are unreached: each option only
-    # touches the reached prefix shifted by its cost (on 100-form requests' cores the
-    # items' prefixes average about half the axis, and the work halves with them).
+    # touches the reached prefix shifted by its cost. (The budget usually caps that
+    # prefix after a few items: on the cores of 100-1k-form requests this saved 13%.)
     reach = 0
     for k, options in enumerate(items):
         best_value = np.full(width, _UNREACHED, dtype=np.int64)

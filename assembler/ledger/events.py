@@ -20,6 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from json.encoder import encode_basestring as _string  # a str as canonical JSON writes it
 from typing import Any
 
 # the project's canonical JSON (models/README.md section 11), the one package_id uses
@@ -36,9 +37,6 @@ __all__ = [
 ]
 
 GENESIS = "0" * 64
-
-# a JSON string as the canonical encoder writes it (ensure_ascii=False)
-_string = json.encoder.encode_basestring
 
 
 class EventKind(StrEnum):

@@ -83,7 +83,7 @@ def _now() -> str:
 
 def _encode(data: bytes) -> tuple[str, bytes]:
     if len(data) >= _COMPRESS_FROM:
-        # imported here: the ledger's reader of raw and zlib artifacts never needs it
+        # imported when first needed: opening a ledger, or reading one, does not load it
         import lz4.frame
 
         # an LZ4 frame (the format the lz4 tool reads): ~3x faster than zlib at level 1
