@@ -248,7 +248,7 @@ def _headline(data: dict[str, Any]) -> list[str]:
         rows.append(row)
     lines = ["## Results", "", *_table(header, rows), ""]
     lines += [
-        'End to end is `assembler.assemble(dict, strategy="cpsat")`: dict in, Result out '
+        'End to end is `assembler.assemble(dict, strategy="exact")`: dict in, Result out '
         "(its `total` timing; the overrun past the limit reads the caller's clock around "
         "the call). Peers are timed the same way: parse, gates and closure, "
         "then their model build and solve on the unreduced problem; a speed-up is the "

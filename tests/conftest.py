@@ -10,7 +10,7 @@ import pytest
 import assembler
 from assembler import api as _api
 from assembler.session import session as _session
-from assembler.strategies import EXACT_STRATEGIES
+from assembler.strategies import EXACT_STRATEGIES, canonical_strategy
 
 # Strategies whose every bundle must be legal; the other baselines (top-k, weighted,
 # dump) break rules by design, and the corpus table counts how.
@@ -37,7 +37,7 @@ def check(judged: Any, result: assembler.Result) -> None:
 
 def judged_by_hook(strategy: str) -> bool:
     """Whether every answer of ``strategy`` already passes ``check`` on its way out."""
-    return strategy in _LEGAL_BY_DESIGN
+    return canonical_strategy(strategy) in _LEGAL_BY_DESIGN
 
 
 def _judge(request: Any, result: assembler.Result, strategy: str, counter: Any) -> None:
@@ -89,7 +89,7 @@ def form(id: str, cost: int, relevance: float = 0.5, **fields: Any) -> dict[str,
     return {"id": id, "cost": cost, "relevance": relevance, **fields}
 
 
-def solve(req: dict[str, Any], strategy: str = "cpsat", **kw: Any) -> assembler.Result:
+def solve(req: dict[str, Any], strategy: str = "exact", **kw: Any) -> assembler.Result:
     """Assemble and always pass the result through the independent verifier (and its
     rendering, when there is one, through the render verifier)."""
     result = assembler.assemble(req, strategy=strategy, **kw)

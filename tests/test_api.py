@@ -86,7 +86,7 @@ def test_unknown_strategy_is_a_clear_error() -> None:
     try:
         assembler.assemble({"task": {"id": "t", "budget": 1}, "candidates": []}, strategy="magic")
     except assembler.UnknownStrategy as exc:
-        assert exc.name == "magic" and "cpsat" in exc.known
+        assert exc.name == "magic" and "exact" in exc.known
     else:
         raise AssertionError("expected UnknownStrategy")
 

@@ -14,7 +14,7 @@ from assembler import InvalidRequest
 @pytest.mark.parametrize(
     ("kwargs", "field", "needle"),
     [
-        ({"strategy": ["cpsat"]}, "strategy", "not a list"),
+        ({"strategy": ["exact"]}, "strategy", "not a list"),
         ({"strategy": None}, "strategy", "not null"),
         ({"workers": 10**30}, "workers", "between 1 and 256"),
         ({"workers": 2**40}, "workers", "between 1 and 256"),

@@ -36,7 +36,7 @@ def test_compile_shipped_example_prints_a_bundle(capsys: pytest.CaptureFixture[s
 def test_text_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compile", str(EXAMPLE), "--format", "text"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("BUNDLE (cpsat)") and "admitted (" in out and "budget 4000" in out
+    assert out.startswith("BUNDLE (exact)") and "admitted (" in out and "budget 4000" in out
 
 
 def test_refused_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,7 +53,7 @@ def test_undecided_exits_3(
     # stands in for a real time-out; tests/test_solve.py covers the solver's side.
     from assembler import strategies as solve_module
 
-    monkeypatch.setitem(solve_module.STRATEGIES, "cpsat", "tests_support:never_finishes")
+    monkeypatch.setitem(solve_module.STRATEGIES, "exact", "tests_support:never_finishes")
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     req = request(budget=10)
     req["candidates"] = [form("a", 3, 0.4)]
@@ -155,11 +155,11 @@ def test_bench_from_a_wheel_install_says_what_is_missing(tmp_path: Path) -> None
 
 
 def _crashing_cli(args: list[str], stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
-    # a real process whose cpsat strategy has a bug (tests_support.crashes)
+    # a real process whose exact strategy has a bug (tests_support.crashes)
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "from assembler import strategies;"
-        "strategies.STRATEGIES['cpsat'] = 'tests_support:crashes';"
+        "strategies.STRATEGIES['exact'] = 'tests_support:crashes';"
         "from assembler.cli import main; raise SystemExit(main(sys.argv[2:]))"
     )
     return subprocess.run(
@@ -188,7 +188,7 @@ def test_a_bug_reaches_an_api_caller_as_internal_error_not_value_error(
     from assembler import strategies
 
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    monkeypatch.setitem(strategies.STRATEGIES, "cpsat", "tests_support:crashes")
+    monkeypatch.setitem(strategies.STRATEGIES, "exact", "tests_support:crashes")
     req = request(budget=10)
     req["candidates"] = [form("a", 3, 0.4)]
     with pytest.raises(assembler.InternalError) as caught:

@@ -1,6 +1,6 @@
 """The 42-case conformance corpus: frozen exact answers and the baselines' table.
 
-Input: ``corpus/*.json``. Checks that ``cpsat`` and ``enumerate`` reproduce every
+Input: ``corpus/*.json``. Checks that ``exact`` and ``enumerate`` reproduce every
 frozen output and that every answer passes the independent verifier; that the
 corpus has its shape (14 families x 3 budget classes, at least 6 refusals); that
 the comparison table's counts for the baselines are the pinned ones (a change in
@@ -39,7 +39,7 @@ def baseline_report() -> Report:
 def test_exact_strategies_match_the_frozen_output(case: Case) -> None:
     expected = case.expected
     answers = {}
-    for strategy in ("cpsat", "enumerate"):
+    for strategy in ("exact", "enumerate"):
         result = assemble(case.request, strategy=strategy)
         assert verify(case.request, result) == [], strategy
         assert result.status.value == expected["status"], strategy
@@ -55,8 +55,8 @@ def test_exact_strategies_match_the_frozen_output(case: Case) -> None:
                 assert refusal[key] == value, (strategy, key)
         answers[strategy] = result
     # Same decisions, same package: the two exact strategies are indistinguishable.
-    assert answers["cpsat"].trace_id == answers["enumerate"].trace_id
-    assert answers["cpsat"].package_id == answers["enumerate"].package_id
+    assert answers["exact"].trace_id == answers["enumerate"].trace_id
+    assert answers["exact"].package_id == answers["enumerate"].package_id
 
 
 def test_corpus_shape() -> None:
@@ -164,9 +164,11 @@ def test_greedy_suboptimal_picks(baseline_report: Report) -> None:
 
 
 def test_cli_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    # the exact strategy's former name is accepted, and reported by its name
     assert conformance.main(["run", "--strategies", "cpsat,greedy"]) == 0
     out = capsys.readouterr().out
-    assert "| cpsat " in out and "| greedy " in out and "42/42" in out
+    assert "| exact " in out and "| greedy " in out and "42/42" in out
+    assert "| cpsat " not in out
     assert conformance.main(["run", "--strategies", "enumerate", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"strategies", "cases"}
@@ -182,7 +184,7 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     case["expected"]["selected"] = case["expected"]["selected"][:-1]
     path.write_text(json.dumps(case), encoding="utf-8")
     assert conformance.main(["run", "--strategies", "greedy", "--corpus", str(corpus)]) == 0
-    assert conformance.main(["run", "--strategies", "cpsat", "--corpus", str(corpus)]) == 1
+    assert conformance.main(["run", "--strategies", "exact", "--corpus", str(corpus)]) == 1
     assert "shared-resolver-tight" in capsys.readouterr().err
     assert conformance.main(["run", "--strategies", "nope"]) == 2
     assert conformance.main(["run", "--corpus", str(tmp_path / "missing")]) == 2

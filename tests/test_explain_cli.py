@@ -17,10 +17,10 @@ EXAMPLE = ROOT / "models" / "examples" / "review-migration.json"
 REFUSED = ROOT / "models" / "examples" / "mandatory-over-budget.json"
 
 
-def compiled(tmp_path: Path, request: Path, strategy: str = "cpsat") -> Path:
+def compiled(tmp_path: Path, request: Path, strategy: str = "exact") -> Path:
     data = json.loads(request.read_text())
     result = assembler.assemble(data, strategy=strategy)
-    if strategy == "cpsat":
+    if strategy == "exact":
         assert assembler.verify(data, result) == []
     path = tmp_path / "result.json"
     path.write_text(json.dumps(result.to_dict()))
@@ -34,7 +34,7 @@ def test_the_readme_example_prints_the_report_and_writes_the_page(
     result = compiled(tmp_path, EXAMPLE)
     assert main(["explain", str(result), "--request", str(EXAMPLE), "--html", str(page)]) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("EXPLAIN 'review-migration-0042': BUNDLE (cpsat")
+    assert captured.out.startswith("EXPLAIN 'review-migration-0042': BUNDLE (exact")
     assert "budget 4000 cost units, used 3870, slack 130, value 7080 value points" in captured.out
     assert "[proven]" in captured.out
     assert f"wrote {page}" in captured.err

@@ -36,9 +36,9 @@ def case(name: str) -> dict[str, Any]:
     return data
 
 
-def explained(data: dict[str, Any], strategy: str = "cpsat") -> Explanation:
+def explained(data: dict[str, Any], strategy: str = "exact") -> Explanation:
     result = assembler.assemble(data, strategy=strategy)
-    if strategy in ("cpsat", "enumerate"):
+    if strategy in ("exact", "enumerate"):
         assert assembler.verify(data, result) == []
     explanation = explain(data, result, limits=QUICK)
     audited(explanation.counterfactuals)
@@ -105,7 +105,7 @@ def test_an_undecided_result_claims_nothing_about_a_bundle() -> None:
     data = request(budget=50)
     data["candidates"] = [form("a", 10, 0.4), form("b", 20, 0.6)]
     parsed = parse_request(data)
-    result = undecided_result(parsed, apply_gates(parsed), "cpsat")
+    result = undecided_result(parsed, apply_gates(parsed), "exact")
     explanation = explain(data, result, limits=QUICK)
     audited(explanation.counterfactuals)
     assert explanation.scene.capacity.used is None

@@ -1,7 +1,7 @@
 """Counterexample hunts (assembler.tooling.hunt, issue 4).
 
 A seeded hunt with a fixed example count finds a greedy false refusal and shrinks it
-to at most 8 candidates; saved cases replay to their kind; a hunt against cpsat
+to at most 8 candidates; saved cases replay to their kind; a hunt against exact
 finds nothing; hunts are deterministic whatever the worker count; the judge
 classifies hand-made cases; the command line rejects bad arguments with exit 2.
 """
@@ -87,8 +87,8 @@ def test_replay_fails_when_the_kind_does_not_reproduce(tmp_path: Path) -> None:
     assert main(["--replay", str(path)]) == 1
 
 
-def test_hunt_against_cpsat_finds_nothing() -> None:
-    report = hunt(HuntConfig(strategy="cpsat", seed=SEED, examples=150, out=None))
+def test_hunt_against_exact_finds_nothing() -> None:
+    report = hunt(HuntConfig(strategy="exact", seed=SEED, examples=150, out=None))
     assert report.examples == 150
     assert not report.findings
     assert not report.exact_is_wrong
@@ -173,7 +173,7 @@ def test_judge_classifies_an_illegal_bundle() -> None:
     verdict = judge(request, "top-k")
     assert verdict.kind is FindingKind.FALSE_BUNDLE
     assert "gate" in verdict.explanation
-    assert judge(request, "cpsat").kind is None
+    assert judge(request, "exact").kind is None
 
 
 def test_shrink_keeps_the_kind_and_only_removes() -> None:

@@ -60,7 +60,7 @@ def test_recording_never_changes_the_answer(tmp_path: Path) -> None:
     with assembler.Ledger(tmp_path / "l.db") as ledger:
         for seed in range(20):
             req = generated(seed, forms=random.Random(seed).choice([5, 20, 60]))
-            for strategy in ("cpsat", "greedy"):
+            for strategy in ("exact", "greedy"):
                 plain = solve(req, strategy=strategy)
                 recorded = solve(req, ledger, strategy=strategy)
                 assert answer(recorded) == answer(plain)
@@ -285,8 +285,8 @@ _CHANGED_CODE = """
 import sys
 from assembler import strategies
 from assembler.cli import main
-# the current code answers differently: 'cpsat' now runs the greedy baseline
-strategies.STRATEGIES["cpsat"] = strategies.STRATEGIES["greedy"]
+# the current code answers differently: 'exact' now runs the greedy baseline
+strategies.STRATEGIES["exact"] = strategies.STRATEGIES["greedy"]
 sys.exit(main(["ledger", "replay", sys.argv[1], "1"]))
 """
 
@@ -415,7 +415,7 @@ def test_a_compilation_has_at_most_one_outcome(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
     req = load("shared-resolver.json")
     with assembler.Ledger(path) as ledger:
-        recording = ledger.requested(parse_request(req), Run("cpsat"))
+        recording = ledger.requested(parse_request(req), Run("exact"))
         result = solve(req)
         recording.answered(result)
         with pytest.raises(assembler.LedgerError, match="already has an outcome"):

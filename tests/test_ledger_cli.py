@@ -137,7 +137,7 @@ def test_export_follows_its_schema_and_carries_a_checkable_chain(tmp_path: Path)
         )  # fmt: skip
         assert hashlib.sha256(data).hexdigest() == sha and len(data) == artifact["size"]
     requested = events[0]["payload"]
-    assert requested["request"] in artifacts and requested["run"]["strategy"] == "cpsat"
+    assert requested["request"] in artifacts and requested["run"]["strategy"] == "exact"
     bare = cli("ledger", "export", ledger, "--no-artifacts")
     assert [json.loads(x)["type"] for x in bare.stdout.splitlines()][1:] == ["event"] * 8
 

@@ -31,7 +31,7 @@ from assembler.tooling.generate import Shape, generate
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def checked(req: dict[str, Any], strategy: str = "cpsat") -> assembler.Result:
+def checked(req: dict[str, Any], strategy: str = "exact") -> assembler.Result:
     result = assembler.assemble(req, strategy=strategy)
     assert assembler.verify(req, result) == [], result.to_dict()
     return result
@@ -50,8 +50,8 @@ def answer(result: assembler.Result) -> tuple[Any, ...]:
 
 @FAST
 @given(requests())
-def test_cpsat_matches_the_brute_force_oracle(req: dict[str, Any]) -> None:
-    exact = checked(req, "cpsat")
+def test_exact_matches_the_brute_force_oracle(req: dict[str, Any]) -> None:
+    exact = checked(req, "exact")
     oracle = checked(req, "enumerate")
     assert answer(exact) == answer(oracle)
     assert exact.package_id == oracle.package_id and exact.trace_id == oracle.trace_id
@@ -119,7 +119,7 @@ def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_cor
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_reduced_and_unreduced_cpsat_agree_on_realistic_requests(seed: int) -> None:
+def test_reduced_and_unreduced_exact_agree_on_realistic_requests(seed: int) -> None:
     req = generate(random.Random(seed), Shape.scale(60 + 20 * seed))
     request = parse_request(req)
     problem = build_problem(request, apply_gates(request))
@@ -163,7 +163,7 @@ class _Noted:
     answers are CP-SAT's, and the sizes show whether it, not the small search,
     decided."""
 
-    name = "cpsat"
+    name = "exact"
 
     def __init__(self) -> None:
         self.inner = CpSat()

@@ -229,7 +229,7 @@ def test_tool_call_arguments_must_be_a_json_object() -> None:
 # -- tool call coupling in every strategy ------------------------------------------------
 
 
-@pytest.mark.parametrize("strategy", ["cpsat", "enumerate", "greedy"])
+@pytest.mark.parametrize("strategy", ["exact", "enumerate", "greedy"])
 def test_a_tool_result_never_travels_without_its_call(strategy: str) -> None:
     req = request(25)
     req["candidates"] = [

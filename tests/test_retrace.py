@@ -59,7 +59,7 @@ def _step(
         previous,
         state.request,
         gates,
-        "cpsat",
+        "exact",
         selection,
         optimal=optimal,
         bound=bound,
@@ -69,7 +69,7 @@ def _step(
         new=new,
     )
     expected = bundle_result(
-        state.request, gates.report, "cpsat", selection, optimal=optimal, bound=bound
+        state.request, gates.report, "exact", selection, optimal=optimal, bound=bound
     )
     assert got == expected
     assert got.to_dict() == expected.to_dict()

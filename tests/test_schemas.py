@@ -172,7 +172,7 @@ def _sample_results() -> dict[str, dict[str, Any]]:
     out = Decision("c", "c", Verdict.REJECTED, Reason.NOT_CHOSEN, "")
     refused = Decision("c", "c", Verdict.REJECTED, Reason.REFUSED, "")
     undecided = Decision("c", "c", Verdict.REJECTED, Reason.UNDECIDED, "")
-    common: dict[str, Any] = {"strategy": "cpsat", "budget": 100, "trace_id": h}
+    common: dict[str, Any] = {"strategy": "exact", "budget": 100, "trace_id": h}
 
     def refused_with(
         code: RefusalCode = RefusalCode.MANDATORY_OVER_BUDGET, **refusal: Any

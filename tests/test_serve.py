@@ -6,7 +6,7 @@ answers equal in-process ``assemble()`` and pass the verifiers, bad input gets
 structured errors and never ends the server, replies come in order, concurrent calls
 on one session serialise, sizes and idle sessions are bounded, the time limit holds
 and SIGTERM lets the calls in flight finish. Where a long solve is needed, the server
-process also registers the test strategies ``sleepy`` (sleeps, then cpsat) and
+process also registers the test strategies ``sleepy`` (sleeps, then exact) and
 ``crashes`` (a bug) from ``tests_support``: the server itself is the real one.
 """
 

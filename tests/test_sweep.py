@@ -35,7 +35,7 @@ def _config(**changes: Any) -> SweepConfig:
         "examples": EXAMPLES,
         "shapes": (parse_shape("small-10"), parse_shape("small-5")),
         "budgets": (parse_budget("mixed"), parse_budget("0.3")),
-        "strategies": ("greedy", "top-k", "cpsat"),
+        "strategies": ("greedy", "top-k", "exact"),
     }
     values.update(changes)
     return SweepConfig(**values)
@@ -68,7 +68,7 @@ def test_the_grid_is_complete_and_the_exact_strategy_loses_nothing(serial: Any) 
     assert serial.examples == 2 * 2 * EXAMPLES
     for cell in serial.cells:
         assert cell.examples == EXAMPLES and cell.exact_problems == 0
-        if cell.strategy == "cpsat":
+        if cell.strategy == "exact":
             assert (cell.false_refusals, cell.illegal, cell.value_lost, cell.dearer) == (0, 0, 0, 0)
         if cell.strategy == "top-k":
             assert cell.illegal > 0  # it ignores the gates
@@ -85,7 +85,7 @@ def test_the_dask_engine_gives_the_same_table(
     serial: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--seed", str(SEED), "--examples", str(EXAMPLES), "--shapes", "small-10,small-5"]
-    argv += ["--budgets", "mixed,0.3", "--strategies", "greedy,top-k,cpsat", "--json"]
+    argv += ["--budgets", "mixed,0.3", "--strategies", "greedy,top-k,exact", "--json"]
     assert main([*argv, "--engine", "dask", "--workers", "2", "--batch", "16"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["engine"].startswith("dask, LocalCluster") and data["complete"]

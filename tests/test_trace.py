@@ -142,8 +142,8 @@ def test_a_result_with_no_bundle_keeps_the_documented_trace_and_decisions() -> N
     parsed = parse_request(req)
     gates = apply_gates(parsed)
     for result in (
-        undecided_result(parsed, gates, "cpsat", bound=3),
-        refused_result(parsed, gates, "cpsat", solve(req).refusal or _a_refusal()),
+        undecided_result(parsed, gates, "exact", bound=3),
+        refused_result(parsed, gates, "exact", solve(req).refusal or _a_refusal()),
     ):
         assert [d.id for d in result.decisions] == [c.id for c in parsed.candidates]
         assert result.trace_id == _documented_trace_id(

@@ -1,4 +1,4 @@
-"""The worked examples of the stated model, as named tests (cpsat and enumerate)."""
+"""The worked examples of the stated model, as named tests (exact and enumerate)."""
 
 from __future__ import annotations
 

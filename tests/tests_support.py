@@ -11,7 +11,7 @@ from assembler.stages.trace import undecided_result
 
 
 def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    return undecided_result(request, gates, "cpsat", bound=None)
+    return undecided_result(request, gates, "exact", bound=None)
 
 
 def dies_on_job_three(job: int) -> int:
@@ -27,16 +27,16 @@ def crashes(request: Request, gates: GateReport, time_limit: float, workers: int
 
 
 def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    """cpsat after sleeping ``ASSEMBLER_TEST_SLEEP`` seconds (default 2) whatever the
+    """exact after sleeping ``ASSEMBLER_TEST_SLEEP`` seconds (default 2) whatever the
     time limit: a long solve for the server's tests (shutdown, queueing, a solve that
     overruns its limit)."""
     import time
 
-    from assembler.exact.solve import cpsat_strategy
+    from assembler.exact.solve import exact_strategy
 
     pause = float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2"))
     time.sleep(pause)
-    return cpsat_strategy(request, gates, max(0.001, time_limit - pause), workers)
+    return exact_strategy(request, gates, max(0.001, time_limit - pause), workers)
 
 
 def records_gc_state(
@@ -45,4 +45,4 @@ def records_gc_state(
     import gc
 
     assert not gc.isenabled(), "the cyclic collector runs during a call"
-    return undecided_result(request, gates, "cpsat", bound=None)
+    return undecided_result(request, gates, "exact", bound=None)

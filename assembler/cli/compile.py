@@ -29,7 +29,7 @@ from ..model.errors import AssemblerError, InternalError, RequestTooLarge, Solve
 from ..model.exits import EXIT, EXIT_INVALID
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.recorder import Run
-from ..strategies import STRATEGIES
+from ..strategies import STRATEGIES, STRATEGY_ALIASES
 
 __all__ = ["compile_command"]
 
@@ -57,7 +57,12 @@ def _compile_parser() -> argparse.ArgumentParser:
         " 4 internal error (a bug: please report it)",
     )
     parser.add_argument("request", help="request JSON file, or - for standard input")
-    parser.add_argument("--strategy", default="cpsat", choices=sorted(STRATEGIES))
+    parser.add_argument(
+        "--strategy",
+        default="exact",
+        choices=[*sorted(STRATEGIES), *STRATEGY_ALIASES],
+        help="default exact (cpsat: its former name, an alias)",
+    )
     parser.add_argument("--time-limit", type=_positive_float, default=None, metavar="SEC")
     parser.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=None, metavar="N")
     parser.add_argument("--format", choices=("json", "text"), default="json")

@@ -1,4 +1,4 @@
-"""The exact backend the ``cpsat`` strategy uses: reduce, then search the core.
+"""The exact backend the ``exact`` strategy uses: reduce, then search the core.
 
 Input: a ``Problem`` (from ``closure``), a time limit and a worker count.
 Output: an ``Outcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
@@ -50,9 +50,12 @@ class Reducing:
     # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
     MODEL_SECONDS_PER_FORM = 2e-5
 
+    # the strategy this backend answers for (``Result.strategy``), whatever its inner
+    # backend: CP-SAT is one link of its chain
+    name = "exact"
+
     def __init__(self, inner: Backend, memory: LpMemory | None = None) -> None:
         self.inner = inner
-        self.name = inner.name
         # a session's: the first LP of each solve (the whole problem's) starts from the
         # basis the previous solve's left (``relaxation.LpMemory``)
         self.memory = memory

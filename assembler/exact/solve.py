@@ -8,7 +8,8 @@ Output: a ``Result`` (``solve_exact``), or what was decided before the trace
 The chain is visible and each link a pure stage:
 required refusals -> closure/groups -> backend solve ->
 (refusal with mandatory cost and conflict | bundle | undecided) -> trace.
-``cpsat_strategy`` is that chain with the reducing CP-SAT backend.
+``exact_strategy`` (the strategy registered as ``exact``) is that chain with the
+backend of ``exact_backend``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decided",
-    "cpsat_strategy",
     "decide_exact",
     "exact_backend",
+    "exact_strategy",
     "solve_exact",
 ]
 
@@ -132,7 +133,7 @@ def solve_exact(
 
 
 def exact_backend(memory: LpMemory | None = None) -> Backend:
-    """The backend of the ``cpsat`` strategy: CP-SAT behind the reductions (whose first
+    """The backend of the ``exact`` strategy: CP-SAT behind the reductions (whose first
     LP starts from ``memory``'s basis, a session's, when one is given)."""
     from .cpsat import CpSat
     from .reducing import Reducing
@@ -140,5 +141,5 @@ def exact_backend(memory: LpMemory | None = None) -> Backend:
     return Reducing(CpSat(), memory)
 
 
-def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def exact_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
     return solve_exact(request, gates, exact_backend(), time_limit, workers)

@@ -19,7 +19,7 @@ from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
-from ..strategies import EXACT_STRATEGIES
+from ..strategies import EXACT_STRATEGIES, canonical_strategy
 
 __all__ = ["Clock", "Deadline", "Limits"]
 
@@ -32,7 +32,7 @@ class Limits:
     top: int = 5
     per_figure: float = 2.0
     total: float = 30.0
-    strategy: str = "cpsat"
+    strategy: str = "exact"
     workers: int | None = None
     # keep every derived request with its answer (for audits: the tests verify each)
     audit: bool = False
@@ -47,7 +47,7 @@ class Limits:
             if not 0 < seconds < float("inf"):
                 raise InvalidRequest(name, f"must be a positive number of seconds, not {seconds}")
         # a counterfactual compares optima: only a strategy that proves them may answer it
-        if self.strategy not in EXACT_STRATEGIES:
+        if canonical_strategy(self.strategy) not in EXACT_STRATEGIES:
             raise InvalidRequest(
                 "strategy",
                 f"counterfactuals need an exact strategy ({', '.join(EXACT_STRATEGIES)}),"

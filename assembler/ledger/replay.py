@@ -22,6 +22,7 @@ from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.parse import request_from_json
 from ..render.counters import Counter, Utf8Bytes
+from ..strategies import canonical_strategy
 from .documents import error_document
 from .errors import LedgerError
 from .events import Outcome
@@ -127,8 +128,11 @@ def _clip(value: Any) -> str:
 
 def _compare_results(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
     found = _compare_renderings(old.get("rendering"), new.get("rendering"))
-    for key in ("status", "strategy", "package_id", "trace_id", "cost", "value", "budget",
-                "optimal", "bound"):  # fmt: skip
+    # a record from before the exact strategy's rename names it by its alias, "cpsat"
+    strategies = old.get("strategy"), new.get("strategy")
+    if canonical_strategy(str(strategies[0])) != canonical_strategy(str(strategies[1])):
+        found.append(Difference("strategy", _short(strategies[0]), _short(strategies[1])))
+    for key in ("status", "package_id", "trace_id", "cost", "value", "budget", "optimal", "bound"):
         if old.get(key) != new.get(key):
             found.append(Difference(key, _short(old.get(key)), _short(new.get(key))))
     if old["selected"] != new["selected"]:

@@ -97,7 +97,7 @@ class EnumerationTooLarge(AssemblerError, ValueError):
         self.limit = limit
         super().__init__(
             f"enumerate would search {combinations} combinations, above its limit of {limit};"
-            " use the cpsat strategy for requests this size"
+            " use the exact strategy for requests this size"
         )
 
 

@@ -30,7 +30,7 @@ Output: a ``Report``: one ``CaseOutcome`` per case and strategy, and one
 
 ``main`` implements ``assembler corpus run [--strategies S,S,...] [--json]
 [--corpus DIR]``: it prints the table (or ``{"strategies": {...}, "cases": [...]}``
-with ``--json``) and exits 0, 1 when ``cpsat`` or ``enumerate`` disagrees with a
+with ``--json``) and exits 0, 1 when ``exact`` or ``enumerate`` disagrees with a
 frozen output (status, selection, value, cost or any frozen refusal field) or fails,
 and 2 on a usage error or an unreadable corpus.
 

@@ -3,7 +3,7 @@
 Input: ``[--strategies S,S,...] [--json] [--corpus DIR]`` and the engine options
 (``--engine local|dask``, ``--workers W``, ``--scheduler ADDRESS``).
 Output: the table (or ``{"strategies": {...}, "cases": [...]}`` with ``--json``) and
-the exit code: 0; 1 when ``cpsat`` or ``enumerate`` disagrees with a frozen output
+the exit code: 0; 1 when ``exact`` or ``enumerate`` disagrees with a frozen output
 or fails; 2 on a usage error or an unreadable corpus; 4 when the engine failed.
 """
 
@@ -135,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run the strategies over the corpus",
         description=(
-            "Run the strategies over every corpus case; exit 1 when cpsat or enumerate"
+            "Run the strategies over every corpus case; exit 1 when exact or enumerate"
             " disagrees with a frozen output."
         ),
     )

@@ -19,7 +19,7 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import AssemblerError
 from ...model.types import Result, Status
-from ...strategies import EXACT_STRATEGIES, STRATEGIES
+from ...strategies import EXACT_STRATEGIES, STRATEGIES, canonical_strategy
 from ...verifiers.bundle import ViolationKind, verify
 from ..engine import Engine, SerialEngine
 from .cases import Case, CorpusError, load_corpus
@@ -35,7 +35,7 @@ __all__ = [
     "run_corpus",
 ]
 
-DEFAULT_STRATEGIES = ("cpsat", "enumerate", "greedy", "top-k", "weighted", "dump")
+DEFAULT_STRATEGIES = ("exact", "enumerate", "greedy", "top-k", "weighted", "dump")
 # The verifier's kinds that make a bundle illegal, in table order.
 ILLEGAL_KINDS = (
     ViolationKind.GATE,
@@ -319,7 +319,7 @@ def run_corpus(
     if unknown:
         raise CorpusError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
     corpus = load_corpus(directory)
-    names = list(dict.fromkeys(strategies))
+    names = list(dict.fromkeys(canonical_strategy(name) for name in strategies))
     jobs = [(case, strategy, time_limit) for strategy in names for case in corpus]
     done = list((engine or SerialEngine()).map(_run_job, jobs))
     outcomes: list[CaseOutcome] = []

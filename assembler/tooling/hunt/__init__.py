@@ -15,11 +15,11 @@ A state folder journals every merged batch (``state``): a hunt stopped by Ctrl-C
 writes its findings so far, and ``--resume DIR`` continues it without repeating a
 batch.
 
-Every answer is judged against ``cpsat`` (and against ``enumerate`` as a second
+Every answer is judged against ``exact`` (and against ``enumerate`` as a second
 opinion when the request is small enough), and every bundle by the independent
 verifier, never by the strategy's own claim. Kinds, in the order they are checked:
-``crash`` (a strategy raised on valid input), ``exact-disagreement`` (cpsat and
-enumerate disagree, an exact answer fails the verifier, or a baseline beats cpsat:
+``crash`` (a strategy raised on valid input), ``exact-disagreement`` (exact and
+enumerate disagree, an exact answer fails the verifier, or a baseline beats exact:
 a bug in the project), ``false-bundle``, ``false-refusal``, ``suboptimal-value``,
 ``suboptimal-cost``.
 
@@ -35,7 +35,7 @@ than duplicates; its ``answers`` are ``Result.to_dict()`` without the wall-clock
 ``timings`` (roles ``tested``, ``exact`` and, when run, ``oracle``).
 
 Exit codes: 0 hunt finished; 1 an exact strategy is wrong (an exact-disagreement or
-crash, or any finding against ``cpsat`` / ``enumerate``), or a replayed case did not
+crash, or any finding against ``exact`` / ``enumerate``), or a replayed case did not
 reproduce; 2 bad arguments; 4 the engine failed; 130 stopped by Ctrl-C.
 """
 

@@ -3,7 +3,7 @@
 Input: the arguments after ``hunt``. Output: a summary (text, or JSON with
 ``--json``) on stdout, progress on stderr, and the exit code: 0 hunt finished; 1 an
 exact strategy is wrong (an exact-disagreement or crash, or any finding against
-``cpsat`` / ``enumerate``), or a replayed case did not reproduce; 2 bad arguments;
+``exact`` / ``enumerate``), or a replayed case did not reproduce; 2 bad arguments;
 4 the engine failed (no scheduler at the address, a batch lost or failing after its
 retries: the findings so far are written and ``--resume`` continues); 130 stopped by
 Ctrl-C (the findings so far are written, with how far the hunt got).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES
+from ...strategies import STRATEGIES, canonical_strategy
 from ..arguments import ExitRequest, Parser, UsageError
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from ..progress import ProgressPrinter, choose_mode
@@ -151,7 +151,7 @@ def _config(args: argparse.Namespace) -> HuntConfig:
     if examples is None and args.seconds is None:
         examples = DEFAULT_EXAMPLES
     return HuntConfig(
-        strategy=args.against,
+        strategy=canonical_strategy(args.against),
         seed=0 if args.seed is None else args.seed,
         examples=examples,
         seconds=args.seconds,

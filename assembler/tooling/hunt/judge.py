@@ -5,7 +5,7 @@ the exact answer once and ``judge_against`` judges each strategy against it).
 Output: a ``Judgement``: ``kind`` None when the strategy agrees with the exact
 answer, else one ``FindingKind``, checked in this order: ``crash``,
 ``exact-disagreement``, ``false-bundle``, ``false-refusal``, ``suboptimal-value``,
-``suboptimal-cost``. Every answer is judged against ``cpsat`` (and ``enumerate`` as a
+``suboptimal-cost``. Every answer is judged against ``exact`` (and ``enumerate`` as a
 second opinion on small requests), and every bundle by the independent verifier.
 """
 
@@ -21,6 +21,7 @@ from ...api import assemble
 from ...model.errors import EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
 from ...strategies import EXACT_STRATEGIES as EXACT
+from ...strategies import canonical_strategy
 from ...verifiers.bundle import verify
 
 __all__ = [
@@ -131,7 +132,7 @@ def _exact_mismatch(a: Result, b: Result) -> str | None:
 class Reference:
     """The exact answer to one request, checked once and shared by every strategy
     judged on it. ``verdict`` is set when it decides every strategy's judgement alike:
-    an exact strategy crashed or failed its checks, or cpsat proved nothing."""
+    an exact strategy crashed or failed its checks, or exact proved nothing."""
 
     exact: Result | None
     answers: Mapping[str, Mapping[str, Any]]
@@ -140,7 +141,7 @@ class Reference:
 
 
 def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
-    """The exact answer (cpsat, and enumerate as a second opinion on small requests).
+    """The exact answer (exact, and enumerate as a second opinion on small requests).
 
     Input: a valid request dict. Output: a ``Reference``. Raises ``InvalidRequest``
     when the request is not valid.
@@ -148,11 +149,11 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
     answers: dict[str, Mapping[str, Any]] = {}
     started = time.perf_counter()
     try:
-        exact = assemble(request, strategy="cpsat")
+        exact = assemble(request, strategy="exact")
     except InvalidRequest:
         raise
     except Exception as error:
-        verdict = Judgement(FindingKind.CRASH, f"cpsat raised {type(error).__name__}: {error}")
+        verdict = Judgement(FindingKind.CRASH, f"exact raised {type(error).__name__}: {error}")
         return Reference(None, answers, verdict)
     seconds = time.perf_counter() - started
     answers["exact"] = _answer(exact)
@@ -163,13 +164,13 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
             answers,
             Judgement(
                 FindingKind.EXACT_DISAGREEMENT,
-                f"cpsat's own answer fails the verifier: {broken}",
+                f"exact's own answer fails the verifier: {broken}",
                 answers,
             ),
             seconds,
         )
     if exact.status is Status.UNDECIDED or (exact.status is Status.BUNDLE and not exact.optimal):
-        skip = Judgement(None, "cpsat did not prove its answer", answers, skipped=True)
+        skip = Judgement(None, "exact did not prove its answer", answers, skipped=True)
         return Reference(exact, answers, skip, seconds)
 
     if oracle and len(request["candidates"]) <= ORACLE_MAX_CANDIDATES:
@@ -191,7 +192,7 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
             )
             if why:
                 wrong = Judgement(
-                    FindingKind.EXACT_DISAGREEMENT, f"cpsat and enumerate disagree: {why}", answers
+                    FindingKind.EXACT_DISAGREEMENT, f"exact and enumerate disagree: {why}", answers
                 )
                 return Reference(exact, answers, wrong, seconds)
     return Reference(exact, answers, None, seconds)
@@ -258,11 +259,11 @@ def _classify(
                 )
             return (
                 FindingKind.FALSE_REFUSAL,
-                f"{strategy} refused{why} but cpsat found {_describe(exact)}:"
+                f"{strategy} refused{why} but exact found {_describe(exact)}:"
                 f" {' '.join(exact.selected)}",
             )
-        if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
-            return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {mismatch}"
+        if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+            return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
         return None, "both refuse"
 
     if broken:
@@ -271,28 +272,28 @@ def _classify(
     if exact.status is not Status.BUNDLE:
         return (
             FindingKind.EXACT_DISAGREEMENT,
-            f"{strategy} found a legal bundle ({_describe(tested)}) but cpsat gave"
+            f"{strategy} found a legal bundle ({_describe(tested)}) but exact gave"
             f" {_describe(exact)}",
         )
     if tested.value < exact.value:
         return (
             FindingKind.SUBOPTIMAL_VALUE,
             f"{strategy}'s legal bundle is worth {tested.value} (cost {tested.cost}),"
-            f" cpsat's {exact.value} (cost {exact.cost})",
+            f" exact's {exact.value} (cost {exact.cost})",
         )
     if tested.value > exact.value or tested.cost < exact.cost:
         return (
             FindingKind.EXACT_DISAGREEMENT,
-            f"{strategy}'s legal bundle ({_describe(tested)}) beats cpsat's ({_describe(exact)})",
+            f"{strategy}'s legal bundle ({_describe(tested)}) beats exact's ({_describe(exact)})",
         )
     if tested.cost > exact.cost:
         return (
             FindingKind.SUBOPTIMAL_COST,
             f"{strategy}'s legal bundle reaches the optimal value {tested.value} at cost"
-            f" {tested.cost}, cpsat at cost {exact.cost}",
+            f" {tested.cost}, exact at cost {exact.cost}",
         )
-    if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
-        return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs cpsat: {mismatch}"
+    if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+        return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
     return None, "agrees"
 
 
@@ -309,7 +310,7 @@ def judge_safely(request: Mapping[str, Any], strategy: str) -> Judgement:
 @dataclass(frozen=True, slots=True)
 class Verdicts:
     """Several strategies judged on one request: one ``Judgement`` each, in the order
-    asked, and cpsat's wall time for the shared exact answer (0 when it failed)."""
+    asked, and exact's wall time for the shared exact answer (0 when it failed)."""
 
     judgements: tuple[Judgement, ...]
     exact_seconds: float = field(default=0.0, compare=False)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES
+from ...strategies import STRATEGIES, canonical_strategy
 from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
 from ..generate import Shape, seeded_example
@@ -117,7 +117,7 @@ class HuntReport:
 
     @property
     def exact_is_wrong(self) -> bool:
-        if self.strategy in EXACT:
+        if canonical_strategy(self.strategy) in EXACT:
             return bool(self.findings)
         loud = (FindingKind.EXACT_DISAGREEMENT, FindingKind.CRASH)
         return any(f.kind in loud for f in self.findings)

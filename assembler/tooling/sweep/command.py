@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 
-from ...strategies import STRATEGIES
+from ...strategies import STRATEGIES, canonical_strategy
 from ..arguments import EXIT_USAGE, ExitRequest, Parser, UsageError
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from ..progress import ProgressPrinter, choose_mode
@@ -44,7 +44,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
      " shape's own range)"),
     ("strategy", "strategy", "the strategy judged against the exact answer"),
     ("examples", "examples", "requests judged in this cell (examples 0..n-1 of the seed)"),
-    ("skipped", "skip", "requests with no verdict: cpsat proved nothing in its time limit,"
+    ("skipped", "skip", "requests with no verdict: exact proved nothing in its time limit,"
      " or the strategy answered undecided or cannot run at this size"),
     ("false_refusals", "false-ref", "refusals where the exact answer is a bundle"),
     ("illegal", "illegal", "bundles the independent verifier rejects (any rule broken)"),
@@ -53,12 +53,12 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("value_lost_percent", "lost %", "value_lost as a percentage of the optimal value summed"
      " over the same requests (null when that is 0)"),
     ("dearer", "dearer", "legal bundles of the optimal value at a higher cost"),
-    ("exact_problems", "exact-bugs", "requests where an exact strategy crashed or cpsat and"
+    ("exact_problems", "exact-bugs", "requests where an exact strategy crashed or exact and"
      " enumerate disagreed: must be 0"),
     ("latency_p50_ms", "p50 ms", "the strategy's median wall time per request, in ms"
      " (measured on the worker: depends on the engine and its load)"),
     ("latency_p95_ms", "p95 ms", "its 95th percentile, in ms"),
-    ("exact_p50_ms", "cpsat p50 ms", "cpsat's median wall time on the same requests, in ms"),
+    ("exact_p50_ms", "exact p50 ms", "exact's median wall time on the same requests, in ms"),
 )  # fmt: skip
 
 
@@ -145,7 +145,7 @@ def _config(args: argparse.Namespace) -> SweepConfig:
         examples=args.examples,
         shapes=shapes,
         budgets=budgets,
-        strategies=tuple(dict.fromkeys(strategies)),
+        strategies=tuple(dict.fromkeys(canonical_strategy(name) for name in strategies)),
         batch=args.batch,
     )
 
