@@ -62,7 +62,7 @@ def _ours_once(
     import assembler
     from assembler.exact.closure import build_problem
     from assembler.exact.cpsat import CpSat
-    from assembler.exact.reduce import reduce_problem
+    from assembler.exact.fixings import reduce_problem
     from assembler.model.parse import parse_request
     from assembler.stages.gates import apply_gates
 

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from strategies import requests
 
 import assembler
-from assembler.exact import reduce as reduce_module
+from assembler.exact import fixings as fixings_module
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import build_problem
+from assembler.exact.core_search import CoreSearch
 from assembler.exact.cpsat import CpSat
-from assembler.exact.reducing import Reducing
 from assembler.exact.search import SmallSearch
 from assembler.exact.solve import solve_exact
 from assembler.model.parse import parse_request
@@ -101,15 +101,15 @@ def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_cor
     # Small requests never reach the LP, nor the second (cost) reduction, nor the
     # hypothetical threshold (a core of ``tight_core`` forms) on their own; force all
     # three so their fixings are tested against the oracle.
-    original = reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE
-    reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE = 0, 0, tight_core
+    original = fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE
+    fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = 0, 0, tight_core
     try:
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
-        reduced = Reducing(BruteForce()).solve(problem, time_limit=10, workers=1)
+        reduced = CoreSearch(BruteForce()).solve(problem, time_limit=10, workers=1)
     finally:
-        reduce_module.LP_MIN_FORMS, Reducing.SMALL_CORE, Reducing.TIGHT_CORE = original
+        fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = original
     assert reduced.status == plain.status
     if plain.status is SolveStatus.INFEASIBLE and reduced.selection:
         # the closure it priced on the way, proven too dear: the cheapest one
@@ -124,7 +124,7 @@ def test_reduced_and_unreduced_exact_agree_on_realistic_requests(seed: int) -> N
     request = parse_request(req)
     problem = build_problem(request, apply_gates(request))
     plain = CpSat().solve(problem, time_limit=30, workers=1)
-    reduced = Reducing(CpSat()).solve(problem, time_limit=30, workers=1)
+    reduced = CoreSearch(CpSat()).solve(problem, time_limit=30, workers=1)
     assert (reduced.status, reduced.selection) == (plain.status, plain.selection)
 
 
@@ -190,8 +190,8 @@ def test_worker_counts_give_the_same_answer_where_the_cp_sat_search_decides(
     answers = {}
     for workers in (1, 2, 4):
         noted = _Noted()
-        result = solve_exact(request, gates, Reducing(noted), 60.0, workers)
+        result = solve_exact(request, gates, CoreSearch(noted), 60.0, workers)
         assert result.optimal, (seed, workers)
-        assert max(noted.sizes, default=0) > Reducing.SMALL_CORE, noted.sizes
+        assert max(noted.sizes, default=0) > CoreSearch.SMALL_CORE, noted.sizes
         answers[workers] = (result.selected, result.package_id, result.trace_id)
     assert answers[2] == answers[1] and answers[4] == answers[1]

@@ -2,10 +2,13 @@
 
 ``closure``: ``Request``, ``GateReport`` -> ``Problem`` (integer arrays: costs,
 values, closure, groups; knows nothing of solvers). ``backend``: the narrow
-interface every solver implements (``Problem`` -> ``Outcome``). ``reduce``: exact
-reduction to a core. ``search``: a small branch and bound for small cores.
-``cpsat``: the CP-SAT encoding, the only module that imports OR-Tools. ``refusal``:
-required-material refusals and the priced mandatory closure. ``reducing``: the
-backend that chains reduction, small search and CP-SAT level by level. ``solve``:
-the chain after the gates, for any backend.
+interface every solver implements (``Problem`` -> ``SolveOutcome``). ``presolve``,
+``relaxation`` (the LP) and ``incumbent`` feed ``fixings`` (the forms a threshold
+proves out of or into the optimum), and ``core`` propagates them into the core still
+to search. ``knapsack`` (a program over the budget) and ``search`` (a small branch and
+bound) settle small cores; ``cpsat``: the CP-SAT encoding, the only module that
+imports OR-Tools. ``reach``: the part a problem's required material reaches.
+``refusal``: required-material refusals and the priced mandatory closure.
+``core_search``: the backend that chains the reduction, the small solvers and CP-SAT
+level by level. ``solve``: the chain after the gates, for any backend.
 """

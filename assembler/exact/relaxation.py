@@ -5,7 +5,7 @@ negated cost or weight with a value floor and a cost cap), and a deadline.
 Output: a ``Relaxation``: a proven upper bound ``L`` on the objective of every legal
 selection, the LP's primal values, and for each open form how much forcing it in
 lowers that bound (``loss_in``), and for each identity how much leaving it out does
-(``loss_out``). A fixing rule reads these against a threshold (``reduce.py``).
+(``loss_out``). A fixing rule reads these against a threshold (``fixings.py``).
 
 Why the bound is exact whatever the LP solver returns: for ANY dual vector y (signs
 respected on inequality rows), V(x) <= L(y) = y.b + sum over identities of the best

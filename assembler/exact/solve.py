@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .relaxation import LpMemory
 
 __all__ = [
-    "Decided",
+    "UntracedResult",
     "decide_exact",
     "exact_backend",
     "exact_strategy",
@@ -38,9 +38,10 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class Decided:
-    """What the exact chain decided before the trace: the result when there is no
-    bundle, else the problem and the backend's outcome (a bundle to trace)."""
+class UntracedResult:
+    """The exact chain's answer before the bundle's trace: the finished ``result`` when
+    there is no bundle (a refusal, or undecided), else the problem and the backend's
+    outcome, whose bundle the caller traces."""
 
     result: Result | None
     problem: Problem | None = None
@@ -55,7 +56,7 @@ def decide_exact(
     time_limit: float,
     workers: int,
     known: tuple[Problem, Outcome] | None = None,
-) -> Decided:
+) -> UntracedResult:
     """The exact pipeline after the gates, up to the trace. ``time_limit`` is what is
     left of the call's limit for deciding (the caller keeps back what the trace needs):
     past it nothing more is searched, and the answer is what was proven by then.
@@ -69,9 +70,11 @@ def decide_exact(
     started = time.perf_counter()
     refusal = required_refusal(request, gates)
     if refusal is not None:
-        return Decided(refused_result(request, gates, backend.name, refusal))
+        return UntracedResult(refused_result(request, gates, backend.name, refusal))
     if time.monotonic() >= deadline:
-        return Decided(undecided_result(request, gates, backend.name, None, (("closure", 0.0),)))
+        return UntracedResult(
+            undecided_result(request, gates, backend.name, None, (("closure", 0.0),))
+        )
     # Without a known problem, the build itself gives up once the deadline has passed:
     # a problem finished past it is answered undecided below, unsearched. A known
     # problem is always built whole, as its outcome may answer this call.
@@ -83,11 +86,11 @@ def decide_exact(
     built_at = time.perf_counter()
     timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
     if problem is None:
-        return Decided(undecided_result(request, gates, backend.name, None, timings))
+        return UntracedResult(undecided_result(request, gates, backend.name, None, timings))
     if known is not None and known[1].status is SolveStatus.OPTIMAL and known[0] == problem:
-        return Decided(None, problem, known[1], (*timings, ("solve", 0.0)))
+        return UntracedResult(None, problem, known[1], (*timings, ("solve", 0.0)))
     if time.monotonic() >= deadline:
-        return Decided(undecided_result(request, gates, backend.name, None, timings))
+        return UntracedResult(undecided_result(request, gates, backend.name, None, timings))
     # building the problem is part of the call's time too
     outcome = backend.solve(
         problem, time_limit=max(0.001, deadline - time.monotonic()), workers=workers
@@ -103,10 +106,12 @@ def decide_exact(
             priced=outcome.selection,
         )
         timings += (("refusal", time.perf_counter() - solved_at),)
-        return Decided(refused_result(request, gates, backend.name, refusal, timings))
+        return UntracedResult(refused_result(request, gates, backend.name, refusal, timings))
     if outcome.status is SolveStatus.UNKNOWN:
-        return Decided(undecided_result(request, gates, backend.name, outcome.bound, timings))
-    return Decided(None, problem, outcome, timings)
+        return UntracedResult(
+            undecided_result(request, gates, backend.name, outcome.bound, timings)
+        )
+    return UntracedResult(None, problem, outcome, timings)
 
 
 def solve_exact(
@@ -135,10 +140,10 @@ def solve_exact(
 def exact_backend(memory: LpMemory | None = None) -> Backend:
     """The backend of the ``exact`` strategy: CP-SAT behind the reductions (whose first
     LP starts from ``memory``'s basis, a session's, when one is given)."""
+    from .core_search import CoreSearch
     from .cpsat import CpSat
-    from .reducing import Reducing
 
-    return Reducing(CpSat(), memory)
+    return CoreSearch(CpSat(), memory)
 
 
 def exact_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:

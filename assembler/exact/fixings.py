@@ -1,7 +1,8 @@
-"""Exact reduction: from a problem to the small core that still needs a search.
+"""The fixings of an exact reduction: which forms a threshold proves out of or into the optimum.
 
 Input: a ``Problem`` (a level of the objective, a known selection, a deadline).
-Output: a ``Reduction`` (``reduction.py``): forms proven to be in the optimum, the core
+Output: a ``Plan`` (the presolved state, the LP's losses, a bound and an incumbent),
+and from it a ``Reduction`` (``core.py``): forms proven to be in the optimum, the core
 ``Problem`` over the forms whose fate is still open, a proven upper bound on the
 value, and a legal incumbent when one was found; or None when the problem is proven
 to have no legal selection. ``plan`` keeps the LP's data so that the same fixings can
@@ -10,31 +11,32 @@ be drawn again at another threshold without solving the LP again.
 The chain, each link a pure function over plain arrays: ``presolve`` (dominance and
 filler) -> ``relaxation.relax`` (the LP and its Lagrangian losses) ->
 ``incumbent.build_incumbent`` (a legal selection in the LP's order) -> the fixings at
-a threshold -> ``reduction.core_of`` (propagation and the core).
+a threshold -> ``core.core_of`` (propagation and the core).
 
 A fixing at threshold t keeps every bundle whose objective reaches t: form j goes out
 when forcing it in drops the Lagrangian bound below t, and an identity is admitted
 when leaving it out would. With t the incumbent's objective the unique optimum always
 survives. A higher, hypothetical t (``Plan.threshold_for``) keeps only the bundles
 worth at least t: if the core's best reaches t it is the optimum, and otherwise it is
-still a legal selection (``reducing.py`` uses this to find a strong incumbent).
+still a legal selection (``core_search.py`` uses this to find a strong incumbent).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from .closure import Problem
+from .core import FREE, IN, OUT, Contradiction, Reduction, core_of
 from .incumbent import build_incumbent, rounded_selection
 from .presolve import presolve
-from .reduction import FREE, IN, OUT, Contradiction, Level, Reduction, core_of
 from .relaxation import LpMemory, Relaxation, budget_relaxation, relax
 
-__all__ = ["LP_MIN_FORMS", "Level", "Plan", "Reduction", "plan", "reduce_problem"]
+__all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
@@ -45,6 +47,15 @@ LP_SHARE = 0.8
 # What the value LP takes per form, roughly (16 us at 100k forms quietly, 4-10 us at
 # 10k): below twice this the budget row's Lagrangian is secured before the LP.
 EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
+
+
+class Level(StrEnum):
+    """Which level of the lexicographic objective a reduction fixes by."""
+
+    VALUE = "value"  # keeps every bundle worth at least the threshold
+    COST = "cost"  # ``known`` optimal in value: keeps every such bundle no dearer than it
+    WEIGHT = "weight"  # ``known`` optimal in value then cost: keeps the bundles tied with
+    # it on both whose tie-break weight is no larger
 
 
 def reduce_problem(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from strategies import problem_of
 
-from assembler.exact.reduction import FREE, IN, OUT, Contradiction, core_of
+from assembler.exact.core import FREE, IN, OUT, Contradiction, core_of
 from assembler.tooling.adversarial import Adversary, build
 
 

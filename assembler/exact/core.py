@@ -17,22 +17,12 @@ quadratic on long chains).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
 from .closure import Problem
 
-__all__ = ["FREE", "IN", "OUT", "Contradiction", "Level", "Reduction", "core_of"]
+__all__ = ["FREE", "IN", "OUT", "Contradiction", "Reduction", "core_of"]
 
 FREE, OUT, IN = -1, 0, 1
-
-
-class Level(StrEnum):
-    """Which level of the lexicographic objective a reduction fixes by."""
-
-    VALUE = "value"  # keeps every bundle worth at least the threshold
-    COST = "cost"  # ``known`` optimal in value: keeps every such bundle no dearer than it
-    WEIGHT = "weight"  # ``known`` optimal in value then cost: keeps the bundles tied with
-    # it on both whose tie-break weight is no larger
 
 
 class Contradiction(Exception):

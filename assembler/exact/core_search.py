@@ -4,7 +4,7 @@ Input: a ``Problem`` (from ``closure``), a time limit and a worker count.
 Output: an ``Outcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
 legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
-It chains ``reduce`` (exact reduction to a core), ``knapsack`` (a program over the
+It chains ``fixings`` and ``core`` (exact reduction to a core), ``knapsack`` (a program over the
 budget for cores where no form needs another identity), ``search`` (a small branch
 and bound for small cores) and an inner backend (CP-SAT) level by level: value, then
 cost, then tie-break weight, reducing again between levels. Every stage gets what is
@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
-from .reduce import Level, Plan, Reduction, plan
+from .core import Reduction
+from .fixings import Level, Plan, plan
 
 if TYPE_CHECKING:
     from .relaxation import LpMemory
 
-__all__ = ["Reducing"]
+__all__ = ["CoreSearch"]
 
 
-class Reducing:
+class CoreSearch:
     """A backend that first reduces the problem exactly, then searches only the core.
 
     Knapsack-shaped cores are solved by the program over the budget (``knapsack.py``)
@@ -86,7 +87,7 @@ class Reducing:
                     return Outcome(SolveStatus.INFEASIBLE, priced.selection)
                 if cost <= problem.budget:
                     first = _with_incumbent(first, priced.selection)
-        small = _Small(self.SMALL_CORE, deadline)
+        small = _SmallCoreSolvers(self.SMALL_CORE, deadline)
         tightened: tuple[Reduction, bool] | None = None
         if not first.proven and not _late(deadline):
             trial = self._tighten(problem, first, deadline, workers, small)
@@ -122,7 +123,7 @@ class Reducing:
         deadline: float,
         workers: int,
         tiebreak: bool,
-        small: _Small,
+        small: _SmallCoreSolvers,
     ) -> Outcome:
         """Each pass proves one more level of the objective on the core, then the next
         reduction keeps only the forms that can still beat or tie that answer at the
@@ -233,7 +234,7 @@ class Reducing:
         first: Plan,
         deadline: float,
         workers: int,
-        small: _Small,
+        small: _SmallCoreSolvers,
     ) -> Outcome | tuple[Reduction, bool] | None:
         """A stronger incumbent than the greedy's, from a hypothetical threshold.
 
@@ -308,7 +309,7 @@ class Reducing:
         """The better of the core search's answer and the incumbent, with the best bound."""
         assert found.status in (SolveStatus.FEASIBLE, SolveStatus.UNKNOWN), found.status
         if found.status is SolveStatus.UNKNOWN:
-            return Reducing._fallback(reduction)
+            return CoreSearch._fallback(reduction)
         selection = reduction.lift(found.selection)
         bounds = [b for b in (reduction.bound,) if b is not None]
         if found.bound is not None:
@@ -321,7 +322,7 @@ class Reducing:
         return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
 
 
-class _Small:
+class _SmallCoreSolvers:
     """The exact answers cheaper than a CP-SAT session: the budget program for a
     knapsack-shaped core (``knapsack.py``, bounded by its cell limit), then the small
     search, tried on cores of at most ``limit`` forms; a core that stumped the search
