@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler import assemble
-from assembler.explain import Limits, explain, render_html, render_report
+from assembler.explain import ExplainLimits, explain, render_html, render_report
 from assembler.tooling.generate import Shape, generate
 
 from .machine import describe
@@ -46,7 +46,7 @@ def _page(size: int, repeats: int) -> dict[str, Any]:
         result = assemble(req, time_limit=10)
         assembled = time.perf_counter() - started
         began = time.perf_counter()
-        explanation = explain(req, result, limits=Limits(top=0))
+        explanation = explain(req, result, limits=ExplainLimits(top=0))
         explained = time.perf_counter() - began
         began = time.perf_counter()
         report = render_report(explanation)

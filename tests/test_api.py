@@ -133,3 +133,20 @@ def test_an_exact_call_does_not_load_pandas_and_cp_model_still_serves_it() -> No
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "Series", "True", "False", "True"]
+
+
+def test_names_renamed_in_the_subpackages_still_read_with_a_warning() -> None:
+    import pytest
+
+    from assembler import explain, ledger
+
+    for module, old, new in (
+        (explain, "Limits", "ExplainLimits"),
+        (explain, "Kind", "CounterfactualKind"),
+        (ledger, "Outcome", "CompilationOutcome"),
+        (ledger, "Rendering", "RecordedRendering"),
+    ):
+        with pytest.warns(DeprecationWarning, match=new):
+            assert getattr(module, old) is getattr(module, new)
+    with pytest.raises(AttributeError):
+        explain.NoSuchName  # noqa: B018

@@ -22,7 +22,13 @@ import pytest
 
 from assembler.api import assemble
 from assembler.tooling import conformance
-from assembler.tooling.conformance import BUDGET_CLASSES, Case, Report, load_corpus, run_corpus
+from assembler.tooling.conformance import (
+    BUDGET_CLASSES,
+    Case,
+    CorpusReport,
+    load_corpus,
+    run_corpus,
+)
 from assembler.verifiers.bundle import verify
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
@@ -31,7 +37,7 @@ BASELINES = ("greedy", "top-k", "weighted", "dump")
 
 
 @pytest.fixture(scope="module")
-def baseline_report() -> Report:
+def baseline_report() -> CorpusReport:
     return run_corpus(CORPUS_DIR, BASELINES)
 
 
@@ -124,13 +130,13 @@ PINNED: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("strategy", BASELINES)
-def test_baseline_table_is_pinned(baseline_report: Report, strategy: str) -> None:
+def test_baseline_table_is_pinned(baseline_report: CorpusReport, strategy: str) -> None:
     row = baseline_report.summary(strategy).to_dict()
     del row["seconds"]
     assert row == PINNED[strategy]
 
 
-def test_greedy_false_refusals(baseline_report: Report) -> None:
+def test_greedy_false_refusals(baseline_report: CorpusReport) -> None:
     refused = {row.case for row in baseline_report.outcomes if row.false_refusal}
     assert refused == {"greedy-false-refusal-tight", "greedy-false-refusal-medium"}
     for name in sorted(refused):
@@ -146,7 +152,7 @@ def test_greedy_false_refusals(baseline_report: Report) -> None:
     assert baseline_report.outcome("greedy-false-refusal-roomy", "greedy").frozen_match
 
 
-def test_greedy_suboptimal_picks(baseline_report: Report) -> None:
+def test_greedy_suboptimal_picks(baseline_report: CorpusReport) -> None:
     # value: reference + resolver (670) crowds out pages the 400-token full form leaves room for
     tight = baseline_report.outcome("greedy-suboptimal-tight", "greedy")
     assert {"retry-semantics-ref", "webhook-doc-resolver"} <= set(tight.selected)
@@ -196,13 +202,13 @@ def test_import_does_not_load_ortools() -> None:
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
-def test_a_local_pool_runs_the_same_corpus(baseline_report: Report) -> None:
+def test_a_local_pool_runs_the_same_corpus(baseline_report: CorpusReport) -> None:
     from assembler.tooling.engine import EngineKind, EngineSpec, open_engine
 
     with open_engine(EngineSpec(EngineKind.LOCAL, 2)) as engine:
         pooled = run_corpus(CORPUS_DIR, BASELINES, engine=engine)
 
-    def timeless(report: Report) -> list[dict[str, object]]:
+    def timeless(report: CorpusReport) -> list[dict[str, object]]:
         rows = [row.to_dict() for row in report.outcomes]
         rows += [row.to_dict() for row in report.strategies]
         return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]

@@ -29,7 +29,7 @@ from PIL import Image
 import assembler
 from assembler.explain.explanation import explain
 from assembler.explain.html import render_html
-from assembler.explain.limits import Limits
+from assembler.explain.limits import ExplainLimits
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "models" / "examples").glob("*.json"))
@@ -94,7 +94,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, ass
             assert assembler.verify_rendering(data, result, result.rendering) == []
         # the examples get the default counterfactuals; the corpus a smaller top
         top = 2 if name.startswith("corpus/") else 5
-        explanation = explain(data, result, limits=Limits(top=top, audit=True))
+        explanation = explain(data, result, limits=ExplainLimits(top=top, audit=True))
         audited(explanation.counterfactuals)
         page = render_html(explanation)
         path = folder / (name.replace("/", "-") + ".html")
@@ -189,7 +189,7 @@ def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path
         ],
     }
     path = tmp_path / "hostile.html"
-    explanation = explain(data, limits=Limits(top=1, audit=True))
+    explanation = explain(data, limits=ExplainLimits(top=1, audit=True))
     audited(explanation.counterfactuals)
     path.write_text(render_html(explanation), encoding="utf-8")
     page = opened(browser, path, scripts=True)
@@ -217,7 +217,7 @@ def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
             results.append(assembler.assemble(data, ledger=ledger, render="text"))
             assert assembler.verify(data, results[-1]) == []
     with assembler.Ledger(tmp_path / "run.db", readonly=True) as ledger:
-        explanation = explain_recorded(ledger, "last", limits=Limits(top=1, audit=True))
+        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
     audited(explanation.counterfactuals)
     path = tmp_path / "recorded.html"
     path.write_text(render_html(explanation), encoding="utf-8")

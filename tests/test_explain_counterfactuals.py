@@ -25,8 +25,8 @@ from strategies import requests
 
 import assembler
 from assembler.explain.counterfactuals import Counterfactuals, counterfactuals
-from assembler.explain.figures import Counterfactual, FigureStatus, Kind
-from assembler.explain.limits import Limits
+from assembler.explain.figures import Counterfactual, CounterfactualKind, FigureStatus
+from assembler.explain.limits import ExplainLimits
 from assembler.model.objective import bundle_key, form_value, tiebreak_weight
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
@@ -48,7 +48,7 @@ SMALL = replace(
     budget_fraction=(0.1, 0.6),
 )
 # generous: on requests this small every figure is proven long before
-EVERYTHING = Limits(top=100, per_figure=60.0, total=600.0, audit=True)
+EVERYTHING = ExplainLimits(top=100, per_figure=60.0, total=600.0, audit=True)
 
 
 class Oracle:
@@ -127,9 +127,9 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
     sweep: dict[int, tuple[set[str], int]] | None = None
     for item in answers.items:
         identity = item.identity
-        if item.kind in (Kind.LEFT_OUT, Kind.BUDGET) and sweep is None:
+        if item.kind in (CounterfactualKind.LEFT_OUT, CounterfactualKind.BUDGET) and sweep is None:
             sweep = budget_sweep(data, oracle)
-        if item.kind is Kind.BUDGET:
+        if item.kind is CounterfactualKind.BUDGET:
             assert sweep is not None
             rise = next((b for b in sorted(sweep) if sweep[b][1] > sweep[oracle.budget][1]), None)
             figure = item.figure("next_budget")
@@ -140,7 +140,7 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
             else:
                 assert figure.exact == rise, (figure, rise)
                 assert_proven(item, "gain", sweep[rise][1] - sweep[oracle.budget][1])
-        elif item.kind is Kind.LEFT_OUT:
+        elif item.kind is CounterfactualKind.LEFT_OUT:
             forced = oracle.best(oracle.budget, oracle.required | {identity})
             assert item.feasible is (forced is not None)
             if forced is None:
@@ -158,13 +158,13 @@ def check(data: dict[str, Any], answers: Counterfactuals, oracle: Oracle) -> Non
                 assert figure.never, (identity, figure)
             else:
                 assert not figure.never and figure.exact == first, (identity, figure, first)
-        elif item.kind is Kind.ADMITTED:
+        elif item.kind is CounterfactualKind.ADMITTED:
             without = oracle.best(oracle.budget, oracle.required, avoid=identity)
             assert item.feasible is (without is not None)
             if without is not None:
                 assert_proven(item, "value_lost", oracle.value(best) - oracle.value(without))
                 assert_proven(item, "cost_freed", best[2] - without[2])
-        elif item.kind is Kind.GATED:
+        elif item.kind is CounterfactualKind.GATED:
             # no selection at any budget has the gated form
             assert item.form is not None
             assert not any(item.form in s[0] for s in oracle.selections)
@@ -218,7 +218,7 @@ def budget_sweep(data: dict[str, Any], oracle: Oracle) -> dict[int, tuple[set[st
     return admitted
 
 
-def explained(data: dict[str, Any], limits: Limits = EVERYTHING) -> Counterfactuals:
+def explained(data: dict[str, Any], limits: ExplainLimits = EVERYTHING) -> Counterfactuals:
     request = parse_request(data)
     result = assembler.assemble(data)
     assert assembler.verify(data, result) == []
@@ -248,7 +248,9 @@ def candidates(*forms: tuple[str, int, float]) -> list[dict[str, Any]]:
 
 
 def smallest(answers: Counterfactuals, identity: str) -> tuple[int | None, bool, str]:
-    item = next(i for i in answers.items if i.kind is Kind.LEFT_OUT and i.identity == identity)
+    item = next(
+        i for i in answers.items if i.kind is CounterfactualKind.LEFT_OUT and i.identity == identity
+    )
     figure = item.figure("smallest_budget")
     assert figure is not None and figure.status is FigureStatus.PROVEN
     return figure.exact, figure.never, figure.note
@@ -284,13 +286,13 @@ def test_smallest_budget_of_a_resolver_the_full_form_later_replaces() -> None:
 
 def test_a_spent_limit_is_reported_never_guessed() -> None:
     data = json.loads((ROOT / "models" / "examples" / "review-migration.json").read_text())
-    answers = explained(data, Limits(top=3, per_figure=1e-9, total=1e-9))
+    answers = explained(data, ExplainLimits(top=3, per_figure=1e-9, total=1e-9))
     assert answers.reference is None and answers.items
     statuses = {f.status for item in answers.items for f in item.figures}
     # gated figures need no solve: the model proves them; everything else was not run
     for item in answers.items:
         for figure in item.figures:
-            if item.kind is Kind.GATED:
+            if item.kind is CounterfactualKind.GATED:
                 assert figure.status is FigureStatus.PROVEN and figure.never
             else:
                 assert figure.status is FigureStatus.NOT_EVALUATED, figure
@@ -300,18 +302,18 @@ def test_a_spent_limit_is_reported_never_guessed() -> None:
 
 def test_counterfactuals_can_be_turned_off() -> None:
     data = json.loads((ROOT / "models" / "examples" / "review-migration.json").read_text())
-    answers = explained(data, Limits(top=0))
+    answers = explained(data, ExplainLimits(top=0))
     assert not answers.evaluated and answers.items == () and answers.solves == 0
 
 
 def test_limits_are_checked() -> None:
     with pytest.raises(assembler.InvalidRequest) as caught:
-        Limits(strategy="greedy")
+        ExplainLimits(strategy="greedy")
     assert caught.value.field == "strategy"
     with pytest.raises(ValueError):
-        Limits(per_figure=0)
+        ExplainLimits(per_figure=0)
     with pytest.raises(ValueError):
-        Limits(top=-1)
+        ExplainLimits(top=-1)
 
 
 @pytest.mark.parametrize(
@@ -332,8 +334,8 @@ def test_a_figure_cut_short_keeps_a_true_bound() -> None:
     # the same questions, once with room to prove every figure and once with a limit
     # that cuts the budget searches short: each cut figure must still hold the truth
     data = generate(random.Random(3), Shape.scale(40))
-    proven = explained(data, Limits(top=2, per_figure=60.0, total=300.0, audit=True))
-    cut = explained(data, Limits(top=2, per_figure=0.02, total=300.0, audit=True))
+    proven = explained(data, ExplainLimits(top=2, per_figure=60.0, total=300.0, audit=True))
+    cut = explained(data, ExplainLimits(top=2, per_figure=0.02, total=300.0, audit=True))
     truth = {
         (i.kind, i.identity, f.key): f
         for i in proven.items

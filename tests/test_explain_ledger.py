@@ -13,7 +13,7 @@ from conftest import audited
 
 import assembler
 from assembler.cli import main
-from assembler.explain import Limits
+from assembler.explain import ExplainLimits
 from assembler.explain.html import render_html
 from assembler.explain.load import InvalidResult
 from assembler.explain.recorded import explain_recorded
@@ -21,7 +21,7 @@ from assembler.ledger.diff import diff
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = json.loads((ROOT / "models" / "examples" / "review-migration.json").read_text())
-QUICK = Limits(top=1, audit=True)
+QUICK = ExplainLimits(top=1, audit=True)
 
 
 def recorded(tmp_path: Path, *budgets: int, render: str | None = "text") -> tuple[Path, list[Any]]:

@@ -14,7 +14,7 @@ import assembler
 from assembler.explain.diagnostics import Label
 from assembler.explain.explanation import Explanation, explain
 from assembler.explain.html import render_html
-from assembler.explain.limits import Limits
+from assembler.explain.limits import ExplainLimits
 from assembler.explain.load import InvalidResult, paired, result_from_dict
 from assembler.explain.scene import NOT_ESTABLISHED, SegmentKind
 from assembler.explain.text import render_report
@@ -23,7 +23,7 @@ from assembler.stages.gates import apply_gates
 from assembler.stages.trace import undecided_result
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = Limits(top=2, audit=True)
+QUICK = ExplainLimits(top=2, audit=True)
 
 
 def example(name: str) -> dict[str, Any]:
@@ -178,7 +178,7 @@ def test_a_rendered_result_shows_its_bytes_and_keeps_the_no_content_gate() -> No
     # read back from its JSON, rendering included
     again = result_from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
-    explanation = explain(data, again, limits=Limits(top=5, audit=True))
+    explanation = explain(data, again, limits=ExplainLimits(top=5, audit=True))
     audited(explanation.counterfactuals)
     rendered = explanation.scene.rendered
     assert rendered is not None and rendered.size == len(result.rendering.data)

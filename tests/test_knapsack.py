@@ -9,7 +9,7 @@ import time
 from hypothesis import HealthCheck, event, given, settings
 from strategies import problem_of, problems
 
-from assembler.exact.backend import Outcome, SolveStatus
+from assembler.exact.backend import SolveOutcome, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.knapsack import solve_knapsack
 from assembler.strategies.bruteforce import BruteForce
@@ -23,11 +23,11 @@ KNAPSACK = dataclasses.replace(
 TIED = dataclasses.replace(KNAPSACK, cost_grid=40)
 
 
-def _oracle(problem: Problem) -> Outcome:
+def _oracle(problem: Problem) -> SolveOutcome:
     return BruteForce().solve(problem)  # type: ignore[arg-type]
 
 
-def _agrees(problem: Problem) -> Outcome | None:
+def _agrees(problem: Problem) -> SolveOutcome | None:
     found = solve_knapsack(problem)
     if found is not None:
         expected = _oracle(problem)

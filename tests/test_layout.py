@@ -140,6 +140,17 @@ def test_no_module_is_over_the_size_limit() -> None:
         assert lines <= MAX_LINES, f"{module} has {lines} lines"
 
 
+def test_each_public_class_name_names_one_class() -> None:
+    # one concept, one name: two classes called Limits (or Outcome, Kind...) are a
+    # reader's trap; a private helper class may repeat a name
+    homes: dict[str, list[str]] = {}
+    for module, path in _modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(module)
+    assert {name: found for name, found in homes.items() if len(found) > 1} == {}
+
+
 def test_only_the_cpsat_backend_imports_ortools() -> None:
     for module, path in _modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -23,7 +23,7 @@ from conftest import form, request
 from ledger_worker import request as generated
 
 import assembler
-from assembler.ledger import Outcome
+from assembler.ledger import CompilationOutcome
 from assembler.ledger import store as store_module
 from assembler.ledger.diff import diff
 from assembler.ledger.verify import verify
@@ -135,7 +135,7 @@ def test_every_compilation_is_a_request_then_one_outcome_on_a_chain(tmp_path: Pa
             "timings": ledger.compilation(3).result["timings"]  # type: ignore[index]
         }
         invalid = ledger.compilation(5)
-        assert invalid.outcome is Outcome.FAILED and invalid.request is None
+        assert invalid.outcome is CompilationOutcome.FAILED and invalid.request is None
         assert invalid.error is not None and invalid.error["fields"]["field"] == "candidates"
         assert json.loads(invalid.raw_request or "") == {"task": {"id": "broken", "budget": 1}}
         after_parse = ledger.compilation(7)

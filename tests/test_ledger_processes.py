@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import assembler
-from assembler.ledger import Outcome
+from assembler.ledger import CompilationOutcome
 
 WORKER = str(Path(__file__).resolve().parent / "ledger_worker.py")
 
@@ -87,7 +87,9 @@ def test_concurrent_writers_lose_nothing_and_interleave_no_partial_compilation(
         mine = [s for s in summaries if s.session == f"w{i}"]
         # every compilation of every writer, in its own order, with its own answer
         assert [s.trace_id for s in mine] == found["traces"]
-        assert all(s.outcome in (Outcome.COMPILED, Outcome.REFUSED) for s in mine)
+        assert all(
+            s.outcome in (CompilationOutcome.COMPILED, CompilationOutcome.REFUSED) for s in mine
+        )
     # the writers really interleaved: sessions alternate somewhere in the global order
     order = [s.session for s in summaries]
     assert sum(a != b for a, b in itertools.pairwise(order)) > writers
@@ -114,7 +116,7 @@ def test_a_writer_killed_while_solving_leaves_an_interrupted_compilation(tmp_pat
     assert "compiled" not in shown.stdout.splitlines()[0]
     with assembler.Ledger(path, readonly=True) as ledger:
         record = ledger.compilation(1)
-    assert record.outcome is Outcome.INTERRUPTED and record.result is None
+    assert record.outcome is CompilationOutcome.INTERRUPTED and record.result is None
     assert record.request is not None and len(record.request["candidates"]) == 40_000
 
 
@@ -134,7 +136,7 @@ def test_writers_killed_at_random_moments_leave_a_ledger_verify_accepts(tmp_path
         report = _verify(path)
         assert report["ok"], report["problems"]
     summaries = _summaries(path)
-    interrupted = [s for s in summaries if s.outcome is Outcome.INTERRUPTED]
+    interrupted = [s for s in summaries if s.outcome is CompilationOutcome.INTERRUPTED]
     # at most the compilation each kill cut short; each is the last of its session
     assert len(interrupted) <= kills
     for s in interrupted:

@@ -14,7 +14,7 @@ import pytest
 from conftest import form, request
 
 import assembler
-from assembler.explain.limits import Limits as ExplainLimits
+from assembler.explain.limits import ExplainLimits
 from assembler.ledger.replay import replay
 from assembler.model.parse import parse_request
 from assembler.model.recorder import Run

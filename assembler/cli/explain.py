@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Sequence
 
 from ..explain.explanation import Explanation
-from ..explain.limits import Limits
+from ..explain.limits import ExplainLimits
 from ..model.errors import AssemblerError
 from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
 from ..model.rendering import RenderFormat
@@ -104,7 +104,7 @@ def _write(path: str, text: str) -> None:
         raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _from_files(args: argparse.Namespace, limits: Limits) -> Explanation:
+def _from_files(args: argparse.Namespace, limits: ExplainLimits) -> Explanation:
     from ..explain.explanation import explain
     from ..model.parse import request_from_json
 
@@ -124,7 +124,7 @@ def _from_files(args: argparse.Namespace, limits: Limits) -> Explanation:
     return explain(request, result, limits=limits, render=args.render)
 
 
-def _from_ledger(args: argparse.Namespace, limits: Limits) -> Explanation:
+def _from_ledger(args: argparse.Namespace, limits: ExplainLimits) -> Explanation:
     from ..explain.recorded import explain_recorded
     from ..ledger import Ledger
 
@@ -150,7 +150,7 @@ def explain_command(argv: Sequence[str]) -> int:
     if args.ledger is None and args.request is None:
         parser.error("give --request REQUEST.json, or --ledger PATH ID")
     try:
-        limits = Limits(
+        limits = ExplainLimits(
             top=args.counterfactuals,
             per_figure=args.figure_limit,
             total=args.time_limit,

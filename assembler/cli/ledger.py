@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..ledger import Compilation, Ledger, LedgerError, Outcome
+from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
 from ..model.errors import AssemblerError
 from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
 from .compile import _Parser
@@ -157,12 +157,12 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
             f"rendered {r.format}: {len(r.data)} bytes prepared, sha256"
             f" {r.manifest['rendered_sha256']} (show --rendered; --body for the provider body)"
         )
-    if record.outcome is Outcome.INTERRUPTED:
+    if record.outcome is CompilationOutcome.INTERRUPTED:
         lines.append(
             "no outcome was recorded: the process ended during the compilation (interrupted;"
             " this is not a success)"
         )
-    elif record.outcome is Outcome.FAILED:
+    elif record.outcome is CompilationOutcome.FAILED:
         error = record.error or {}
         lines.append(f"failed: {error.get('type')}: {error.get('message')}")
         for name, value in error.get("fields", {}).items():
@@ -207,7 +207,7 @@ def _replay(ledger: Ledger, args: argparse.Namespace) -> int:
                 f" trace {_short(found.result['trace_id'])}"
             )  # fmt: skip
             lines = [f"{head}: identical{ids}"]
-        elif found.recorded is Outcome.INTERRUPTED:
+        elif found.recorded is CompilationOutcome.INTERRUPTED:
             lines = [f"{head}: nothing to compare"]
         else:
             lines = [f"{head}: DIFFERS in {len(found.differences)} place(s)"]

@@ -1,7 +1,7 @@
 """The narrow interface between the pipeline and an exact backend.
 
 Input: a ``Problem`` (and a time limit and a worker count).
-Output: an ``Outcome``: a status, the selected form indices and, when the search
+Output: a ``SolveOutcome``: a status, the selected form indices and, when the search
 stopped early, an upper bound on the value.
 
 A backend implements the whole lexicographic order of ``assembler.model.objective``;
@@ -17,7 +17,7 @@ from typing import Protocol
 
 from .closure import Problem
 
-__all__ = ["Backend", "Outcome", "SolveStatus", "selection_cost", "selection_value"]
+__all__ = ["Backend", "SolveOutcome", "SolveStatus", "selection_cost", "selection_value"]
 
 
 class SolveStatus(StrEnum):
@@ -28,7 +28,7 @@ class SolveStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class SolveOutcome:
     status: SolveStatus
     # the selection; for INFEASIBLE, the cheapest closure of the required material when
     # the backend priced it on the way (proven cheapest under the full order), else ()
@@ -53,7 +53,7 @@ class Backend(Protocol):
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
-    ) -> Outcome:
+    ) -> SolveOutcome:
         """The best selection; with ``tiebreak=False`` any selection optimal in value
         and cost will do (enough to price a closure), with ``value_only`` any selection
         optimal in value, and OPTIMAL means just that. ``hint`` is a selection to start

@@ -1,7 +1,7 @@
 """The exact backend the ``exact`` strategy uses: reduce, then search the core.
 
 Input: a ``Problem`` (from ``closure``), a time limit and a worker count.
-Output: an ``Outcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
+Output: a ``SolveOutcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
 legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
 It chains ``fixings`` and ``core`` (exact reduction to a core), ``knapsack`` (a program over the
@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
+from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .core import Reduction
 from .fixings import Level, Plan, plan
@@ -71,7 +71,7 @@ class CoreSearch:
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
-    ) -> Outcome:
+    ) -> SolveOutcome:
         deadline = time.monotonic() + time_limit
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
@@ -84,14 +84,14 @@ class CoreSearch:
             if priced.selection:
                 cost = selection_cost(problem, priced.selection)
                 if cost > problem.budget and priced.status is SolveStatus.OPTIMAL:
-                    return Outcome(SolveStatus.INFEASIBLE, priced.selection)
+                    return SolveOutcome(SolveStatus.INFEASIBLE, priced.selection)
                 if cost <= problem.budget:
                     first = _with_incumbent(first, priced.selection)
         small = _SmallCoreSolvers(self.SMALL_CORE, deadline)
         tightened: tuple[Reduction, bool] | None = None
         if not first.proven and not _late(deadline):
             trial = self._tighten(problem, first, deadline, workers, small)
-            if isinstance(trial, Outcome):
+            if isinstance(trial, SolveOutcome):
                 return trial
             tightened = trial
         if tightened is None:
@@ -100,12 +100,12 @@ class CoreSearch:
                 # drawn (linear, but 1-2 s at 300k forms): the answer is the incumbent
                 # with the bound, as the reduction would carry them. (Without one the
                 # reduction is still drawn: its contradiction proves infeasibility.)
-                return Outcome(SolveStatus.FEASIBLE, first.incumbent, bound=first.bound)
+                return SolveOutcome(SolveStatus.FEASIBLE, first.incumbent, bound=first.bound)
             # the greedy's own fixings, drawn only now: a tightened core replaces them
             reduction = first.reduction()
             if reduction is None:
                 # only possible without an incumbent, when the fixings found no legal selection
-                return Outcome(SolveStatus.INFEASIBLE)
+                return SolveOutcome(SolveStatus.INFEASIBLE)
             if _late(deadline):
                 return self._fallback(reduction)
             # with a proven incumbent (it meets the bound) the value needs no search
@@ -124,7 +124,7 @@ class CoreSearch:
         workers: int,
         tiebreak: bool,
         small: _SmallCoreSolvers,
-    ) -> Outcome:
+    ) -> SolveOutcome:
         """Each pass proves one more level of the objective on the core, then the next
         reduction keeps only the forms that can still beat or tie that answer at the
         next level: value, then cost, then tie-break weight. The uniqueness proof, the
@@ -142,7 +142,7 @@ class CoreSearch:
                 level - sum(totals[k][f] for f in fixed) for k, level in enumerate(optimum[:2])
             )
 
-        def search(current: Reduction, **phases: bool) -> Outcome | None:
+        def search(current: Reduction, **phases: bool) -> SolveOutcome | None:
             """The inner backend on the core, or None with no time to build its model."""
             core = current.core
             if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
@@ -205,7 +205,9 @@ class CoreSearch:
             return self._lifted(problem, reduction, found)
         return self._unproven(problem, reduction, found)
 
-    def _priced(self, problem: Problem, deadline: float, workers: int, tiebreak: bool) -> Outcome:
+    def _priced(
+        self, problem: Problem, deadline: float, workers: int, tiebreak: bool
+    ) -> SolveOutcome:
         """The cheapest selection admitting the required material (no budget): on the
         part the required identities reach, presolved."""
         from .reach import required_reach
@@ -235,7 +237,7 @@ class CoreSearch:
         deadline: float,
         workers: int,
         small: _SmallCoreSolvers,
-    ) -> Outcome | tuple[Reduction, bool] | None:
+    ) -> SolveOutcome | tuple[Reduction, bool] | None:
         """A stronger incumbent than the greedy's, from a hypothetical threshold.
 
         The fixings at a threshold t above the incumbent's value keep every bundle worth
@@ -265,7 +267,7 @@ class CoreSearch:
             best = trial.lift(searched.selection)
             if selection_value(problem, best) >= threshold:
                 # the lexicographic optimum of a core that holds every optimal bundle
-                return Outcome(SolveStatus.OPTIMAL, best, bound=selection_value(problem, best))
+                return SolveOutcome(SolveStatus.OPTIMAL, best, bound=selection_value(problem, best))
             found = searched
         elif searched is not None:
             return unchanged  # infeasible: nothing reaches t
@@ -291,21 +293,23 @@ class CoreSearch:
         return unchanged if better is None else (better, False)
 
     @staticmethod
-    def _lifted(problem: Problem, reduction: Reduction, found: Outcome) -> Outcome:
+    def _lifted(problem: Problem, reduction: Reduction, found: SolveOutcome) -> SolveOutcome:
         """A proven answer on the core as the answer to the whole problem."""
         if found.status is SolveStatus.INFEASIBLE:
             return found
         selection = reduction.lift(found.selection)
-        return Outcome(SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection))
+        return SolveOutcome(
+            SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection)
+        )
 
     @staticmethod
-    def _fallback(reduction: Reduction) -> Outcome:
+    def _fallback(reduction: Reduction) -> SolveOutcome:
         if reduction.incumbent is None:
-            return Outcome(SolveStatus.UNKNOWN, bound=reduction.bound)
-        return Outcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
+            return SolveOutcome(SolveStatus.UNKNOWN, bound=reduction.bound)
+        return SolveOutcome(SolveStatus.FEASIBLE, reduction.incumbent, bound=reduction.bound)
 
     @staticmethod
-    def _unproven(problem: Problem, reduction: Reduction, found: Outcome) -> Outcome:
+    def _unproven(problem: Problem, reduction: Reduction, found: SolveOutcome) -> SolveOutcome:
         """The better of the core search's answer and the incumbent, with the best bound."""
         assert found.status in (SolveStatus.FEASIBLE, SolveStatus.UNKNOWN), found.status
         if found.status is SolveStatus.UNKNOWN:
@@ -319,7 +323,7 @@ class CoreSearch:
             problem, selection
         ):
             selection = incumbent
-        return Outcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
+        return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=min(bounds) if bounds else None)
 
 
 class _SmallCoreSolvers:
@@ -337,7 +341,7 @@ class _SmallCoreSolvers:
         # would fail again on it
         self.failed: Problem | None = None
 
-    def solve(self, core: Problem) -> Outcome | None:
+    def solve(self, core: Problem) -> SolveOutcome | None:
         from .knapsack import solve_knapsack
         from .search import SmallSearch
 

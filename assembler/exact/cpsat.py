@@ -1,7 +1,7 @@
 """The CP-SAT encoding and solve: the exact backend.
 
 Input: a ``Problem``, a time limit and a worker count.
-Output: an ``Outcome`` whose selection is the unique optimum of the full
+Output: a ``SolveOutcome`` whose selection is the unique optimum of the full
 lexicographic order when the status is OPTIMAL.
 
 This is the only module that imports OR-Tools, and it does so inside
@@ -50,7 +50,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ..model.errors import SolverError
-from .backend import Outcome, SolveStatus
+from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 from .incumbent import is_legal
 
@@ -104,7 +104,7 @@ class CpSat:
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
-    ) -> Outcome:
+    ) -> SolveOutcome:
         session = _Session(_cp_model(), problem, time_limit, workers)
         if hint is not None:
             session.hint(hint)
@@ -238,14 +238,14 @@ class _Session:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
         hint: tuple[int, ...] | None = None,
-    ) -> Outcome:
+    ) -> SolveOutcome:
         """The phases in order; ``proven`` levels are fixed instead of searched. A
         ``hint`` that is legal and meets both proven levels is an answer in hand."""
         assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
         cp = self.cp
         if problem.size == 0:
-            return Outcome(SolveStatus.OPTIMAL, (), bound=0)
+            return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
         selection: tuple[int, ...] = ()
         held = False  # whether ``selection`` is a legal answer already
         value_expr = self._sum(problem.value)
@@ -258,16 +258,16 @@ class _Session:
             self.model.maximize(value_expr)
             status, solver = self._run()
             if status == cp.INFEASIBLE:
-                return Outcome(SolveStatus.INFEASIBLE)
+                return SolveOutcome(SolveStatus.INFEASIBLE)
             if status not in (cp.OPTIMAL, cp.FEASIBLE):
-                return Outcome(SolveStatus.UNKNOWN)
+                return SolveOutcome(SolveStatus.UNKNOWN)
             selection, held = self._selection(solver), True
             if status != cp.OPTIMAL:
                 bound = int(solver.best_objective_bound)
-                return Outcome(SolveStatus.FEASIBLE, selection, bound=bound)
+                return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=bound)
             value = round(solver.objective_value)
         if value_only:
-            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+            return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
         self.model.add(value_expr == value)
         # Phase 2: cost.
         if len(proven) > 1:
@@ -281,10 +281,10 @@ class _Session:
             if not done:
                 return self._stopped(selection, held, value, self.floor)
         if not tiebreak:
-            return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+            return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
         return self._lightest(selection, held, value)
 
-    def _lightest(self, selection: tuple[int, ...], held: bool, value: int) -> Outcome:
+    def _lightest(self, selection: tuple[int, ...], held: bool, value: int) -> SolveOutcome:
         """Phases 3 and 4: the least tie-break weight among the selections of optimal
         value and cost, and whether only one selection has it (else the canonical-order
         rule decides).
@@ -309,15 +309,15 @@ class _Session:
             if status is None:
                 if other is not None and weight is not None and weight < mine:
                     selection = other  # lighter, though not proven the lightest
-                return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
+                return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=value)
             if other is None or weight is None or weight > mine:
-                return Outcome(SolveStatus.OPTIMAL, selection, bound=value)
+                return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
             if weight == mine:
                 self.model.add(weights == mine)
                 lexmin = self._lexicographic(selection)
                 if lexmin is None:
-                    return Outcome(SolveStatus.FEASIBLE, selection, bound=value)
-                return Outcome(SolveStatus.OPTIMAL, lexmin, bound=value)
+                    return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=value)
+                return SolveOutcome(SolveStatus.OPTIMAL, lexmin, bound=value)
             # lighter than the cost phase's answer, and the lightest of all: is it alone?
             selection, mine, lightest_known = other, weight, True
         raise AssertionError("the lightest selection was forbidden and a lighter one found")
@@ -325,11 +325,11 @@ class _Session:
     @staticmethod
     def _stopped(
         selection: tuple[int, ...], held: bool, value: int, cost_floor: int | None
-    ) -> Outcome:
+    ) -> SolveOutcome:
         if not held:
             # No legal selection in hand yet: an honest "unknown", never a guess.
-            return Outcome(SolveStatus.UNKNOWN, bound=value, cost_floor=cost_floor)
-        return Outcome(SolveStatus.FEASIBLE, selection, bound=value, cost_floor=cost_floor)
+            return SolveOutcome(SolveStatus.UNKNOWN, bound=value, cost_floor=cost_floor)
+        return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=value, cost_floor=cost_floor)
 
     def _minimise(
         self, coefficients: list[int], selection: tuple[int, ...], held: bool, fix: bool = True

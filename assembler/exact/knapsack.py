@@ -1,7 +1,7 @@
 """Exact answers for knapsack-shaped cores: dynamic programming over the budget.
 
 Input: a ``Problem`` (usually a core the reduction left), a cell limit and a deadline.
-Output: an ``Outcome``, OPTIMAL (the unique best selection under the full
+Output: a ``SolveOutcome``, OPTIMAL (the unique best selection under the full
 lexicographic order of ``assembler.model.objective``) or INFEASIBLE; or None when the
 core is not knapsack-shaped (some form needs another identity), has no budget, is too
 large for the cell limit, past the deadline, or when two selections tie on value,
@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from .backend import Outcome, SolveStatus, selection_cost, selection_value
+from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
 __all__ = ["CELL_LIMIT", "OPTION_LIMIT", "solve_knapsack"]
@@ -52,7 +52,7 @@ _Option = tuple[tuple[int, ...], int, int, int]
 
 def solve_knapsack(
     problem: Problem, cell_limit: int = CELL_LIMIT, deadline: float | None = None
-) -> Outcome | None:
+) -> SolveOutcome | None:
     """The answer, or None (see the module's docstring). ``deadline`` is a
     ``time.monotonic()`` instant, read on entry, while the items are gathered and
     before each option is merged."""
@@ -63,9 +63,9 @@ def solve_knapsack(
     if items is None:
         return None
     if not items:
-        return Outcome(SolveStatus.OPTIMAL, (), bound=0)
+        return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
     if any(not options for options in items):
-        return Outcome(SolveStatus.INFEASIBLE)
+        return SolveOutcome(SolveStatus.INFEASIBLE)
     # The cost axis, shrunk exactly: no selection costs more than every item's dearest
     # option together, and when every cost is a multiple of g only multiples of g are
     # reached (a core's budget is often far above what its forms can spend, and
@@ -138,7 +138,7 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     return items
 
 
-def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outcome | None:
+def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> SolveOutcome | None:
     width = top + 1
     value = np.full(width, _UNREACHED, dtype=np.int64)
     weight = np.zeros(width, dtype=np.int64)
@@ -180,7 +180,7 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
         reach = min(top, reach + spent)
         value, weight, tied = best_value, best_weight, best_tied
     if not (value > _REACHED).any():
-        return Outcome(SolveStatus.INFEASIBLE)
+        return SolveOutcome(SolveStatus.INFEASIBLE)
     best = int(value.max())
     cost = int(np.flatnonzero(value == best)[0])  # the cheapest cell of that value
     if tied[cost]:
@@ -192,4 +192,4 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Outc
         selection.extend(forms)
         cell -= option_cost
     assert cell == 0, "the walk back must end at cost 0"
-    return Outcome(SolveStatus.OPTIMAL, tuple(sorted(selection)), bound=best)
+    return SolveOutcome(SolveStatus.OPTIMAL, tuple(sorted(selection)), bound=best)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
-from .backend import Backend, Outcome, SolveStatus, selection_cost
+from .backend import Backend, SolveOutcome, SolveStatus, selection_cost
 from .closure import Problem
 from .reach import group_index, reach
 
@@ -96,7 +96,7 @@ def over_budget_refusal(
     lower = budget + 1
     closure = None
     if priced:
-        closure = Outcome(SolveStatus.OPTIMAL, priced)
+        closure = SolveOutcome(SolveStatus.OPTIMAL, priced)
     elif time_limit > 0:
         closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
         if closure.cost_floor is not None:

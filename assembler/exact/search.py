@@ -1,7 +1,7 @@
 """A small exact search: depth-first branch and bound for the cores the reduction leaves.
 
 Input: a ``Problem`` (a core, typically a few dozen forms) and a node limit.
-Output: an ``Outcome`` that is OPTIMAL (the unique best selection under the full
+Output: a ``SolveOutcome`` that is OPTIMAL (the unique best selection under the full
 lexicographic order of ``assembler.model.objective``) or INFEASIBLE; or None when the node
 limit was reached, and the caller asks CP-SAT instead.
 
@@ -23,7 +23,7 @@ import itertools
 import math
 import time
 
-from .backend import Outcome, SolveStatus
+from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 
 __all__ = ["NODE_LIMIT", "SmallSearch"]
@@ -43,7 +43,7 @@ class SmallSearch:
         self.node_limit = node_limit
         self.seconds = seconds
 
-    def solve(self, problem: Problem) -> Outcome | None:
+    def solve(self, problem: Problem) -> SolveOutcome | None:
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         return _Search(problem, self.node_limit, deadline).run()
 
@@ -99,12 +99,12 @@ class _Search:
         self.best: tuple[int, ...] | None = None
         self.best_key = (-1, 0, 0)  # value, cost, weight of the best found
 
-    def run(self) -> Outcome | None:
+    def run(self) -> SolveOutcome | None:
         if not self._descend(0, 0, 0, 0):
             return None
         if self.best is None:
-            return Outcome(SolveStatus.INFEASIBLE)
-        return Outcome(SolveStatus.OPTIMAL, self.best, bound=self.best_key[0])
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        return SolveOutcome(SolveStatus.OPTIMAL, self.best, bound=self.best_key[0])
 
     def _descend(self, k: int, value: int, cost: int, weight: int) -> bool:
         """Explore below depth k; False when the node limit ran out."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ..model.types import Request, Result
 from ..stages.gates import GateReport
 from ..stages.trace import bundle_result, refused_result, undecided_result
-from .backend import Backend, Outcome, SolveStatus
+from .backend import Backend, SolveOutcome, SolveStatus
 from .closure import Problem, build_problem, build_problem_by
 from .refusal import over_budget_refusal, required_refusal
 
@@ -45,7 +45,7 @@ class UntracedResult:
 
     result: Result | None
     problem: Problem | None = None
-    outcome: Outcome | None = None
+    outcome: SolveOutcome | None = None
     timings: tuple[tuple[str, float], ...] = ()
 
 
@@ -55,7 +55,7 @@ def decide_exact(
     backend: Backend,
     time_limit: float,
     workers: int,
-    known: tuple[Problem, Outcome] | None = None,
+    known: tuple[Problem, SolveOutcome] | None = None,
 ) -> UntracedResult:
     """The exact pipeline after the gates, up to the trace. ``time_limit`` is what is
     left of the call's limit for deciding (the caller keeps back what the trace needs):

@@ -1,7 +1,7 @@
 """The inspector: what a compilation selected, what it kept out and why, and what a
 different request would have given (``models/explain.md``).
 
-``explain(request, result=None, limits=Limits())`` returns an ``Explanation``;
+``explain(request, result=None, limits=ExplainLimits())`` returns an ``Explanation``;
 ``render_report`` prints it for a terminal and ``render_html`` makes the
 self-contained page. Modules: ``load`` (a result read back and paired with its
 request), ``scene`` (the facts a page shows), ``diagnostics`` (findings with their
@@ -13,28 +13,43 @@ and overall), ``budgets`` (budget breakpoints), ``figures`` and ``counterfactual
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .counterfactuals import Counterfactuals
 from .diagnostics import Diagnostic, Label
 from .explanation import Explanation, explain
-from .figures import Counterfactual, Figure, FigureStatus, Kind
+from .figures import Counterfactual, CounterfactualKind, Figure, FigureStatus
 from .html import render_html
-from .limits import Limits
+from .limits import ExplainLimits
 from .load import InvalidResult, result_from_dict
 from .text import render_report
 
 __all__ = [
     "Counterfactual",
+    "CounterfactualKind",
     "Counterfactuals",
     "Diagnostic",
+    "ExplainLimits",
     "Explanation",
     "Figure",
     "FigureStatus",
     "InvalidResult",
-    "Kind",
     "Label",
-    "Limits",
     "explain",
     "render_html",
     "render_report",
     "result_from_dict",
 ]
+
+# the names these had before they were told apart from assembler.Kind and
+# assembler.Limits: still read, with a DeprecationWarning
+_RENAMED = {"Kind": "CounterfactualKind", "Limits": "ExplainLimits"}
+
+
+def __getattr__(name: str) -> Any:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+    return globals()[new]

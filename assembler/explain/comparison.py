@@ -8,14 +8,14 @@ divergent rendered byte, or why it is unknown.
 
 from __future__ import annotations
 
-from ..ledger.diff import Diff, Item
+from ..ledger.diff import AdmittedItem, Diff
 from .figures import COST_UNIT
 from .markup import ROW_LIMIT, e, figure
 
 __all__ = ["comparison_section"]
 
 
-def _diff_items(title: str, items: tuple[Item, ...]) -> str:
+def _diff_items(title: str, items: tuple[AdmittedItem, ...]) -> str:
     if not items:
         return f"<p>{e(title)}: none.</p>"
     rows = "".join(

@@ -1,7 +1,7 @@
 """Exact counterfactuals: what the optimum would be if one thing were different.
 
 Input: a validated ``Request``, the ``Result`` being explained (rendered or not), its
-``GateReport`` and ``Limits``. Output: ``Counterfactuals``: the reference optimum (a
+``GateReport`` and ``ExplainLimits``. Output: ``Counterfactuals``: the reference optimum (a
 fresh exact solve of the request) and one ``Counterfactual`` per question, for the
 ``top`` most valuable identities of each kind, every figure with its proof status.
 
@@ -43,8 +43,8 @@ from ..model.types import Candidate, Request, Result, Status, Verdict
 from ..stages.gates import GateReport
 from .budgets import next_breakpoint, smallest_budget
 from .derive import content_only, forced_in, not_required, only_form, priced, without_identity
-from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, FigureStatus, Kind
-from .limits import Clock, Deadline, Limits
+from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure, FigureStatus
+from .limits import Clock, Deadline, ExplainLimits
 
 __all__ = ["Counterfactuals", "counterfactuals"]
 
@@ -55,7 +55,7 @@ Range = tuple[int | None, int | None]
 class Counterfactuals:
     """The answers, with what they were measured against and what was left out."""
 
-    limits: Limits
+    limits: ExplainLimits
     evaluated: bool
     # the fresh exact solve of the request every figure compares against
     reference: Result | None
@@ -63,7 +63,7 @@ class Counterfactuals:
     mandatory: Figure | None
     items: tuple[Counterfactual, ...]
     # questions of each kind beyond the top N, not evaluated
-    skipped: tuple[tuple[Kind, int], ...]
+    skipped: tuple[tuple[CounterfactualKind, int], ...]
     seconds: float
     solves: int = 0
     # every derived request and its answer, when ``limits.audit`` asks for them
@@ -71,7 +71,7 @@ class Counterfactuals:
 
 
 def counterfactuals(
-    request: Request, result: Result, gates: GateReport, limits: Limits
+    request: Request, result: Result, gates: GateReport, limits: ExplainLimits
 ) -> Counterfactuals:
     """Answer the top-N questions of every kind for ``result`` under ``limits``."""
     started = time.monotonic()
@@ -91,35 +91,35 @@ def counterfactuals(
         reference = clock.whole().solve(gated)
     request = gated
     items: list[Counterfactual] = []
-    skipped: list[tuple[Kind, int]] = []
+    skipped: list[tuple[CounterfactualKind, int]] = []
     mandatory: Figure | None = None
 
-    def ask(kind: Kind, ranked: list[str]) -> list[str]:
+    def ask(kind: CounterfactualKind, ranked: list[str]) -> list[str]:
         if len(ranked) > limits.top:
             skipped.append((kind, len(ranked) - limits.top))
         return ranked[: limits.top]
 
     if reference is None or reference.status is not Status.REFUSED:
         items.append(_more_budget(request, reference, clock))
-        for identity in ask(Kind.LEFT_OUT, asked.left_out()):
+        for identity in ask(CounterfactualKind.LEFT_OUT, asked.left_out()):
             items.append(_left_out(request, identity, reference, clock))
-        for identity in ask(Kind.ADMITTED, asked.admitted()):
+        for identity in ask(CounterfactualKind.ADMITTED, asked.admitted()):
             items.append(_admitted(request, identity, reference, clock))
     elif reference.refusal is not None and reference.refusal.conflict:
         deadline = clock.figure()
         closure = deadline.solve(priced(request))
         mandatory = _cost_figure("closure", "mandatory closure", _cost_range(closure), deadline)
-        for identity in ask(Kind.CONFLICT, asked.ranked(reference.refusal.conflict)):
+        for identity in ask(CounterfactualKind.CONFLICT, asked.ranked(reference.refusal.conflict)):
             single = len(asked.eligible_forms(identity)) == 1
             items.append(_dropped(request, identity, mandatory, clock, single))
             if not single:
                 items.append(_cheapest(request, identity, mandatory, clock, asked))
     elif reference.refusal is not None:
         named = [item.identity for item in reference.refusal.identities]
-        for identity in ask(Kind.CONFLICT, asked.ranked(named)):
+        for identity in ask(CounterfactualKind.CONFLICT, asked.ranked(named)):
             items.append(_requirement(request, identity, clock))
     by_id = {c.id: c for c in request.candidates}
-    for form in ask(Kind.GATED, asked.gated()):
+    for form in ask(CounterfactualKind.GATED, asked.gated()):
         items.append(_gated(by_id[form], gates))
     return Counterfactuals(
         limits,
@@ -297,7 +297,7 @@ def _left_out(
     else:
         figures.append(smallest_budget(request, identity, reference, clock.figure(), forced))
     return Counterfactual(
-        Kind.LEFT_OUT, identity, question, tuple(figures), feasible, entered, left
+        CounterfactualKind.LEFT_OUT, identity, question, tuple(figures), feasible, entered, left
     )
 
 
@@ -307,10 +307,12 @@ def _more_budget(request: Request, reference: Result | None, clock: Clock) -> Co
         missing = _not_evaluated(
             "next_budget", "next budget at which the optimum gains value", COST_UNIT
         )
-        return Counterfactual(Kind.BUDGET, "", question, (missing,))
+        return Counterfactual(CounterfactualKind.BUDGET, "", question, (missing,))
     budget, gain, there = next_breakpoint(request, reference, clock.figure())
     entered, left = _moved(reference, there) if there is not None else ((), ())
-    return Counterfactual(Kind.BUDGET, "", question, (budget, gain), None, entered, left)
+    return Counterfactual(
+        CounterfactualKind.BUDGET, "", question, (budget, gain), None, entered, left
+    )
 
 
 def _admitted(
@@ -321,11 +323,11 @@ def _admitted(
     derived = deadline.solve(without_identity(request, identity))
     if derived is None:
         missing = _not_evaluated("value_lost", "value lost if taken out", VALUE_UNIT)
-        return Counterfactual(Kind.ADMITTED, identity, question, (missing,))
+        return Counterfactual(CounterfactualKind.ADMITTED, identity, question, (missing,))
     if derived.status is Status.REFUSED:
         code = derived.refusal.code.value if derived.refusal is not None else "refused"
         return Counterfactual(
-            Kind.ADMITTED,
+            CounterfactualKind.ADMITTED,
             identity,
             question,
             (),
@@ -336,14 +338,16 @@ def _admitted(
         figure = _figure(
             "value_lost", "value lost if taken out", VALUE_UNIT, (None, None), deadline
         )
-        return Counterfactual(Kind.ADMITTED, identity, question, (figure,))
+        return Counterfactual(CounterfactualKind.ADMITTED, identity, question, (figure,))
     lost = _difference(_value_range(reference), _value_range(derived), floor=0)
     entered, left = _moved(reference, derived)
     figures: tuple[Figure, ...] = (
         _figure("value_lost", "value lost if taken out", VALUE_UNIT, lost, deadline),
         _exact_cost("cost_freed", "cost freed if taken out", reference, derived, -1, deadline),
     )
-    return Counterfactual(Kind.ADMITTED, identity, question, figures, True, entered, left)
+    return Counterfactual(
+        CounterfactualKind.ADMITTED, identity, question, figures, True, entered, left
+    )
 
 
 def _closure_question(
@@ -378,7 +382,9 @@ def _dropped(
         )
     # with one eligible form, "only its cheapest form" is the request itself: nothing saved
     note = "it has one eligible form: no cheaper form to take" if single else ""
-    return Counterfactual(Kind.CONFLICT, identity, "no longer required", figures, fits, note=note)
+    return Counterfactual(
+        CounterfactualKind.CONFLICT, identity, "no longer required", figures, fits, note=note
+    )
 
 
 def _cheapest(
@@ -391,7 +397,9 @@ def _cheapest(
     figures, fits = _closure_question(
         request, only_form(request, identity, cheapest.id), mandatory, deadline
     )
-    return Counterfactual(Kind.CONFLICT, identity, question, figures, fits, form=cheapest.id)
+    return Counterfactual(
+        CounterfactualKind.CONFLICT, identity, question, figures, fits, form=cheapest.id
+    )
 
 
 def _requirement(request: Request, identity: str, clock: Clock) -> Counterfactual:
@@ -403,16 +411,25 @@ def _requirement(request: Request, identity: str, clock: Clock) -> Counterfactua
         figure = _figure(
             "value", "value of the optimal bundle then", VALUE_UNIT, (None, None), deadline
         )
-        return Counterfactual(Kind.CONFLICT, identity, question, (figure,), None, note=note)
+        return Counterfactual(
+            CounterfactualKind.CONFLICT, identity, question, (figure,), None, note=note
+        )
     if answer.status is Status.REFUSED:
         code = answer.refusal.code.value if answer.refusal is not None else "refused"
         return Counterfactual(
-            Kind.CONFLICT, identity, question, (), False, note=f"{note}; still refused ({code})"
+            CounterfactualKind.CONFLICT,
+            identity,
+            question,
+            (),
+            False,
+            note=f"{note}; still refused ({code})",
         )
     figure = _figure(
         "value", "value of the optimal bundle then", VALUE_UNIT, _value_range(answer), deadline
     )
-    return Counterfactual(Kind.CONFLICT, identity, question, (figure,), True, note=note)
+    return Counterfactual(
+        CounterfactualKind.CONFLICT, identity, question, (figure,), True, note=note
+    )
 
 
 def _gated(candidate: Candidate, gates: GateReport) -> Counterfactual:
@@ -426,7 +443,7 @@ def _gated(candidate: Candidate, gates: GateReport) -> Counterfactual:
         note="gates never read the budget (model section 4)",
     )
     return Counterfactual(
-        Kind.GATED,
+        CounterfactualKind.GATED,
         candidate.identity,
         f"form {candidate.id!r} at any budget",
         (figure,),

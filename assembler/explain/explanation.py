@@ -2,7 +2,7 @@
 
 Input: a request (a mapping of parsed JSON or a typed ``Request``), optionally the
 result that answers it (a ``Result`` or its JSON dict; compiled here with the limits'
-exact strategy when absent), and ``Limits`` for the counterfactuals.
+exact strategy when absent), and ``ExplainLimits`` for the counterfactuals.
 Output: an ``Explanation``: the scene, the verifiers' findings, the diagnostics and
 the counterfactuals (and, for a recorded compilation, the comparison that
 ``recorded`` adds).
@@ -28,7 +28,7 @@ from ..verifiers.bundle import verify
 from ..verifiers.rendering import verify_rendering
 from .counterfactuals import Counterfactuals, counterfactuals
 from .diagnostics import Diagnostic, diagnose
-from .limits import Limits
+from .limits import ExplainLimits
 from .load import paired
 from .scene import Scene, build_scene
 
@@ -55,12 +55,12 @@ def explain(
     request: Mapping[str, Any] | Request,
     result: Result | Mapping[str, Any] | None = None,
     *,
-    limits: Limits | None = None,
+    limits: ExplainLimits | None = None,
     render: str | RenderFormat | None = None,
 ) -> Explanation:
     """Inspect ``result`` (or a fresh compilation of ``request``, rendered in ``render``
     when given) with counterfactuals."""
-    chosen = Limits() if limits is None else limits
+    chosen = ExplainLimits() if limits is None else limits
     parsed = parse_request(request)
     if result is None:
         result = assemble(parsed, strategy=chosen.strategy, workers=chosen.workers, render=render)

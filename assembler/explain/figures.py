@@ -1,7 +1,7 @@
 """The values a counterfactual states, each with how far it is proven.
 
 Input: nothing. Output: the value types of the counterfactuals: ``FigureStatus``,
-``Figure`` (one number, its unit, its proven bounds and status), ``Kind`` and
+``Figure`` (one number, its unit, its proven bounds and status), ``CounterfactualKind`` and
 ``Counterfactual`` (one question about one identity, with its figures).
 
 A figure is never shown as more certain than it was computed: ``proven`` when every
@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["COST_UNIT", "VALUE_UNIT", "Counterfactual", "Figure", "FigureStatus", "Kind"]
+__all__ = [
+    "COST_UNIT",
+    "VALUE_UNIT",
+    "Counterfactual",
+    "CounterfactualKind",
+    "Figure",
+    "FigureStatus",
+]
 
 # The stated model puts budget and costs "in the request's cost unit" and never names
 # it; the page says so instead of calling it tokens.
@@ -33,7 +40,7 @@ class FigureStatus(StrEnum):
     NOT_EVALUATED = "not evaluated"
 
 
-class Kind(StrEnum):
+class CounterfactualKind(StrEnum):
     """Which question a counterfactual answers."""
 
     BUDGET = "budget"  # a bigger budget: where the optimum next gains value
@@ -106,7 +113,7 @@ class Counterfactual:
     optimum admits that the reference optimum does not, and the reverse.
     """
 
-    kind: Kind
+    kind: CounterfactualKind
     identity: str
     question: str
     figures: tuple[Figure, ...]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .comparison import comparison_section
 from .explanation import Explanation
-from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, Figure, Kind
+from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure
 from .markup import ROW_LIMIT, cls, e, figure
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
@@ -361,7 +361,7 @@ def _counterfactuals(explanation: Explanation) -> str:
         blocks.append(f"<ul>{_figure_item(answers.mandatory)}</ul>")
     for group in grouped(answers):
         blocks.append(f'<h3>{e(group.title)}</h3><p class="why">{e(group.about)}.</p>')
-        if group.kind is Kind.GATED:
+        if group.kind is CounterfactualKind.GATED:
             blocks.append(_gated_table(group.items))
         else:
             cards = "".join(_counterfactual(item, budget) for item in group.items)

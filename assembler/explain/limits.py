@@ -1,6 +1,6 @@
 """Time limits for counterfactuals: one per figure and one over all of them.
 
-Input: ``Limits`` (how many counterfactuals per kind, seconds per figure, seconds
+Input: ``ExplainLimits`` (how many counterfactuals per kind, seconds per figure, seconds
 overall, the exact strategy). Output: a ``Clock`` that hands out a ``Deadline`` per
 figure; a deadline solves derived requests with ``assemble()`` under whatever is
 left of both limits, and answers None once nothing is left.
@@ -21,11 +21,11 @@ from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 from ..strategies import EXACT_STRATEGIES, canonical_strategy
 
-__all__ = ["Clock", "Deadline", "Limits"]
+__all__ = ["Clock", "Deadline", "ExplainLimits"]
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class ExplainLimits:
     """``top``: counterfactuals per kind (the N most valuable identities; 0 turns
     them off); ``per_figure`` and ``total``: seconds."""
 
@@ -93,7 +93,7 @@ class Deadline:
 class Clock:
     """Hands out per-figure deadlines that never outlive the overall one."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: ExplainLimits) -> None:
         self.limits = limits
         self.overall = time.monotonic() + limits.total
         self.solves = 0

@@ -2,7 +2,7 @@
 
 Input: an open ``Ledger``, a compilation reference (``N`` or ``last``), optionally the
 compilation to compare with (default: the previous one of the same session) and
-``Limits``. Output: an ``Explanation`` whose ``comparison`` is the ledger's own
+``ExplainLimits``. Output: an ``Explanation`` whose ``comparison`` is the ledger's own
 ``Diff`` (entered, left, changed form, token delta, first divergent rendered byte),
 or None when the compilation is the first of its session.
 
@@ -17,14 +17,14 @@ from dataclasses import replace
 from ..ledger import Ledger
 from ..ledger.diff import diff
 from .explanation import Explanation, explain
-from .limits import Limits
+from .limits import ExplainLimits
 from .load import InvalidResult
 
 __all__ = ["explain_recorded"]
 
 
 def explain_recorded(
-    ledger: Ledger, ref: str, against: str | None = None, *, limits: Limits | None = None
+    ledger: Ledger, ref: str, against: str | None = None, *, limits: ExplainLimits | None = None
 ) -> Explanation:
     number = ledger.resolve(ref)
     compilation = ledger.compilation(number)

@@ -9,28 +9,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .counterfactuals import Counterfactuals
-from .figures import Counterfactual, Figure, FigureStatus, Kind
+from .figures import Counterfactual, CounterfactualKind, Figure, FigureStatus
 
 __all__ = ["KIND_TITLES", "Group", "figure_phrase", "grouped", "verdict"]
 
-KIND_TITLES: dict[Kind, tuple[str, str]] = {
-    Kind.BUDGET: (
+KIND_TITLES: dict[CounterfactualKind, tuple[str, str]] = {
+    CounterfactualKind.BUDGET: (
         "More budget",
         "the least budget above this one at which the optimal bundle gains value, and what"
         " it gains",
     ),
-    Kind.LEFT_OUT: (
+    CounterfactualKind.LEFT_OUT: (
         "Left out",
         "each eligible identity the bundle leaves out, forced in at this budget; and the"
         " smallest budget whose optimal bundle admits it",
     ),
-    Kind.ADMITTED: ("Admitted", "each admitted identity, taken out and the request re-solved"),
-    Kind.CONFLICT: (
+    CounterfactualKind.ADMITTED: (
+        "Admitted",
+        "each admitted identity, taken out and the request re-solved",
+    ),
+    CounterfactualKind.CONFLICT: (
         "Refusal",
         "each identity the refusal names: no longer required, or kept only in its cheapest"
         " form; what that saves and whether the request would then fit",
     ),
-    Kind.GATED: ("Gated", "a gated candidate at any budget"),
+    CounterfactualKind.GATED: ("Gated", "a gated candidate at any budget"),
 }
 
 
@@ -38,7 +41,7 @@ KIND_TITLES: dict[Kind, tuple[str, str]] = {
 class Group:
     """The counterfactuals of one kind, with how many more were not evaluated."""
 
-    kind: Kind
+    kind: CounterfactualKind
     title: str
     about: str
     items: tuple[Counterfactual, ...]
@@ -60,13 +63,13 @@ def verdict(item: Counterfactual, budget: int) -> str:
     """Whether the derived request has a legal bundle at the budget, in the question's words."""
     if item.feasible is None:
         return ""
-    if item.kind is Kind.BUDGET:
+    if item.kind is CounterfactualKind.BUDGET:
         return ""
-    if item.kind is Kind.LEFT_OUT:
+    if item.kind is CounterfactualKind.LEFT_OUT:
         return "admits it" if item.feasible else f"cannot admit it within budget {budget}"
-    if item.kind is Kind.ADMITTED:
+    if item.kind is CounterfactualKind.ADMITTED:
         return "re-solved" if item.feasible else "refused without it"
-    if item.kind is Kind.CONFLICT:
+    if item.kind is CounterfactualKind.CONFLICT:
         return f"then fits budget {budget}" if item.feasible else f"still over budget {budget}"
     return "no budget admits it"
 

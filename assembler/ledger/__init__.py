@@ -13,18 +13,33 @@ imported when a ledger is opened.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .errors import LedgerError, UnknownCompilation
-from .events import Event, EventKind, Outcome
-from .ledger import Compilation, Ledger, Rendering, Summary
+from .events import CompilationOutcome, Event, EventKind
+from .ledger import Compilation, Ledger, RecordedRendering, Summary
 
 __all__ = [
     "Compilation",
+    "CompilationOutcome",
     "Event",
     "EventKind",
     "Ledger",
     "LedgerError",
-    "Outcome",
-    "Rendering",
+    "RecordedRendering",
     "Summary",
     "UnknownCompilation",
 ]
+
+# the names these had before they were told apart from the solver's outcome and
+# assembler.Rendering: still read, with a DeprecationWarning
+_RENAMED = {"Outcome": "CompilationOutcome", "Rendering": "RecordedRendering"}
+
+
+def __getattr__(name: str) -> Any:
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+    return globals()[new]

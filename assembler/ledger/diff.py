@@ -20,11 +20,11 @@ from typing import Any
 from .ledger import Compilation
 from .replay import first_divergence
 
-__all__ = ["Change", "Diff", "Item", "diff"]
+__all__ = ["AdmittedItem", "Change", "Diff", "diff"]
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class AdmittedItem:
     identity: str
     form: str
     cost: int
@@ -44,8 +44,8 @@ class Change:
     """An identity admitted in both, shown differently: ``what`` is form, content, cost."""
 
     identity: str
-    before: Item
-    after: Item
+    before: AdmittedItem
+    after: AdmittedItem
     what: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,8 +66,8 @@ class Diff:
     statuses: tuple[str | None, str | None]
     package_ids: tuple[str | None, str | None]
     trace_ids: tuple[str | None, str | None]
-    entered: tuple[Item, ...]
-    left: tuple[Item, ...]
+    entered: tuple[AdmittedItem, ...]
+    left: tuple[AdmittedItem, ...]
     changed: tuple[Change, ...]
     costs: tuple[int, int]
     budgets: tuple[int | None, int | None]
@@ -126,14 +126,14 @@ def _offered(compilation: Compilation) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in compilation.request["candidates"]}
 
 
-def _item(candidate: dict[str, Any]) -> Item:
+def _item(candidate: dict[str, Any]) -> AdmittedItem:
     content = candidate.get("content")
     digest = None if content is None else hashlib.sha256(content.encode("utf-8")).hexdigest()
-    return Item(candidate.get("identity", candidate["id"]), candidate["id"], candidate["cost"],
-                digest)  # fmt: skip
+    identity = candidate.get("identity", candidate["id"])
+    return AdmittedItem(identity, candidate["id"], candidate["cost"], digest)
 
 
-def _bundle(compilation: Compilation) -> list[Item]:
+def _bundle(compilation: Compilation) -> list[AdmittedItem]:
     """The admitted forms in the order they were rendered (the manifest's), else in the
     result's render order."""
     if compilation.result is None:

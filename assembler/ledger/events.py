@@ -28,9 +28,9 @@ from ..stages.trace import canonical_json as canonical
 
 __all__ = [
     "GENESIS",
+    "CompilationOutcome",
     "Event",
     "EventKind",
-    "Outcome",
     "canonical",
     "chain_hash",
     "sha256_hex",
@@ -46,7 +46,7 @@ class EventKind(StrEnum):
     FAILED = "failed"
 
 
-class Outcome(StrEnum):
+class CompilationOutcome(StrEnum):
     """How a compilation ended, as read back: its outcome event, or none."""
 
     COMPILED = "compiled"
@@ -57,9 +57,9 @@ class Outcome(StrEnum):
 
 
 OUTCOME_OF = {
-    EventKind.COMPILED: Outcome.COMPILED,
-    EventKind.REFUSED: Outcome.REFUSED,
-    EventKind.FAILED: Outcome.FAILED,
+    EventKind.COMPILED: CompilationOutcome.COMPILED,
+    EventKind.REFUSED: CompilationOutcome.REFUSED,
+    EventKind.FAILED: CompilationOutcome.FAILED,
 }
 
 

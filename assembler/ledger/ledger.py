@@ -35,10 +35,10 @@ from .documents import (
     run_from_document,
 )
 from .errors import LedgerError, UnknownCompilation
-from .events import OUTCOME_OF, Event, EventKind, Outcome, canonical, sha256_hex
+from .events import OUTCOME_OF, CompilationOutcome, Event, EventKind, canonical, sha256_hex
 from .store import SqliteStore, Store
 
-__all__ = ["Compilation", "Ledger", "Rendering", "Summary"]
+__all__ = ["Compilation", "Ledger", "RecordedRendering", "Summary"]
 
 
 @cache
@@ -52,7 +52,7 @@ def _version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Rendering:
+class RecordedRendering:
     """The bytes prepared for a model (not: received by one), as recorded: the rendered
     text's UTF-8 bytes, the provider body (canonical JSON) and the manifest."""
 
@@ -62,7 +62,7 @@ class Rendering:
     manifest: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``Rendering.to_dict()`` gave it when it was recorded."""
+        """As ``assembler.Rendering.to_dict()`` gave it when it was recorded."""
         return {
             "format": self.format,
             "text": self.data.decode("utf-8"),
@@ -78,7 +78,7 @@ class Summary:
     number: int
     session: str | None
     requested_at: str
-    outcome: Outcome
+    outcome: CompilationOutcome
     status: str | None
     strategy: str
     task: str | None
@@ -97,7 +97,7 @@ class Compilation:
 
     number: int
     session: str | None
-    outcome: Outcome
+    outcome: CompilationOutcome
     run: Run
     version: str
     events: tuple[Event, ...]
@@ -109,7 +109,7 @@ class Compilation:
     # Result.to_dict() as it was (its rendering included); None unless answered
     result: dict[str, Any] | None
     error: dict[str, Any] | None
-    rendering: Rendering | None
+    rendering: RecordedRendering | None
 
     @property
     def requested_at(self) -> str:
@@ -327,17 +327,17 @@ class Ledger:
             raw = self.artifact(asked["raw"]).decode("utf-8")
         result = error = None
         rendering = None
-        outcome = Outcome.INTERRUPTED
+        outcome = CompilationOutcome.INTERRUPTED
         if outcome_event is not None:
             outcome = OUTCOME_OF[EventKind(outcome_event.kind)]
             answer = outcome_event.data()
-            if outcome is Outcome.FAILED:
+            if outcome is CompilationOutcome.FAILED:
                 error = answer["error"]
             else:
                 result = result_dict(self.artifact(answer["result"]))
                 if answer["rendering"] is not None:
                     r = answer["rendering"]
-                    rendering = Rendering(
+                    rendering = RecordedRendering(
                         r["format"],
                         self.artifact(r["rendered_sha256"]),
                         self.artifact(r["body_sha256"]),
@@ -362,10 +362,10 @@ class Ledger:
 
 def _summary(asked: Event, answer: Event | None) -> Summary:
     request = asked.data()
-    outcome = Outcome.INTERRUPTED
+    outcome = CompilationOutcome.INTERRUPTED
     answered: dict[str, Any] = {}
     if answer is not None:
-        outcome = OUTCOME_OF.get(EventKind(answer.kind), Outcome.INTERRUPTED)
+        outcome = OUTCOME_OF.get(EventKind(answer.kind), CompilationOutcome.INTERRUPTED)
         answered = answer.data()
     error = answered.get("error")
     return Summary(

@@ -25,7 +25,7 @@ from ..render.counters import Counter, Utf8Bytes
 from ..strategies import canonical_strategy
 from .documents import error_document
 from .errors import LedgerError
-from .events import Outcome
+from .events import CompilationOutcome
 from .ledger import Compilation
 
 __all__ = ["Difference", "Replay", "first_divergence", "replay"]
@@ -47,7 +47,7 @@ class Difference:
 @dataclass(frozen=True, slots=True)
 class Replay:
     number: int
-    recorded: Outcome
+    recorded: CompilationOutcome
     now: str  # the replay's status (bundle, refused, undecided) or "failed"
     differences: tuple[Difference, ...]
     result: dict[str, Any] | None
@@ -56,7 +56,7 @@ class Replay:
 
     @property
     def identical(self) -> bool:
-        return self.recorded is not Outcome.INTERRUPTED and not self.differences
+        return self.recorded is not CompilationOutcome.INTERRUPTED and not self.differences
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,9 +222,9 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
         now = "failed"
     differences: list[Difference] = []
     note = ""
-    if compilation.outcome is Outcome.INTERRUPTED:
+    if compilation.outcome is CompilationOutcome.INTERRUPTED:
         note = "no outcome was recorded (interrupted): there is nothing to compare with"
-    elif compilation.outcome is Outcome.FAILED:
+    elif compilation.outcome is CompilationOutcome.FAILED:
         recorded = compilation.error
         assert recorded is not None
         if error is None:

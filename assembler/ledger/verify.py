@@ -1,7 +1,7 @@
 """``verify``: check a ledger's file, its hash chain and every stored artifact.
 
-Input: a ``Ledger``. Output: a ``Report``: counts, the chain's head, and one
-``Problem`` per fault found, each with its location (an event's sequence number, an
+Input: a ``Ledger``. Output: a ``VerifyReport``: counts, the chain's head, and one
+``Fault`` per fault found, each with its location (an event's sequence number, an
 artifact's sha256 and who references it, or the file).
 
 What is checked (models/ledger.md, "What verify checks"): SQLite's own structural
@@ -25,10 +25,10 @@ from .errors import LedgerError
 from .events import GENESIS, Event, EventKind, canonical, sha256_hex
 from .ledger import Ledger
 
-__all__ = ["Problem", "ProblemKind", "Report", "references", "verify"]
+__all__ = ["Fault", "FaultKind", "VerifyReport", "references", "verify"]
 
 
-class ProblemKind(StrEnum):
+class FaultKind(StrEnum):
     FILE = "file"  # SQLite reports the file itself damaged
     SEQUENCE = "sequence"  # a gap or repetition in sequence numbers
     CHAIN = "chain"  # prev_hash is not the previous event's hash
@@ -40,8 +40,8 @@ class ProblemKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
-    kind: ProblemKind
+class Fault:
+    kind: FaultKind
     where: str
     detail: str
 
@@ -50,14 +50,14 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
-class Report:
+class VerifyReport:
     events: int
     compilations: int
     interrupted: int
     artifacts: int
     head_seq: int
     head_hash: str
-    problems: tuple[Problem, ...]
+    problems: tuple[Fault, ...]
 
     @property
     def ok(self) -> bool:
@@ -127,14 +127,14 @@ def _payload(event: Event) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-def verify(ledger: Ledger) -> Report:
-    problems: list[Problem] = []
+def verify(ledger: Ledger) -> VerifyReport:
+    problems: list[Fault] = []
     store = ledger._store
     try:
         for finding in store.structure_problems()[:20]:
-            problems.append(Problem(ProblemKind.FILE, "file", finding))
+            problems.append(Fault(FaultKind.FILE, "file", finding))
     except LedgerError as exc:
-        problems.append(Problem(ProblemKind.FILE, "file", exc.reason))
+        problems.append(Fault(FaultKind.FILE, "file", exc.reason))
     referenced: dict[str, list[str]] = {}
     requested: set[int] = set()
     answered: dict[int, int] = {}
@@ -146,11 +146,11 @@ def verify(ledger: Ledger) -> Report:
             if event.seq != expected_seq:
                 gap = f"events {expected_seq}..{event.seq - 1} are missing"
                 detail = gap if event.seq > expected_seq else f"expected seq {expected_seq}"
-                problems.append(Problem(ProblemKind.SEQUENCE, where, detail))
+                problems.append(Fault(FaultKind.SEQUENCE, where, detail))
             if event.prev_hash != prev:
                 problems.append(
-                    Problem(
-                        ProblemKind.CHAIN,
+                    Fault(
+                        FaultKind.CHAIN,
                         where,
                         f"prev_hash {event.prev_hash[:16]}... is not the hash of the event"
                         f" before it ({prev[:16]}...)",
@@ -158,8 +158,8 @@ def verify(ledger: Ledger) -> Report:
                 )
             if event.hash != event.expected_hash():
                 problems.append(
-                    Problem(
-                        ProblemKind.HASH,
+                    Fault(
+                        FaultKind.HASH,
                         where,
                         "its fields or payload were changed after it was written (the stored"
                         " hash does not recompute)",
@@ -167,16 +167,16 @@ def verify(ledger: Ledger) -> Report:
                 )
             data, fault = _payload(event)
             if fault is not None:
-                problems.append(Problem(ProblemKind.PAYLOAD, where, fault))
+                problems.append(Fault(FaultKind.PAYLOAD, where, fault))
             _check_order(event, requested, answered, problems)
             if data is not None and fault is None:
                 for sha, what in references(event, data, ledger):
                     referenced.setdefault(sha, []).append(f"{what} in {where}")
             expected_seq, prev = event.seq + 1, event.hash
     except LedgerError as exc:
-        problems.append(Problem(ProblemKind.FILE, "file", exc.reason))
+        problems.append(Fault(FaultKind.FILE, "file", exc.reason))
     artifacts = _check_artifacts(ledger, referenced, problems)
-    return Report(
+    return VerifyReport(
         events=count,
         compilations=len(requested),
         interrupted=len(requested - set(answered)),
@@ -188,24 +188,24 @@ def verify(ledger: Ledger) -> Report:
 
 
 def _check_order(
-    event: Event, requested: set[int], answered: dict[int, int], problems: list[Problem]
+    event: Event, requested: set[int], answered: dict[int, int], problems: list[Fault]
 ) -> None:
     where = _where(event)
     if event.kind == EventKind.REQUESTED:
         if event.compilation != event.seq:
             problems.append(
-                Problem(ProblemKind.ORDER, where, "a request must number its own compilation")
+                Fault(FaultKind.ORDER, where, "a request must number its own compilation")
             )
         requested.add(event.compilation)
         return
     if event.compilation not in requested:
         problems.append(
-            Problem(ProblemKind.ORDER, where, "an outcome for a compilation never requested")
+            Fault(FaultKind.ORDER, where, "an outcome for a compilation never requested")
         )
     elif event.compilation in answered:
         problems.append(
-            Problem(
-                ProblemKind.ORDER,
+            Fault(
+                FaultKind.ORDER,
                 where,
                 f"a second outcome (the first is event {answered[event.compilation]})",
             )
@@ -214,14 +214,14 @@ def _check_order(
 
 
 def _check_artifacts(
-    ledger: Ledger, referenced: dict[str, list[str]], problems: list[Problem]
+    ledger: Ledger, referenced: dict[str, list[str]], problems: list[Fault]
 ) -> int:
     store = ledger._store
     seen: set[str] = set()
     try:
         index = list(store.blob_index())
     except LedgerError as exc:
-        problems.append(Problem(ProblemKind.FILE, "file", exc.reason))
+        problems.append(Fault(FaultKind.FILE, "file", exc.reason))
         index = []
     for sha, size in index:
         seen.add(sha)
@@ -230,7 +230,7 @@ def _check_artifacts(
         try:
             data = store.blob(sha)
         except LedgerError as exc:
-            problems.append(Problem(ProblemKind.DAMAGED, where, exc.reason))
+            problems.append(Fault(FaultKind.DAMAGED, where, exc.reason))
             continue
         if data is None:
             continue
@@ -238,10 +238,10 @@ def _check_artifacts(
             detail = f"its bytes no longer hash to its key (size {len(data)}, recorded {size})" + (
                 f"; referenced by {len(users)} event(s)" if users else ""
             )
-            problems.append(Problem(ProblemKind.DAMAGED, where, detail))
+            problems.append(Fault(FaultKind.DAMAGED, where, detail))
     for sha, users in referenced.items():
         if sha not in seen:
             problems.append(
-                Problem(ProblemKind.MISSING, f"artifact {sha}", f"{users[0]} is not stored")
+                Fault(FaultKind.MISSING, f"artifact {sha}", f"{users[0]} is not stored")
             )
     return len(seen)

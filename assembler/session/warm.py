@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..api import TRACE_PER_GATES_SECOND
-from ..exact.backend import Outcome, SolveStatus
+from ..exact.backend import SolveOutcome, SolveStatus
 from ..exact.closure import Problem
 from ..exact.solve import decide_exact, exact_backend
 from ..model.arguments import call_arguments
@@ -78,7 +78,7 @@ class Warm:
     state: State
     gates: GateState
     trace: TraceState | None = None
-    solved: tuple[Problem, Outcome] | None = None
+    solved: tuple[Problem, SolveOutcome] | None = None
     # the basis of the last LP the session solved: the next solve's first LP starts
     # from it (a start only; shared by the Warms of one session, see LpMemory)
     lp: LpMemory | None = None

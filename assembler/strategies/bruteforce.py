@@ -1,7 +1,7 @@
 """The brute-force oracle: every selection, judged by the full objective.
 
 Input: a ``Problem``.
-Output: an ``Outcome`` that is OPTIMAL (the best selection under the
+Output: a ``SolveOutcome`` that is OPTIMAL (the best selection under the
 lexicographic order of ``assembler.model.objective``) or INFEASIBLE.
 
 It tries, for every identity, "none" or each one of its eligible forms, so it is
@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..exact.backend import Outcome, SolveStatus
+from ..exact.backend import SolveOutcome, SolveStatus
 from ..exact.closure import Problem
 from ..exact.solve import solve_exact
 from ..model.errors import EnumerationTooLarge
@@ -51,7 +51,7 @@ class BruteForce:
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
-    ) -> Outcome:
+    ) -> SolveOutcome:
         total = combinations(problem)
         if total > self.limit:
             raise EnumerationTooLarge(total, self.limit)
@@ -84,8 +84,8 @@ class BruteForce:
             if best_key is None or key < best_key:
                 best, best_key = selection, key
         if best is None:
-            return Outcome(SolveStatus.INFEASIBLE)
-        return Outcome(SolveStatus.OPTIMAL, best, bound=sum(problem.value[f] for f in best))
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        return SolveOutcome(SolveStatus.OPTIMAL, best, bound=sum(problem.value[f] for f in best))
 
 
 def enumerate_strategy(

@@ -8,7 +8,7 @@ stem), ``family``, ``budget_class`` (``tight``, ``medium`` or ``roomy``),
 ``value`` and ``cost``; for a refusal ``refusal`` with at least ``code``), and a list
 of strategy names (default: all of ``assembler.strategies.STRATEGIES``).
 
-Output: a ``Report``: one ``CaseOutcome`` per case and strategy, and one
+Output: a ``CorpusReport``: one ``CaseOutcome`` per case and strategy, and one
 ``StrategySummary`` per strategy with
 
 * ``status_matches``: cases whose status equals the frozen status;
@@ -46,7 +46,7 @@ from .run import (
     DEFAULT_STRATEGIES,
     EXACT_STRATEGIES,
     CaseOutcome,
-    Report,
+    CorpusReport,
     StrategySummary,
     run_case,
     run_corpus,
@@ -59,7 +59,7 @@ __all__ = [
     "Case",
     "CaseOutcome",
     "CorpusError",
-    "Report",
+    "CorpusReport",
     "StrategySummary",
     "default_corpus_dir",
     "load_corpus",

@@ -21,7 +21,7 @@ from .run import (
     DEFAULT_STRATEGIES,
     ILLEGAL_KINDS,
     CaseOutcome,
-    Report,
+    CorpusReport,
     StrategySummary,
     run_corpus,
 )
@@ -71,7 +71,7 @@ def _row(summary: StrategySummary) -> tuple[str, ...]:
     )
 
 
-def render_table(report: Report) -> str:
+def render_table(report: CorpusReport) -> str:
     """The comparison table as aligned plain text (Markdown-compatible pipes)."""
     header = tuple(name for name, _ in _COLUMNS)
     rows = [header, *(_row(summary) for summary in report.strategies)]

@@ -1,7 +1,7 @@
 """Running strategies over the corpus and summarising them per strategy.
 
 Input: ``Case`` values and strategy names.
-Output: a ``Report``: one ``CaseOutcome`` per case and strategy (judged against the
+Output: a ``CorpusReport``: one ``CaseOutcome`` per case and strategy (judged against the
 frozen answer and by the independent verifier) and one ``StrategySummary`` per
 strategy. Strategies run through ``assemble``, so importing this never loads OR-Tools;
 the (case, strategy) pairs run on an engine (this process by default, or a local pool
@@ -29,7 +29,7 @@ __all__ = [
     "EXACT_STRATEGIES",
     "ILLEGAL_KINDS",
     "CaseOutcome",
-    "Report",
+    "CorpusReport",
     "StrategySummary",
     "run_case",
     "run_corpus",
@@ -139,7 +139,7 @@ class StrategySummary:
 
 
 @dataclass(frozen=True, slots=True)
-class Report:
+class CorpusReport:
     """The whole run: cases in corpus order, strategies in the order asked."""
 
     corpus: tuple[Case, ...]
@@ -312,7 +312,7 @@ def run_corpus(
     *,
     time_limit: float | None = None,
     engine: Engine | None = None,
-) -> Report:
+) -> CorpusReport:
     """Run every strategy on every case of the corpus and build the report; ``engine``
     (default: this process) runs the (case, strategy) pairs, results in order."""
     unknown = [name for name in strategies if name not in STRATEGIES]
@@ -330,4 +330,4 @@ def run_corpus(
         summaries.append(_summarise(strategy, rows))
     order = {case.name: index for index, case in enumerate(corpus)}
     outcomes.sort(key=lambda row: order[row.case])
-    return Report(corpus=corpus, strategies=tuple(summaries), outcomes=tuple(outcomes))
+    return CorpusReport(corpus=corpus, strategies=tuple(summaries), outcomes=tuple(outcomes))
