@@ -4,7 +4,7 @@ Input: a request (a mapping of parsed JSON, or a typed ``Request``), a strategy
 name, a time limit, a worker count, a render format and counter, and optionally a
 recorder (``ledger=``).
 Output: a ``Result``; with a recorder, the compilation is also recorded through the
-protocol of ``model.recorder`` (this module never imports a ledger). Bad input is an
+protocol of ``assembler.recorder`` (this module never imports a ledger). Bad input is an
 ``InvalidRequest`` (or another input error) naming the field, a request over the size
 ``Limits`` a ``RequestTooLarge``, and a bug inside an ``InternalError`` wrapping it.
 
@@ -20,13 +20,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
+from .model.bugs import internal_errors
 from .model.collector import no_cyclic_gc
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
-from .model.parse import internal_errors, parse_request
-from .model.recorder import OnParsed, Recorder, Run, record
+from .model.parse import parse_request
 from .model.rendering import RenderFormat
 from .model.types import Request, Result, Status
+from .recorder import OnParsed, Recorder, Run, record
 from .stages.gates import apply_gates
 from .strategies import Strategy, load_strategy
 

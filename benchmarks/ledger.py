@@ -38,7 +38,7 @@ from typing import Any
 
 import assembler
 from assembler.ledger.replay import replay
-from assembler.model.recorder import Run
+from assembler.recorder import Run
 from assembler.tooling.agentloop import words
 from assembler.tooling.generate import Shape, generate
 

@@ -26,12 +26,16 @@ LAYERS = (
     # render sits below api: assemble(render=...) renders, and the budget guarantee of
     # counted costs re-solves through a strategy
     "render",
+    # the protocol assemble() drives a ledger through (assembler/recorder.py)
+    "recorder",
     "api",
     # above api: each drives assemble(); assemble() reaches a ledger only through the
     # recorder protocol it is handed, never by importing it
     "session",
     "ledger",
     "explain",
+    # the exit codes of every command and served call (assembler/exits.py)
+    "exits",
     "serve",
     "tooling",
     "cli",

@@ -410,7 +410,7 @@ def test_files_that_are_not_ledgers_are_clear_errors(tmp_path: Path) -> None:
 
 
 def test_a_compilation_has_at_most_one_outcome(tmp_path: Path) -> None:
-    from assembler.model.recorder import Run
+    from assembler.recorder import Run
 
     path = tmp_path / "l.db"
     req = load("shared-resolver.json")

@@ -12,7 +12,7 @@ from conftest import form, request, solve
 import assembler
 from assembler import InvalidRequest, parse_request, request_from_json
 from assembler.model.errors import AssemblerError
-from assembler.model.parse import MAX_INTEGER
+from assembler.model.rules import MAX_INTEGER
 
 
 def _with(candidate: dict[str, Any], **task: Any) -> dict[str, Any]:
@@ -406,7 +406,7 @@ def test_every_field_is_a_row_of_the_tables_and_builds_a_plain_candidate() -> No
     from dataclasses import fields
 
     from assembler import Candidate
-    from assembler.model.parse import CANDIDATE_SPEC, TASK_SPEC
+    from assembler.model.fields import CANDIDATE_SPEC, TASK_SPEC
 
     assert {attribute for attribute, _ in CANDIDATE_SPEC.values()} | {"position"} == {
         f.name for f in fields(Candidate)

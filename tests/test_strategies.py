@@ -17,7 +17,7 @@ import assembler
 from assembler.explain.limits import ExplainLimits
 from assembler.ledger.replay import replay
 from assembler.model.parse import parse_request
-from assembler.model.recorder import Run
+from assembler.recorder import Run
 from assembler.strategies import (
     EXACT_STRATEGIES,
     STRATEGIES,

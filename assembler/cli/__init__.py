@@ -1,6 +1,6 @@
 """The command line: ``assembler <command> [options]``.
 
-Input: ``argv``. Output: text or JSON on stdout and an exit code (``model.exits``); an
+Input: ``argv``. Output: text or JSON on stdout and an exit code (``assembler.exits``); an
 error is one line on stderr. A failure of the assembler itself (a bug) exits 4 with
 one line saying how to report it, never 1 (a refusal) and never a traceback, unless
 ``ASSEMBLER_TRACEBACK=1`` asks for it.
@@ -18,8 +18,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from ..exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID
 from ..model.errors import InternalError
-from ..model.exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID
 
 __all__ = ["main"]
 

@@ -16,7 +16,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from ..model.exits import EXIT_INVALID
+from ..exits import EXIT_INVALID
 
 __all__ = ["bench_command", "find_checkout"]
 

@@ -19,38 +19,29 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import IO
+from collections.abc import Sequence
 
+from ..exits import EXIT, EXIT_INVALID
 from ..model.arguments import MAX_WORKERS
-from ..model.errors import AssemblerError, InternalError, RequestTooLarge, SolverError
-from ..model.exits import EXIT, EXIT_INVALID
-from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.recorder import Run
+from ..model.errors import AssemblerError, InternalError, SolverError
+from ..recorder import Run
 from ..strategies import STRATEGIES, STRATEGY_ALIASES
+from .arguments import (
+    CommandParser,
+    UsageError,
+    add_limit_options,
+    bounded_int,
+    limits_of,
+    positive_float,
+    read_request,
+)
 
 __all__ = ["compile_command"]
 
-# the size limits as options: --max-candidates N fills Limits.max_candidates
-_LIMIT_OPTIONS = {
-    "max_request_bytes": "bytes of request JSON, checked before it is parsed",
-    "max_candidates": "candidates in the request",
-    "max_name_length": "characters of any id or other name",
-    "max_depth": "nesting of JSON arrays and objects",
-}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INVALID)
-
 
 def _compile_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = CommandParser(
         prog="assembler compile",
         description="Assemble the bundle for a request.",
         epilog="exit codes: 0 bundle, 1 refused, 2 invalid input or usage, 3 undecided,"
@@ -63,8 +54,8 @@ def _compile_parser() -> argparse.ArgumentParser:
         choices=[*sorted(STRATEGIES), *STRATEGY_ALIASES],
         help="default exact (cpsat: its former name, an alias)",
     )
-    parser.add_argument("--time-limit", type=_positive_float, default=None, metavar="SEC")
-    parser.add_argument("--workers", type=_bounded_int(1, MAX_WORKERS), default=None, metavar="N")
+    parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SEC")
+    parser.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=None, metavar="N")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     parser.add_argument(
         "--render",
@@ -79,101 +70,6 @@ def _compile_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
     add_limit_options(parser, "size limits (defaults in parentheses)")
     return parser
-
-
-def add_limit_options(parser: argparse.ArgumentParser, title: str) -> None:
-    """``--max-request-bytes N`` and the other size limits, as a group of options."""
-    limits = parser.add_argument_group(title)
-    for field, meaning in _LIMIT_OPTIONS.items():
-        default = getattr(DEFAULT_LIMITS, field)
-        limits.add_argument(
-            "--" + field.replace("_", "-"),
-            dest=field,
-            type=_bounded_int(1, None),
-            default=default,
-            metavar="N",
-            help=f"{meaning} ({default})",
-        )
-
-
-def limits_of(args: argparse.Namespace) -> Limits:
-    """The ``Limits`` the options of ``add_limit_options`` ask for."""
-    return Limits(**{field: getattr(args, field) for field in _LIMIT_OPTIONS})
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
-
-
-def _bounded_int(low: int, high: int | None) -> Callable[[str], int]:
-    """An argparse type: an integer from ``low`` to ``high`` (``None``: no maximum)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-        if value < low or (high is not None and value > high):
-            span = f"at least {low}" if high is None else f"between {low} and {high}"
-            raise argparse.ArgumentTypeError(f"must be {span}: {text[:40]!r}")
-        return value
-
-    return parse
-
-
-# (assembler explain shares these options)
-_positive_int = _bounded_int(1, None)
-
-
-def _read(path: str, max_bytes: int = DEFAULT_LIMITS.max_request_bytes) -> bytes:
-    """The request's bytes, reading at most one byte past the limit."""
-    try:
-        if path == "-":
-            return _bounded(sys.stdin.buffer, max_bytes)
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > max_bytes:
-                _too_large(size, max_bytes)
-            return _bounded(handle, max_bytes)
-    except OSError as exc:
-        raise _UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _bounded(stream: IO[bytes], max_bytes: int) -> bytes:
-    # In chunks: read(n) allocates n bytes at once, and the limit may be far larger
-    # than the request (or than memory).
-    chunks: list[bytes] = []
-    total = 0
-    while chunk := stream.read(_CHUNK):
-        total += len(chunk)
-        if total > max_bytes:
-            _too_large(None, max_bytes)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-_CHUNK = 1 << 20
-
-
-def _too_large(size: int | None, max_bytes: int) -> None:
-    what = "a request of more than" if size is None else "a request of"
-    raise RequestTooLarge(
-        "$",
-        f"{what} {max_bytes if size is None else size} bytes",
-        limit="max_request_bytes",
-        maximum=max_bytes,
-        actual=size,
-    )
-
-
-class _UsageError(Exception):
-    pass
 
 
 def _text(data: str | bytes) -> str:
@@ -191,12 +87,12 @@ def compile_command(argv: Sequence[str]) -> int:
     ledger = None
     try:
         if args.manifest and args.render is None:
-            raise _UsageError("--manifest needs --render FORMAT")
+            raise UsageError("--manifest needs --render FORMAT")
         if args.ledger is not None:
             from ..ledger import Ledger
 
             ledger = Ledger(args.ledger, session=args.session)
-        text = _read(args.request, limits.max_request_bytes)
+        text = read_request(args.request, limits.max_request_bytes)
         try:
             request = request_from_json(text, limits=limits)
         except AssemblerError as exc:
@@ -213,7 +109,7 @@ def compile_command(argv: Sequence[str]) -> int:
             ledger=ledger,
             limits=limits,
         )
-    except _UsageError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except AssemblerError as exc:

@@ -23,18 +23,18 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
+from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..explain.explanation import Explanation
 from ..explain.limits import ExplainLimits
 from ..model.errors import AssemblerError
-from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
 from ..model.rendering import RenderFormat
-from .compile import _Parser, _positive_float, _positive_int, _read, _UsageError
+from .arguments import CommandParser, UsageError, positive_float, positive_int, read_request
 
 __all__ = ["explain_command"]
 
 
 def _explain_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = CommandParser(
         prog="assembler explain",
         description=(
             "Inspect a compilation: where the budget went, what was kept out and why, and"
@@ -66,19 +66,19 @@ def _explain_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--figure-limit",
-        type=_positive_float,
+        type=positive_float,
         default=2.0,
         metavar="SEC",
         help="seconds for each counterfactual figure (default 2)",
     )
     parser.add_argument(
         "--time-limit",
-        type=_positive_float,
+        type=positive_float,
         default=30.0,
         metavar="SEC",
         help="seconds for all counterfactuals together (default 30)",
     )
-    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N")
     parser.add_argument(
         "--render",
         choices=[f.value for f in RenderFormat],
@@ -94,14 +94,14 @@ def _write(path: str, text: str) -> None:
     try:
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".explain-", suffix=".html")
     except OSError as exc:
-        raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
         os.replace(temporary, path)
     except OSError as exc:
         os.unlink(temporary)
-        raise _UsageError(f"cannot write {path}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _from_files(args: argparse.Namespace, limits: ExplainLimits) -> Explanation:
@@ -109,18 +109,18 @@ def _from_files(args: argparse.Namespace, limits: ExplainLimits) -> Explanation:
     from ..model.parse import request_from_json
 
     if args.against is not None:
-        raise _UsageError("--against compares recorded compilations: it needs --ledger")
+        raise UsageError("--against compares recorded compilations: it needs --ledger")
     if args.result == "-" and args.request == "-":
-        raise _UsageError("the result and the request cannot both come from standard input")
+        raise UsageError("the result and the request cannot both come from standard input")
     if args.render is not None and args.result is not None:
-        raise _UsageError("--render compiles the request: give no RESULT with it")
-    request = request_from_json(_read(args.request))
+        raise UsageError("--render compiles the request: give no RESULT with it")
+    request = request_from_json(read_request(args.request))
     result = None
     if args.result is not None:
         try:
-            result = json.loads(_read(args.result))
+            result = json.loads(read_request(args.result))
         except json.JSONDecodeError as exc:
-            raise _UsageError(f"{args.result} is not JSON: {exc}") from None
+            raise UsageError(f"{args.result} is not JSON: {exc}") from None
     return explain(request, result, limits=limits, render=args.render)
 
 
@@ -129,7 +129,7 @@ def _from_ledger(args: argparse.Namespace, limits: ExplainLimits) -> Explanation
     from ..ledger import Ledger
 
     if args.result is not None or args.request is not None or args.render is not None:
-        raise _UsageError(
+        raise UsageError(
             "--ledger explains a recorded compilation: give no RESULT,"
             " --request or --render with it"
         )
@@ -162,7 +162,7 @@ def explain_command(argv: Sequence[str]) -> int:
             explanation = _from_files(args, limits)
         if args.html:
             _write(args.html, render_html(explanation))
-    except (_UsageError, AssemblerError) as exc:
+    except (UsageError, AssemblerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:

@@ -18,10 +18,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
 from ..model.errors import AssemblerError
-from ..model.exits import EXIT_BUNDLE, EXIT_INVALID
-from .compile import _Parser
+from .arguments import CommandParser
 
 __all__ = ["EXIT_FOUND", "ledger_command"]
 
@@ -30,8 +30,8 @@ EXIT_FOUND = 1
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="assembler ledger", description="Read a ledger of compilations.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = CommandParser(prog="assembler ledger", description="Read a ledger of compilations.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=CommandParser)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help)

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Sequence
 from importlib.util import find_spec
 
-from ..model.exits import EXIT_INVALID
-from .compile import _bounded_int, _Parser, _positive_float, add_limit_options, limits_of
+from ..exits import EXIT_INVALID
+from .arguments import CommandParser, add_limit_options, bounded_int, limits_of, positive_float
 
 __all__ = ["serve_command"]
 
@@ -25,7 +25,7 @@ __all__ = ["serve_command"]
 def _serve_parser() -> argparse.ArgumentParser:
     from ..model.arguments import DEFAULT_TIME_LIMIT
 
-    parser = _Parser(
+    parser = CommandParser(
         prog="assembler serve",
         description="Answer requests and session deltas: JSON lines on stdin/stdout, or"
         " HTTP with --port.",
@@ -34,42 +34,42 @@ def _serve_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--port",
-        type=_bounded_int(0, 65535),
+        type=bounded_int(0, 65535),
         default=None,
         help="serve HTTP on this port (0: any free one; the address is printed as JSON)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP address (127.0.0.1)")
     parser.add_argument(
         "--time-limit",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_TIME_LIMIT,
         metavar="SEC",
         help=f"the most any call may take, and its default ({DEFAULT_TIME_LIMIT:g})",
     )
     parser.add_argument(
         "--concurrency",
-        type=_bounded_int(1, 256),
+        type=bounded_int(1, 256),
         default=2,
         metavar="N",
         help="solves at once, each on a thread of its own (2)",
     )
     parser.add_argument(
         "--max-pending",
-        type=_bounded_int(1, 100_000),
+        type=bounded_int(1, 100_000),
         default=64,
         metavar="N",
         help="calls held at once: lines read ahead, or HTTP requests in flight (64)",
     )
     parser.add_argument(
         "--max-sessions",
-        type=_bounded_int(1, 10_000_000),
+        type=bounded_int(1, 10_000_000),
         default=1000,
         metavar="N",
         help="sessions kept; beyond, the least recently used idle one is evicted (1000)",
     )
     parser.add_argument(
         "--session-idle",
-        type=_positive_float,
+        type=positive_float,
         default=3600.0,
         metavar="SEC",
         help="a session unused this long expires (3600)",

@@ -21,7 +21,6 @@ from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
 
-from ..model.recorder import Run
 from ..model.types import (
     Candidate,
     Decision,
@@ -36,6 +35,7 @@ from ..model.types import (
     Status,
     Verdict,
 )
+from ..recorder import Run
 from .events import canonical, sha256_hex
 
 __all__ = [

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..model.recorder import Run
 from ..model.types import Request, Result, Status
+from ..recorder import Run
 from .documents import (
     Fragments,
     error_document,

@@ -11,116 +11,38 @@ Every rule here is documented in ``models/README.md``: unknown keys are errors
 bounded so that every sum the solver forms fits in 64 bits, numbers that are not
 finite are refused, and every string is Unicode scalar values.
 
-Each field is one row of a table (``TASK_SPEC``, ``CANDIDATE_SPEC``): its key, the
-attribute it fills and the rule of its kind (``rules.py``). A new field is a new row.
+Each field is one row of a table (``fields.py``): its key, the attribute it fills and
+the rule of its kind (``rules.py``). A new field is a new row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from .bugs import internal_errors
 from .collector import no_cyclic_gc
-from .errors import AssemblerError, InternalError, InvalidRequest, RequestTooLarge
+from .errors import InvalidRequest, RequestTooLarge
+from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
 from .limits import DEFAULT_LIMITS, Limits
-from .rules import (
-    MAX_INTEGER,
-    Place,
-    Rule,
-    enum_rule,
-    flag,
-    integer,
-    kind,
-    label_list,
-    mapping,
-    name,
-    name_list,
-    name_set,
-    prose,
-    shown,
-    text,
-    unit_number,
-)
-from .types import Candidate, Kind, Operation, Request, Role, Task
+from .rules import MAX_INTEGER, Place, Rule, enum_rule, kind, mapping, name, shown
+from .serialise import request_json
+from .types import Candidate, Kind, Request, Role, Task
 
 __all__ = [
-    "CANDIDATE_FIELDS",
-    "MAX_INTEGER",
-    "TASK_FIELDS",
-    "TASK_SPEC",
     "check_tool_calls",
-    "internal_errors",
     "parse_candidate",
     "parse_names_map",
     "parse_request",
     "parse_standing",
     "policy_record",
-    "request_as_json",
     "request_from_json",
 ]
 
-
-def _project_scope(value: Any, place: Place, key: Any, limits: Limits) -> str:
-    scope: str = name(value, place, key, limits)
-    # words with a meaning in a form's scope; a task's scope must name a project
-    if scope in ("shared", "unknown"):
-        place.fail(key, f"{scope!r} is a form scope, not a project")
-    return scope
-
-
-def _transfer(value: Any, place: Place, key: Any, limits: Limits) -> str:
-    record = mapping(value, place, key)
-    if record.keys() != {"from"}:
-        place.fail(key, 'must be an object with exactly one key, "from"')
-    origin: str = name(record["from"], place.inner(key), "from", limits)
-    return origin
-
-
-# The request's fields in their documented order (models/README.md), each with the
-# attribute it fills and the rule of its kind; tools that write requests (the hunt's
-# saved cases) use the same order.
-TASK_SPEC: dict[str, tuple[str, Rule]] = {
-    "id": ("id", name),
-    "budget": ("budget", integer),
-    "scope": ("scope", _project_scope),
-    "operation": ("operation", enum_rule(Operation)),
-    "min_relevance": ("min_relevance", unit_number),
-    "required": ("required", name_set),
-    "seal": ("seal", name_set),
-    "instruction": ("instruction", prose),
-    "query": ("query", prose),
-}
-CANDIDATE_SPEC: dict[str, tuple[str, Rule]] = {
-    "id": ("id", name),
-    "identity": ("identity", name),
-    "form": ("form", name),
-    "cost": ("cost", integer),
-    "relevance": ("relevance", unit_number),
-    "required": ("required", flag),
-    "scope": ("scope", name),
-    "transfer": ("transfer_from", _transfer),
-    "source": ("source", name),
-    "version": ("version", name),
-    "channel": ("channel", name),
-    "role": ("role", enum_rule(Role)),
-    "depends_on": ("depends_on", name_set),
-    "group": ("group", name),
-    "lineage": ("lineage", name_list),
-    "content": ("content", text),
-    "labels": ("labels", label_list),
-    "kind": ("kind", enum_rule(Kind)),
-    "tool_call_id": ("tool_call_id", name),
-    "tool_name": ("tool_name", name),
-    "turn": ("turn", integer),
-}
-TASK_FIELDS = tuple(TASK_SPEC)
-CANDIDATE_FIELDS = tuple(CANDIDATE_SPEC)
 _TOP_KEYS = ("task", "candidates", "sources", "policy")
 _REQUIRED_TASK_KEYS = ("id", "budget")
-
 _STANDINGS = enum_rule(("instruction", "data"))
 # the rule of one policy.authority entry (a session's policy patch uses it too)
 parse_standing = _STANDINGS
@@ -159,21 +81,6 @@ def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT
         parsed = _checked(data, limits) if isinstance(data, Request) else _parse(data, limits)
     object.__setattr__(parsed, "validated_under", limits)
     return parsed
-
-
-@contextmanager
-def internal_errors(stage: str) -> Iterator[None]:
-    """Let the assembler's own errors through; turn any other exception into
-    ``InternalError`` (a bug), with the original as its cause."""
-    try:
-        yield
-    except AssemblerError:
-        raise
-    except (KeyboardInterrupt, MemoryError):
-        # not bugs: the caller's interrupt, or a machine too small for the request
-        raise
-    except Exception as exc:
-        raise InternalError(exc, stage=stage) from exc
 
 
 def _limits(limits: Any) -> Limits:
@@ -444,7 +351,7 @@ def _checked(request: Request, limits: Limits) -> Request:
     """A typed request, judged as the JSON it stands for (one set of rules)."""
     if not isinstance(request.candidates, tuple | list):
         raise InvalidRequest("candidates", f"must be a tuple, not {kind(request.candidates)}")
-    data = _as_json(request)
+    data = request_json(request)
     parsed = _parse(data, limits)
     # the arrival order a hand-built request recorded is kept (the dump baseline reads it)
     positions = {c.id: c.position for c in request.candidates if isinstance(c, Candidate)}
@@ -452,83 +359,3 @@ def _checked(request: Request, limits: Limits) -> Request:
         replace(c, position=positions.get(c.id, c.position)) for c in parsed.candidates
     )
     return replace(parsed, candidates=candidates)
-
-
-def request_as_json(request: Request) -> dict[str, Any]:
-    """The JSON form of a validated request, its candidates in arrival order: what a
-    caller would send to get the same request back from ``parse_request``."""
-    data = _as_json(request)
-    order = sorted(range(len(request.candidates)), key=lambda i: request.candidates[i].position)
-    data["candidates"] = [data["candidates"][i] for i in order]
-    if not data["sources"]:
-        del data["sources"]
-    return data
-
-
-def _as_json(request: Request) -> dict[str, Any]:
-    task = request.task
-    if not isinstance(task, Task):
-        raise InvalidRequest("task", f"must be an assembler.Task, not {kind(task)}")
-    out: dict[str, Any] = {
-        "task": {
-            key: _plain(getattr(task, attribute))
-            for key, (attribute, _) in TASK_SPEC.items()
-            if getattr(task, attribute) is not None
-        },
-        "candidates": [_candidate_json(c, index) for index, c in enumerate(request.candidates)],
-        "sources": _pairs(request.sources, "sources"),
-    }
-    if request.has_authority_table:
-        out["policy"] = {"authority": _pairs(request.authority, "policy.authority")}
-    return out
-
-
-def _candidate_json(candidate: Any, index: int) -> Any:
-    if not isinstance(candidate, Candidate):
-        return candidate  # the rules name what it is
-    out: dict[str, Any] = {}
-    for key, (attribute, _) in CANDIDATE_SPEC.items():
-        value = getattr(candidate, attribute)
-        if value is None and attribute in _OPTIONAL:
-            continue
-        out[key] = {"from": value} if key == "transfer" else _plain(value)
-    return out
-
-
-# attributes a typed candidate leaves as None when the JSON leaves the key out
-_OPTIONAL = frozenset(
-    {
-        "transfer_from",
-        "source",
-        "version",
-        "channel",
-        "group",
-        "content",
-        "tool_call_id",
-        "tool_name",
-    }
-)
-
-
-def _pairs(pairs: Any, where: str) -> Any:
-    if not isinstance(pairs, tuple | list):
-        return pairs
-    out: dict[Any, Any] = {}
-    for pair in pairs:
-        if not (isinstance(pair, tuple | list) and len(pair) == 2):
-            raise InvalidRequest(where, "must hold (name, value) pairs")
-        key, value = pair
-        if key in out:
-            raise InvalidRequest(where, f"names {shown(key)} twice")
-        out[key] = value
-    return out
-
-
-def _plain(value: Any) -> Any:
-    # enum members become their values and tuples lists, as in JSON; anything else is
-    # left for the field's rule to judge
-    if isinstance(value, Operation | Role | Kind):
-        return value.value
-    if isinstance(value, tuple):
-        return list(value)
-    return value

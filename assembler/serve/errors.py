@@ -19,6 +19,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from ..exits import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNDECIDED
 from ..ledger import LedgerError
 from ..model.errors import (
     AssemblerError,
@@ -27,7 +28,6 @@ from ..model.errors import (
     RenderError,
     RequestTooLarge,
 )
-from ..model.exits import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNDECIDED
 
 __all__ = [
     "ErrorReply",

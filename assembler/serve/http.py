@@ -35,8 +35,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..exits import EXIT_INTERNAL
 from ..model.errors import InvalidRequest, RequestTooLarge
-from ..model.exits import EXIT_INTERNAL
 from .errors import ServerBusy
 from .messages import Op, call_from_http
 from .service import OVERRUN_GRACE, Reply, Service, error

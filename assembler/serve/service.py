@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..api import assemble
+from ..exits import EXIT
 from ..ledger import Ledger
 from ..ledger.store import SqliteStore
 from ..model.arguments import DEFAULT_TIME_LIMIT
-from ..model.exits import EXIT
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result

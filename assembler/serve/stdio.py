@@ -28,8 +28,8 @@ import threading
 import time
 from typing import Any
 
+from ..exits import EXIT_INTERRUPTED
 from ..model.errors import RequestTooLarge
-from ..model.exits import EXIT_INTERRUPTED
 from ..model.jsontext import load_json
 from .messages import call_from_message
 from .service import Reply, Service, error

@@ -23,9 +23,10 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..model.errors import InvalidRequest, RequestTooLarge
+from ..model.fields import TASK_SPEC
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import TASK_SPEC, parse_candidate, parse_standing, policy_record
+from ..model.parse import parse_candidate, parse_standing, policy_record
 from ..model.rules import Place, Rule, kind, mapping, name
 from ..model.types import Candidate, Task
 

@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..api import assemble_validated
 from ..model.arguments import call_arguments
+from ..model.bugs import internal_errors
 from ..model.errors import AssemblerError
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import internal_errors, parse_request, request_as_json
-from ..model.recorder import Recorder
+from ..model.parse import parse_request
 from ..model.rendering import RenderFormat
+from ..model.serialise import request_as_json
 from ..model.types import Request, Result
+from ..recorder import Recorder
 from ..strategies import load_strategy
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state

@@ -25,8 +25,8 @@ from types import MappingProxyType
 
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import MAX_INTEGER, check_tool_calls
-from ..model.rules import shown
+from ..model.parse import check_tool_calls
+from ..model.rules import MAX_INTEGER, shown
 from ..model.types import Candidate, Request, Task
 from .delta import RESET, Delta, reset_value
 

@@ -39,12 +39,12 @@ from ..exact.backend import SolveOutcome, SolveStatus
 from ..exact.closure import Problem
 from ..exact.solve import decide_exact, exact_backend
 from ..model.arguments import call_arguments
+from ..model.bugs import internal_errors
 from ..model.collector import no_cyclic_gc
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import internal_errors
-from ..model.recorder import OnParsed, Recorder, Run, record
 from ..model.rendering import RenderFormat
 from ..model.types import Candidate, Result, Status
+from ..recorder import OnParsed, Recorder, Run, record
 from ..stages.regate import GateState, regate
 from ..stages.retrace import TraceState, retrace
 from .state import State

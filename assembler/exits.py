@@ -9,7 +9,7 @@ itself (4: a bug, or the machine ran out of memory), which is never a refusal.
 
 from __future__ import annotations
 
-from .types import Status
+from .model.types import Status
 
 __all__ = [
     "EXIT",

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .types import Request, Result
+from .model.types import Request, Result
 
 __all__ = ["Recorder", "Recording", "Run", "record"]
 
