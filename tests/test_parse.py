@@ -550,3 +550,33 @@ def test_a_parse_ending_during_another_threads_call_leaves_the_collector_off(
     finally:
         other_call.close()
         gc.enable()
+
+
+def test_the_candidate_shell_has_the_candidates_fields() -> None:
+    from dataclasses import fields, replace
+
+    from assembler.model.parse import _CandidateShell
+    from assembler.model.types import Candidate
+
+    assert _CandidateShell.__slots__ == Candidate.__slots__
+    assert _CandidateShell.__annotations__ == {f.name: f.type for f in fields(Candidate)}
+    req = request()
+    req["candidates"] = [form("a", 3, depends_on=["b"]), form("b", 1)]
+    parsed = parse_request(req)
+    built = [replace(c) for c in parsed.candidates]  # through Candidate's own __init__
+    assert [type(c) for c in parsed.candidates] == [Candidate, Candidate]
+    assert list(parsed.candidates) == built
+    with pytest.raises(AttributeError):
+        parsed.candidates[0].cost = 5  # type: ignore[misc]  # frozen: the test's point
+
+
+def test_the_candidate_shell_still_pays() -> None:
+    # The shell exists because a frozen dataclass's __init__ sets every field through a
+    # call of object.__setattr__; were Candidate's constructor to stop making those
+    # calls, the shell would save nothing and should go.
+    import dis
+
+    from assembler.model.types import Candidate
+
+    calls = [i for i in dis.get_instructions(Candidate.__init__) if i.argval == "__setattr__"]
+    assert len(calls) == len(Candidate.__slots__)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from .bugs import internal_errors
 from .collector import no_cyclic_gc
@@ -218,16 +218,34 @@ def _fields(
 
 
 class _CandidateShell:
-    """Candidate's slots without its frozen ``__setattr__``.
-
-    The parser fills a shell and then makes it a ``Candidate``: the two classes have
-    the same layout, so Python allows assigning ``__class__``. A frozen dataclass's
-    ``__init__`` sets each field through ``object.__setattr__``, which measured ~37k
-    instructions per candidate against ~8k here: the largest single cost of parsing
-    100k candidates. The result is an ordinary, frozen ``Candidate``.
-    """
+    """Candidate's slots without its frozen ``__setattr__``: the parser fills one, then
+    makes it the ``Candidate`` it stands for (the same slots, so ``__class__`` may be
+    assigned); the result is an ordinary, frozen ``Candidate``."""
 
     __slots__ = Candidate.__slots__
+    # Candidate's fields, typed as there (tests/test_parse.py checks they match)
+    id: str
+    identity: str
+    cost: int
+    form: str
+    relevance: float
+    required: bool
+    scope: str
+    transfer_from: str | None
+    source: str | None
+    version: str | None
+    channel: str | None
+    role: Role
+    depends_on: tuple[str, ...]
+    group: str | None
+    lineage: tuple[str, ...]
+    content: str | None
+    labels: tuple[str, ...]
+    kind: Kind
+    tool_call_id: str | None
+    tool_name: str | None
+    turn: int
+    position: int
 
 
 def parse_candidate(
@@ -258,31 +276,32 @@ def parse_candidate(
     if ("tool_name" not in values) == (form_kind is Kind.TOOL_CALL):
         place.fail("tool_name", "is required for kind 'tool_call' and only for it")
     get = values.get
+    # Candidate's frozen __init__ makes a call per field, the shell none (mechanisms.md)
     shell = _CandidateShell()
-    shell.id = candidate_id  # type: ignore[attr-defined]
-    shell.identity = get("identity", candidate_id)  # type: ignore[attr-defined]
-    shell.cost = values["cost"]  # type: ignore[attr-defined]
-    shell.form = get("form", "full")  # type: ignore[attr-defined]
-    shell.relevance = get("relevance", 0.0)  # type: ignore[attr-defined]
-    shell.required = get("required", False)  # type: ignore[attr-defined]
-    shell.scope = get("scope", "unknown")  # type: ignore[attr-defined]
-    shell.transfer_from = get("transfer_from")  # type: ignore[attr-defined]
-    shell.source = get("source")  # type: ignore[attr-defined]
-    shell.version = get("version")  # type: ignore[attr-defined]
-    shell.channel = get("channel")  # type: ignore[attr-defined]
-    shell.role = role  # type: ignore[attr-defined]
-    shell.depends_on = get("depends_on", ())  # type: ignore[attr-defined]
-    shell.group = get("group")  # type: ignore[attr-defined]
-    shell.lineage = get("lineage", ())  # type: ignore[attr-defined]
-    shell.content = get("content")  # type: ignore[attr-defined]
-    shell.labels = get("labels", ())  # type: ignore[attr-defined]
-    shell.kind = form_kind  # type: ignore[attr-defined]
-    shell.tool_call_id = tool_call_id  # type: ignore[attr-defined]
-    shell.tool_name = get("tool_name")  # type: ignore[attr-defined]
-    shell.turn = get("turn", 0)  # type: ignore[attr-defined]
-    shell.position = index if position is None else position  # type: ignore[attr-defined]
-    shell.__class__ = Candidate  # type: ignore[assignment]
-    return shell  # type: ignore[return-value]
+    shell.id = candidate_id
+    shell.identity = get("identity", candidate_id)
+    shell.cost = values["cost"]
+    shell.form = get("form", "full")
+    shell.relevance = get("relevance", 0.0)
+    shell.required = get("required", False)
+    shell.scope = get("scope", "unknown")
+    shell.transfer_from = get("transfer_from")
+    shell.source = get("source")
+    shell.version = get("version")
+    shell.channel = get("channel")
+    shell.role = role
+    shell.depends_on = get("depends_on", ())
+    shell.group = get("group")
+    shell.lineage = get("lineage", ())
+    shell.content = get("content")
+    shell.labels = get("labels", ())
+    shell.kind = form_kind
+    shell.tool_call_id = tool_call_id
+    shell.tool_name = get("tool_name")
+    shell.turn = get("turn", 0)
+    shell.position = index if position is None else position
+    shell.__class__ = Candidate  # type: ignore[assignment]  # the same slots: Python allows it
+    return cast(Candidate, shell)
 
 
 def _tool_call_field(index: int) -> str:
