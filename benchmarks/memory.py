@@ -43,10 +43,11 @@ phase, path = sys.argv[1], sys.argv[2]
 # imports and the solvers' libraries are loaded before the baseline is taken
 assembler.assemble({"task": {"id": "t", "budget": 5}, "candidates": [{"id": "a", "cost": 1}]})
 import highspy
-from ortools.sat.python import cp_model
-model = cp_model.CpModel()
-model.Add(model.NewIntVar(0, 1, "x") >= 1)
-cp_model.CpSolver().Solve(model)
+from assembler.exact.cpsat import cp_helper
+helper = cp_helper()
+model = helper.CpModelProto()
+model.variables.add().domain.extend((0, 1))
+helper.SolveWrapper().solve(model)
 highspy.Highs()
 gc.collect()
 base = status("VmRSS")

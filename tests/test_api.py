@@ -112,29 +112,6 @@ def test_the_cyclic_collector_is_off_during_a_call_and_restored_after() -> None:
     assert seen == [True, False]
 
 
-def test_an_exact_call_does_not_load_pandas_and_cp_model_still_serves_it() -> None:
-    # OR-Tools' cp_model imports pandas (~0.3 s) for helpers the exact backend never
-    # calls; once pandas is imported for real, those helpers work as ever
-    code = (
-        "import sys, assembler\n"
-        "from assembler.tooling.generate import Shape, generate\n"
-        "import random\n"
-        "request = generate(random.Random(3), Shape.scale(300))\n"
-        "result = assembler.assemble(request, time_limit=30)\n"
-        "assert 'ortools.sat.python.cp_model' in sys.modules, 'CP-SAT was not reached'\n"
-        "assert assembler.verify(request, result) == []\n"
-        "print('pandas' in sys.modules)\n"
-        "import pandas as pd\n"
-        "from ortools.sat.python import cp_model\n"
-        "model = cp_model.CpModel()\n"
-        "series = model.new_bool_var_series('x', pd.Index([1, 2]))\n"
-        "print(type(series).__name__, isinstance(series, cp_model.pd.Series),"
-        " isinstance(1, cp_model.pd.Series), sys.modules['pandas'] is pd)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "Series", "True", "False", "True"]
-
-
 def test_names_renamed_in_the_subpackages_still_read_with_a_warning() -> None:
     import pytest
 

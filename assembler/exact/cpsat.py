@@ -5,8 +5,10 @@ Output: a ``SolveOutcome`` whose selection is the unique optimum of the full
 lexicographic order when the status is OPTIMAL.
 
 This is the only module that imports OR-Tools, and it does so inside
-``CpSat.solve`` so that ``import assembler`` stays fast; ``cp_model`` is imported
-without pandas (``_cp_model``), which it loads for helpers this module never calls.
+``CpSat.solve`` so that ``import assembler`` stays fast. It builds the model's
+protocol buffer and solves it with ``ortools.sat.python.cp_model_helper``, the layer
+``cp_model`` itself is written on; ``cp_model`` (which imports pandas for helpers
+this module has no use for) is never imported.
 
 Encoding (one Boolean x_f per eligible form, canonical order):
   C2  at most one form per identity (exactly one when required: C3);
@@ -40,24 +42,19 @@ the search short and left SIGINT at its fatal default afterwards, issue 15).
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
-import sys
 import threading
 import time
-import types
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..model.errors import SolverError
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 from .incumbent import is_legal
 
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model as cp_model_type
-
-__all__ = ["CpSat", "racers"]
+__all__ = ["CpSat", "ProtoModel", "cp_helper", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
 # CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
@@ -105,58 +102,141 @@ class CpSat:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> SolveOutcome:
-        session = _Session(_cp_model(), problem, time_limit, workers)
+        session = _Session(cp_helper(), problem, time_limit, workers)
         if hint is not None:
             session.hint(hint)
         return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
 
 
+_INT64_MIN = -(2**63)
+
+
+class ProtoModel:
+    """A CP-SAT model written as its protocol buffer (``helper.CpModelProto``).
+
+    Variables are Booleans named by index; a literal is a variable ``i`` or its
+    negation ``-i - 1``; a linear expression is its ``(variable, coefficient)`` terms
+    with no zero coefficient, in variable order. Each method writes what the same call
+    of ``cp_model.CpModel`` writes (``tests/test_cpsat.py`` compares the two protos)."""
+
+    def __init__(self, helper: Any) -> None:
+        self.helper = helper
+        self.proto = helper.CpModelProto()
+
+    def new_bool(self, name: str) -> int:
+        variable = self.proto.variables.add()
+        variable.name = name
+        variable.domain.extend((0, 1))
+        return len(self.proto.variables) - 1
+
+    def exactly_one(self, literals: Sequence[int]) -> None:
+        self.proto.constraints.add().exactly_one.literals.extend(literals)
+
+    def at_most_one(self, literals: Sequence[int]) -> None:
+        self.proto.constraints.add().at_most_one.literals.extend(literals)
+
+    def bool_or(self, literals: Sequence[int], enforced_by: int | None = None) -> None:
+        constraint = self.proto.constraints.add()
+        if enforced_by is not None:
+            constraint.enforcement_literal.append(enforced_by)
+        constraint.bool_or.literals.extend(literals)
+
+    def linear(self, terms: Sequence[tuple[int, int]], low: int, high: int) -> None:
+        """``low <= sum(coefficient * variable) <= high``."""
+        linear = self.proto.constraints.add().linear
+        linear.vars.extend([v for v, _ in terms])
+        linear.coeffs.extend([c for _, c in terms])
+        linear.domain.extend((low, high))
+
+    def fix(self, terms: Sequence[tuple[int, int]], value: int) -> None:
+        self.linear(terms, value, value)
+
+    def at_most(self, terms: Sequence[tuple[int, int]], value: int) -> None:
+        self.linear(terms, _INT64_MIN, value)
+
+    def objective(self, terms: Sequence[tuple[int, int]], *, maximize: bool) -> None:
+        self.clear_objective()
+        objective = self.proto.objective
+        objective.vars.extend([v for v, _ in terms])
+        # CP-SAT minimises: a maximisation is stored negated, with a scaling of -1
+        sign = -1 if maximize else 1
+        objective.scaling_factor = float(sign)
+        objective.coeffs.extend([sign * c for _, c in terms])
+
+    def clear_objective(self) -> None:
+        self.proto.clear_objective()
+        self.proto.clear_floating_point_objective()
+
+    def hint(self, values: Iterable[tuple[int, int]]) -> None:
+        """Replace the solution hint by these ``(variable, value)`` pairs."""
+        self.proto.clear_solution_hint()
+        pairs = list(values)
+        self.proto.solution_hint.vars.extend([v for v, _ in pairs])
+        self.proto.solution_hint.values.extend([value for _, value in pairs])
+
+    def clear_hints(self) -> None:
+        self.proto.clear_solution_hint()
+
+    def assume(self, literals: Sequence[int]) -> None:
+        self.proto.assumptions.extend(literals)
+
+    def clear_assumptions(self) -> None:
+        self.proto.assumptions.clear()
+
+    def validate(self) -> str:
+        found: str = self.helper.CpSatHelper.validate_model(self.proto)
+        return found
+
+
+def _terms(coefficients: Sequence[int]) -> list[tuple[int, int]]:
+    return [(form, c) for form, c in enumerate(coefficients) if c]
+
+
 class _Session:
     """One lexicographic solve of one problem."""
 
-    def __init__(self, cp: Any, problem: Problem, time_limit: float, workers: int) -> None:
-        self.cp = cp
+    def __init__(self, helper: Any, problem: Problem, time_limit: float, workers: int) -> None:
+        self.helper = helper
+        status = helper.CpSolverStatus
+        self.optimal, self.feasible = status.OPTIMAL, status.FEASIBLE
+        self.infeasible, self.invalid = status.INFEASIBLE, status.MODEL_INVALID
         self.problem = problem
         self.deadline = time.monotonic() + time_limit
         self.racers = racers(workers)
         self.floor: int | None = None  # proven lower bound of the last minimisation stopped
-        self.model: cp_model_type.CpModel = cp.CpModel()
-        self.x = [self.model.new_bool_var(f"x{i}") for i in range(problem.size)]
+        self.model = ProtoModel(helper)
+        # variable f is form f's Boolean, so a form's index is its literal
+        for i in range(problem.size):
+            self.model.new_bool(f"x{i}")
         self._encode()
 
     # -- model ------------------------------------------------------------------
 
     def _encode(self) -> None:
-        problem, model, x = self.problem, self.model, self.x
+        problem, model = self.problem, self.model
         forms_of = problem.forms_of()
         required = set(problem.required)
         for identity, forms in enumerate(forms_of):
-            literals = [x[f] for f in forms]
             if identity in required:
-                model.add_exactly_one(literals)
-            elif len(literals) > 1:
-                model.add_at_most_one(literals)
+                model.exactly_one(forms)
+            elif len(forms) > 1:
+                model.at_most_one(forms)
         for form, needs in enumerate(problem.needs):
             for identity in needs:
-                model.add_bool_or([~x[form], *(x[f] for f in forms_of[identity])])
+                model.bool_or([-form - 1, *forms_of[identity]])
         for group in problem.groups:
-            first = self._count(forms_of[group[0]])
+            first = forms_of[group[0]]
             for identity in group[1:]:
-                model.add(first == self._count(forms_of[identity]))
+                # the first identity's form count minus this one's is 0
+                terms = [(f, 1) for f in first] + [(f, -1) for f in forms_of[identity]]
+                model.fix(sorted(terms), 0)
         if problem.budget is not None and sum(problem.cost) > problem.budget:
-            model.add(self._sum(problem.cost) <= problem.budget)
-
-    def _count(self, forms: tuple[int, ...]) -> Any:
-        return self.cp.LinearExpr.sum([self.x[f] for f in forms])
-
-    def _sum(self, coefficients: tuple[int, ...] | list[int]) -> Any:
-        return self.cp.LinearExpr.weighted_sum(self.x, list(coefficients))
+            model.at_most(_terms(problem.cost), problem.budget)
 
     # -- solving ------------------------------------------------------------------
 
     def _solver(self, extra: str = "") -> Any:
-        solver = self.cp.CpSolver()
-        params = solver.parameters
+        params = self.helper.SatParameters()
         params.max_time_in_seconds = max(0.001, self.deadline - time.monotonic())
         params.num_workers = 1
         params.random_seed = 0
@@ -174,27 +254,29 @@ class _Session:
             params.add_lp_constraints_lazily = False
         if extra:
             params.merge_text_format(extra)
+        solver = self.helper.SolveWrapper()
+        solver.set_parameters(params)
         return solver
 
-    def _run(self) -> tuple[int, Any]:
+    def _run(self) -> tuple[Any, Any]:
         """One solve: the one-worker search, raced after ``CpSat.ALONE`` seconds by the
         other configurations when ``racers`` allows. Returns the winner's status and
-        solver: the first to prove (optimal or infeasible), else the one-worker search."""
-        cp = self.cp
+        response: the first to prove (optimal or infeasible), else the one-worker
+        search's."""
         solvers = [self._solver()]
-        statuses: list[Any] = [None]
+        responses: list[Any] = [None]
         done = threading.Event()
-        proven = (cp.OPTIMAL, cp.INFEASIBLE, cp.MODEL_INVALID)
+        proven = (self.optimal, self.infeasible, self.invalid)
         winner: list[int] = []
         lock = threading.Lock()
 
         def search(index: int) -> None:
-            status = solvers[index].solve(self.model)
+            response = solvers[index].solve(self.model.proto)
             with lock:
-                statuses[index] = status
-                if status in proven and not winner:
+                responses[index] = response
+                if response.status in proven and not winner:
                     winner.append(index)
-                if winner or all(s is not None for s in statuses):
+                if winner or all(r is not None for r in responses):
                     done.set()
 
         threads = [threading.Thread(target=search, args=(0,), daemon=True)]
@@ -207,7 +289,7 @@ class _Session:
                     if late:
                         for extra in _RACERS[: self.racers - 1]:
                             solvers.append(self._solver(extra))
-                            statuses.append(None)
+                            responses.append(None)
                 if late:
                     for index in range(1, len(solvers)):
                         threads.append(threading.Thread(target=search, args=(index,), daemon=True))
@@ -215,21 +297,18 @@ class _Session:
             done.wait()
         finally:
             _stop(solvers, threads)
-        index = winner[0] if winner else 0
-        status = statuses[index]
-        if status == cp.MODEL_INVALID:
+        response = responses[winner[0] if winner else 0]
+        if response.status == self.invalid:
             raise SolverError(f"CP-SAT rejected the model: {self.model.validate()}")
-        return status, solvers[index]
+        return response.status, response
 
-    def _selection(self, solver: Any) -> tuple[int, ...]:
-        values = solver.response_proto.solution
+    def _selection(self, response: Any) -> tuple[int, ...]:
+        values = response.solution
         return tuple(i for i in range(self.problem.size) if values[i])
 
     def hint(self, selection: tuple[int, ...]) -> None:
         chosen = set(selection)
-        self.model.clear_hints()  # type: ignore[no-untyped-call]
-        for i, var in enumerate(self.x):
-            self.model.add_hint(var, i in chosen)
+        self.model.hint((i, int(i in chosen)) for i in range(self.problem.size))
 
     def run(
         self,
@@ -243,35 +322,34 @@ class _Session:
         ``hint`` that is legal and meets both proven levels is an answer in hand."""
         assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
-        cp = self.cp
         if problem.size == 0:
             return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
         selection: tuple[int, ...] = ()
         held = False  # whether ``selection`` is a legal answer already
-        value_expr = self._sum(problem.value)
+        values = _terms(problem.value)
         if proven:
             value = proven[0]
         else:
             # Phase 1: value. (A single objective V*K - C was measured 11x slower than
             # value then cost: its huge coefficients blunt CP-SAT's LP, 6.5 s against
             # 0.8 s on a 2,500-form core.)
-            self.model.maximize(value_expr)
-            status, solver = self._run()
-            if status == cp.INFEASIBLE:
+            self.model.objective(values, maximize=True)
+            status, response = self._run()
+            if status == self.infeasible:
                 return SolveOutcome(SolveStatus.INFEASIBLE)
-            if status not in (cp.OPTIMAL, cp.FEASIBLE):
+            if status not in (self.optimal, self.feasible):
                 return SolveOutcome(SolveStatus.UNKNOWN)
-            selection, held = self._selection(solver), True
-            if status != cp.OPTIMAL:
-                bound = int(solver.best_objective_bound)
+            selection, held = self._selection(response), True
+            if status != self.optimal:
+                bound = int(response.best_objective_bound)
                 return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=bound)
-            value = round(solver.objective_value)
+            value = round(response.objective_value)
         if value_only:
             return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
-        self.model.add(value_expr == value)
+        self.model.fix(values, value)
         # Phase 2: cost.
         if len(proven) > 1:
-            self.model.add(self._sum(problem.cost) == proven[1])
+            self.model.fix(_terms(problem.cost), proven[1])
             if hint is not None and _meets(problem, hint, value, proven[1]):
                 selection, held = hint, True
         else:
@@ -296,7 +374,7 @@ class _Session:
         minimum is never stated as a constraint before these solves: as a floor it made
         them 4-7x slower."""
         problem = self.problem
-        weights = self._sum(problem.weight)
+        weights = _terms(problem.weight)
         lightest_known = not held
         if not held:
             # no answer in hand (the cost was proven elsewhere): find the lightest first
@@ -313,7 +391,7 @@ class _Session:
             if other is None or weight is None or weight > mine:
                 return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
             if weight == mine:
-                self.model.add(weights == mine)
+                self.model.fix(weights, mine)
                 lexmin = self._lexicographic(selection)
                 if lexmin is None:
                     return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=value)
@@ -336,23 +414,23 @@ class _Session:
     ) -> tuple[tuple[int, ...], bool, bool]:
         """Minimise a weighted sum and (with ``fix``) fix it. Returns the selection,
         whether the minimum was proven, and whether the selection is a legal answer."""
-        expr = self._sum(coefficients)
-        self.model.minimize(expr)
-        status, solver = self._run()
-        if status == self.cp.OPTIMAL:
-            best = round(solver.objective_value)
+        terms = _terms(coefficients)
+        self.model.objective(terms, maximize=False)
+        status, response = self._run()
+        if status == self.optimal:
+            best = round(response.objective_value)
             if fix:
-                self.model.add(expr == best)
-            return self._selection(solver), True, True
-        bound = solver.best_objective_bound
+                self.model.fix(terms, best)
+            return self._selection(response), True, True
+        bound = response.best_objective_bound
         # a minimisation stopped early still proves its objective is at least this
         self.floor = math.ceil(bound - 1e-6) if math.isfinite(bound) else None
-        if status == self.cp.FEASIBLE:
-            return self._selection(solver), False, True
+        if status == self.feasible:
+            return self._selection(response), False, True
         return selection, False, held
 
     def _least_without(
-        self, selection: tuple[int, ...], weights: Any, lightest: bool
+        self, selection: tuple[int, ...], weights: list[tuple[int, int]], lightest: bool
     ) -> tuple[bool | None, tuple[int, ...] | None, int | None]:
         """The lightest selection other than ``selection`` meeting the fixed objectives:
         (True, it, its weight) when proven, (True, None, None) when there is none,
@@ -368,43 +446,43 @@ class _Session:
         are guarded by a literal assumed for this solve only, so the model stays
         reusable."""
         chosen = set(selection)
-        self.model.clear_hints()  # type: ignore[no-untyped-call]
-        probe = self.model.new_bool_var("unique_probe")
-        self.model.add_bool_or([~self.x[i] for i in chosen]).only_enforce_if(probe)
+        model = self.model
+        model.clear_hints()
+        probe = model.new_bool("unique_probe")
+        model.bool_or([-i - 1 for i in chosen], enforced_by=probe)
         if lightest:
-            self.model.add_bool_or(
-                [v for i, v in enumerate(self.x) if i not in chosen]
-            ).only_enforce_if(probe)
-        self.model.add_assumptions([probe])
-        self.model.minimize(weights)
-        status, solver = self._run()
-        self.model.clear_assumptions()
-        self.model.clear_objective()  # type: ignore[no-untyped-call]
-        self.model.add(probe == 0)
-        if status == self.cp.INFEASIBLE:
+            model.bool_or([i for i in range(self.problem.size) if i not in chosen], probe)
+        model.assume([probe])
+        model.objective(weights, maximize=False)
+        status, response = self._run()
+        model.clear_assumptions()
+        model.clear_objective()
+        model.fix([(probe, 1)], 0)
+        if status == self.infeasible:
             return True, None, None
-        if status in (self.cp.OPTIMAL, self.cp.FEASIBLE):
-            found = self._selection(solver)
+        if status in (self.optimal, self.feasible):
+            found = self._selection(response)
             weight = sum(self.problem.weight[f] for f in found)
-            return (True if status == self.cp.OPTIMAL else None), found, weight
+            return (True if status == self.optimal else None), found, weight
         return None, None, None
 
     def _lexicographic(self, selection: tuple[int, ...]) -> tuple[int, ...] | None:
         """The canonical-order rule: leave out each earliest form whenever possible."""
         witness = set(selection)
+        model = self.model
         for form in range(self.problem.size):
             if form not in witness:
-                self.model.add(self.x[form] == 0)
+                model.fix([(form, 1)], 0)
                 continue
-            self.model.add_assumptions([~self.x[form]])
+            model.assume([-form - 1])
             self.hint(tuple(sorted(witness)))
-            status, solver = self._run()
-            self.model.clear_assumptions()
-            if status in (self.cp.OPTIMAL, self.cp.FEASIBLE):
-                witness = set(self._selection(solver))
-                self.model.add(self.x[form] == 0)
-            elif status == self.cp.INFEASIBLE:
-                self.model.add(self.x[form] == 1)
+            status, response = self._run()
+            model.clear_assumptions()
+            if status in (self.optimal, self.feasible):
+                witness = set(self._selection(response))
+                model.fix([(form, 1)], 0)
+            elif status == self.infeasible:
+                model.fix([(form, 1)], 1)
             else:
                 return None
         return tuple(sorted(witness))
@@ -429,61 +507,23 @@ def _meets(problem: Problem, selection: tuple[int, ...], value: int, cost: int) 
     )
 
 
-# -- importing cp_model without pandas -------------------------------------------
+# -- loading OR-Tools once --------------------------------------------------------
 #
-# ``ortools.sat.python.cp_model`` imports pandas at module level (measured ~0.3 s of
-# CPU, most of a cold ``assembler compile``) for its ``*_series`` helpers and the
-# ``values`` of a ``pd.Index``, none of which this module calls. While it is imported,
-# ``sys.modules["pandas"]`` holds a stand-in whose ``Index`` and ``Series`` are checked
-# and built by the real pandas the moment anything uses them (so cp_model still works
-# for any other caller in the process), and which is taken out again right after: a
-# later ``import pandas`` anywhere gets the real one.
+# The first solves of a fresh process may start on several threads at once (a server's
+# solver threads, a caller's own): the first imports the helper, and the others must
+# wait for that import to finish rather than find the module half-initialised.
 
-_import_lock = threading.Lock()
+_load_lock = threading.Lock()
+_loaded: Any = None
 
 
-def _cp_model() -> Any:
-    """``ortools.sat.python.cp_model``, imported without loading pandas."""
-    loaded = sys.modules.get("ortools.sat.python.cp_model")
-    if loaded is not None:
-        return loaded
-    with _import_lock:
-        stand_in = None
-        if "pandas" not in sys.modules:
-            stand_in = sys.modules["pandas"] = _DeferredPandas("pandas")
-        try:
-            return importlib.import_module("ortools.sat.python.cp_model")
-        finally:
-            if stand_in is not None and sys.modules.get("pandas") is stand_in:
-                del sys.modules["pandas"]
+def cp_helper() -> Any:
+    """``ortools.sat.python.cp_model_helper``, imported once, by one thread."""
+    global _loaded
+    if _loaded is None:
+        with _load_lock:
+            if _loaded is None:
+                from ortools.sat.python import cp_model_helper
 
-
-def _real_pandas() -> Any:
-    if isinstance(sys.modules.get("pandas"), _DeferredPandas):
-        del sys.modules["pandas"]
-    return importlib.import_module("pandas")
-
-
-class _Deferred(type):
-    """A pandas class (``Index``, ``Series``) that the real pandas stands behind."""
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        # an object of a pandas class can only exist once pandas is loaded
-        real = sys.modules.get("pandas")
-        if real is None or isinstance(real, _DeferredPandas):
-            return False
-        return isinstance(instance, getattr(real, cls.__name__))
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return getattr(_real_pandas(), cls.__name__)(*args, **kwargs)
-
-
-class _DeferredPandas(types.ModuleType):
-    """What cp_model's ``import pandas as pd`` binds: the real pandas, loaded when used."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("Index", "Series"):
-            deferred = _Deferred(name, (), {})
-            setattr(self, name, deferred)
-            return deferred
-        return getattr(_real_pandas(), name)
+                _loaded = cp_model_helper
+    return _loaded

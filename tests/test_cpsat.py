@@ -1,0 +1,197 @@
+"""The CP-SAT backend: the model it writes, how it loads OR-Tools, and what it loads.
+
+The backend writes its model's protocol buffer itself (``ProtoModel``) and solves it
+with ``cp_model_helper``; these tests check that every model it hands CP-SAT is
+the one ``cp_model`` writes for the same constraints, that an exact call loads
+neither ``cp_model`` nor pandas, and that the first solves of a fresh process, started
+on several threads at once, all get a fully imported OR-Tools.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pytest
+
+from assembler.exact import cpsat
+from assembler.exact.closure import build_problem
+from assembler.model.parse import parse_request
+from assembler.stages.gates import apply_gates
+from assembler.tooling.generate import Shape, generate
+
+
+class _Mirrored(cpsat.ProtoModel):
+    """A ``ProtoModel`` that makes every call on a ``cp_model.CpModel`` as well."""
+
+    def __init__(self, helper: Any) -> None:
+        from ortools.sat.python import cp_model
+
+        super().__init__(helper)
+        self.cp = cp_model
+        self.reference = cp_model.CpModel()
+        self.vars: list[Any] = []
+
+    def _literal(self, literal: int) -> Any:
+        return self.vars[literal] if literal >= 0 else ~self.vars[-literal - 1]
+
+    def _expr(self, terms: Sequence[tuple[int, int]]) -> Any:
+        return self.cp.LinearExpr.weighted_sum(
+            [self.vars[v] for v, _ in terms], [c for _, c in terms]
+        )
+
+    def new_bool(self, name: str) -> int:
+        self.vars.append(self.reference.new_bool_var(name))
+        return super().new_bool(name)
+
+    def exactly_one(self, literals: Sequence[int]) -> None:
+        self.reference.add_exactly_one([self._literal(x) for x in literals])
+        super().exactly_one(literals)
+
+    def at_most_one(self, literals: Sequence[int]) -> None:
+        self.reference.add_at_most_one([self._literal(x) for x in literals])
+        super().at_most_one(literals)
+
+    def bool_or(self, literals: Sequence[int], enforced_by: int | None = None) -> None:
+        added = self.reference.add_bool_or([self._literal(x) for x in literals])
+        if enforced_by is not None:
+            added.only_enforce_if(self._literal(enforced_by))
+        super().bool_or(literals, enforced_by)
+
+    def fix(self, terms: Sequence[tuple[int, int]], value: int) -> None:
+        self.reference.add(self._expr(terms) == value)
+        super().fix(terms, value)
+
+    def at_most(self, terms: Sequence[tuple[int, int]], value: int) -> None:
+        self.reference.add(self._expr(terms) <= value)
+        super().at_most(terms, value)
+
+    def objective(self, terms: Sequence[tuple[int, int]], *, maximize: bool) -> None:
+        super().objective(terms, maximize=maximize)  # clears both objectives first
+        (self.reference.maximize if maximize else self.reference.minimize)(self._expr(terms))
+
+    def clear_objective(self) -> None:
+        self.reference.clear_objective()
+        super().clear_objective()
+
+    def hint(self, values: Iterable[tuple[int, int]]) -> None:
+        pairs = list(values)
+        self.reference.clear_hints()
+        for variable, value in pairs:
+            self.reference.add_hint(self.vars[variable], bool(value))
+        super().hint(pairs)
+
+    def clear_hints(self) -> None:
+        self.reference.clear_hints()
+        super().clear_hints()
+
+    def assume(self, literals: Sequence[int]) -> None:
+        self.reference.add_assumptions([self._literal(x) for x in literals])
+        super().assume(literals)
+
+    def clear_assumptions(self) -> None:
+        self.reference.clear_assumptions()
+        super().clear_assumptions()
+
+
+def _problems() -> Iterable[Any]:
+    for seed in range(40):
+        yield generate(random.Random(seed), Shape.small(14))
+    for seed in range(2):
+        yield generate(random.Random(seed), Shape.scale(200))
+
+
+def test_every_model_solved_is_the_one_cp_model_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: set[str] = set()
+    run = cpsat._Session._run
+
+    def checked(session: Any) -> Any:
+        text = str(session.model.proto)
+        assert text == str(session.model.reference.proto)
+        seen.update(part for part in _PARTS if part in text)
+        return run(session)
+
+    monkeypatch.setattr(cpsat, "ProtoModel", _Mirrored)
+    monkeypatch.setattr(cpsat._Session, "_run", checked)
+    for request in _problems():
+        parsed = parse_request(request)
+        problem = build_problem(parsed, apply_gates(parsed))
+        for flags in ({}, {"tiebreak": False}, {"value_only": True, "tiebreak": False}):
+            cpsat.CpSat().solve(problem, time_limit=30, workers=1, **flags)
+        cpsat.CpSat().solve(problem.mandatory(), time_limit=30, workers=1)
+    # every kind of constraint, objective, hint and assumption the phases write
+    assert seen == set(_PARTS)
+
+
+_PARTS = (
+    "exactly_one",
+    "at_most_one",
+    "bool_or",
+    "enforcement_literal",
+    "linear",
+    "domain: -9223372036854775808",
+    "scaling_factor: -1",
+    "scaling_factor: 1",
+    "solution_hint",
+    "assumptions",
+    "unique_probe",
+)
+
+
+def test_an_exact_call_loads_neither_cp_model_nor_pandas() -> None:
+    code = (
+        "import random, sys, assembler\n"
+        "from assembler.tooling.generate import Shape, generate\n"
+        "request = generate(random.Random(3), Shape.scale(300))\n"
+        "result = assembler.assemble(request, time_limit=30)\n"
+        "assert 'ortools.sat.python.cp_model_helper' in sys.modules, 'CP-SAT was not reached'\n"
+        "assert assembler.verify(request, result) == []\n"
+        "print('ortools.sat.python.cp_model' in sys.modules, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+# Eight threads of a fresh process assemble at once, each request reaching CP-SAT: the
+# first to get there imports OR-Tools while the others arrive. The race it guards
+# against (a thread finding the module half-imported: "partially initialized module
+# ... has no attribute 'CpModel'") failed about half of such processes.
+_RACE = """
+import random, sys, threading
+import assembler
+from assembler.tooling.generate import Shape, generate
+requests = [generate(random.Random(3), Shape.scale(300)) for _ in range(8)]
+assembler.assemble(generate(random.Random(1), Shape.small(6)))  # everything but OR-Tools
+assert not any(m.startswith("ortools") for m in sys.modules), "OR-Tools loaded too early"
+start = threading.Barrier(len(requests))
+failures = []
+
+def call(request):
+    start.wait()
+    try:
+        result = assembler.assemble(request, time_limit=60)
+        assert assembler.verify(request, result) == [] and result.optimal
+    except Exception as error:
+        failures.append(repr(error)[:300])
+
+threads = [threading.Thread(target=call, args=(r,)) for r in requests]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert "ortools.sat.python.cp_model_helper" in sys.modules, "CP-SAT was not reached"
+print(failures)
+"""
+
+
+def test_the_first_solves_of_a_fresh_process_may_start_on_many_threads() -> None:
+    runs = [
+        subprocess.Popen([sys.executable, "-c", _RACE], stdout=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
+    outputs = [run.communicate(timeout=300)[0].strip() for run in runs]
+    assert [run.returncode for run in runs] == [0] * len(runs)
+    assert outputs == ["[]"] * len(runs)
