@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .cli import main
+from .cli import entry_point
 
-raise SystemExit(main())
+raise SystemExit(entry_point())

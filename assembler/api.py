@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
 from .model.bugs import internal_errors
-from .model.collector import no_cyclic_gc
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
 from .model.parse import parse_request
@@ -39,7 +38,6 @@ __all__ = [
     "TRACE_PER_GATES_SECOND",
     "assemble",
     "assemble_validated",
-    "no_cyclic_gc",
 ]
 
 # The trace that follows the decision is kept out of the decision's time: it does
@@ -144,10 +142,7 @@ def _assemble(
     if counter is not None and fmt is None:
         raise InvalidRequest("counter", "counts rendered text: give a render format too")
     run = load_strategy(strategy)
-    with no_cyclic_gc():
-        return _pipeline(
-            request, run, float(limit), count, fmt, counter, limits, on_parsed, validated
-        )
+    return _pipeline(request, run, float(limit), count, fmt, counter, limits, on_parsed, validated)
 
 
 def _pipeline(

@@ -91,25 +91,30 @@ def test_unknown_strategy_is_a_clear_error() -> None:
         raise AssertionError("expected UnknownStrategy")
 
 
-def test_the_cyclic_collector_is_off_during_a_call_and_restored_after() -> None:
+def test_a_call_leaves_the_collector_as_the_caller_set_it() -> None:
+    # the collector is the whole process's: a library call neither pauses it nor tunes
+    # it, for its own thread or any other (the commands set a policy for the processes
+    # they own: test_cli.py)
     import gc
 
+    import tests_support
     from conftest import request
 
     from assembler.strategies import STRATEGIES
 
-    seen: list[bool] = []
     STRATEGIES["gc-probe"] = "tests_support:records_gc_state"
+    tests_support.GC_SEEN.clear()
     try:
         for enabled in (True, False):
             (gc.enable if enabled else gc.disable)()
+            before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
             assembler.assemble(request(), strategy="gc-probe")
-            seen.append(gc.isenabled())
-            assert gc.isenabled() is enabled
+            assert tests_support.GC_SEEN[-1] == before
+            assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
     finally:
         del STRATEGIES["gc-probe"]
         gc.enable()
-    assert seen == [True, False]
+    assert [seen[0] for seen in tests_support.GC_SEEN] == [True, False]
 
 
 def test_names_renamed_in_the_subpackages_still_read_with_a_warning() -> None:

@@ -266,3 +266,22 @@ def test_limits_far_beyond_the_request_cost_nothing() -> None:
         input=deep, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "nested too deeply" in done.stderr
+
+
+def test_the_command_sets_its_process_collector_policy_and_main_alone_does_not() -> None:
+    import gc
+
+    from assembler.cli.process import GEN0_THRESHOLD
+
+    probe = (
+        "import gc, sys\n"
+        "from assembler.cli import entry_point, main\n"
+        "before = gc.get_threshold()\n"
+        "assert main(['--help']) == 0 and gc.get_threshold() == before\n"
+        "sys.argv = ['assembler', '--help']\n"
+        "code = entry_point()\n"
+        "print(code, gc.get_threshold()[0], gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split()[-3:] == ["0", str(GEN0_THRESHOLD), "True"]
+    assert gc.get_threshold()[0] != GEN0_THRESHOLD  # this process is the tests'

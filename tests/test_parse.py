@@ -522,36 +522,6 @@ def test_a_request_read_from_json_text_is_marked_like_a_parsed_one() -> None:
     assert assembler.assemble(parsed) == assembler.assemble(req)
 
 
-def test_a_parse_ending_during_another_threads_call_leaves_the_collector_off(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # thread A parses; thread B's call starts during the parse and is still running
-    # when the parse ends: the collector must stay off until B ends too
-    import gc
-    from contextlib import ExitStack
-
-    import assembler.model.parse as parse_module
-    from assembler.model.collector import no_cyclic_gc
-
-    other_call = ExitStack()
-    real_parse = parse_module._parse
-
-    def parse_while_another_call_starts(data: Any, limits: Any) -> Any:
-        other_call.enter_context(no_cyclic_gc())
-        return real_parse(data, limits)
-
-    monkeypatch.setattr(parse_module, "_parse", parse_while_another_call_starts)
-    gc.enable()
-    try:
-        parse_request(request())
-        assert not gc.isenabled()
-        other_call.close()
-        assert gc.isenabled()
-    finally:
-        other_call.close()
-        gc.enable()
-
-
 def test_the_candidate_shell_has_the_candidates_fields() -> None:
     from dataclasses import fields, replace
 

@@ -4,6 +4,7 @@ Input: ``argv``. Output: text or JSON on stdout and an exit code (``assembler.ex
 error is one line on stderr. A failure of the assembler itself (a bug) exits 4 with
 one line saying how to report it, never 1 (a refusal) and never a traceback, unless
 ``ASSEMBLER_TRACEBACK=1`` asks for it.
+``entry_point`` is the process's entry (it sets the process's collector policy first).
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``explain`` (inspect a compilation), ``serve`` (the warm server),
 ``bench`` (the benchmarks of a clone);
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from ..exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID
 from ..model.errors import InternalError
 
-__all__ = ["main"]
+__all__ = ["entry_point", "main"]
 
 _USAGE = """usage: assembler <command> [options]
 
@@ -40,6 +41,17 @@ commands:
 
 'assembler <command> --help' describes each command.
 """
+
+
+def entry_point() -> int:
+    """The ``assembler`` command as a process of its own (the console script and
+    ``python -m assembler``): the process's collector policy (``cli.process``), then
+    ``main()``. ``main()`` alone, called in a process it does not own, changes nothing
+    process-wide."""
+    from .process import collector_policy
+
+    collector_policy()
+    return main()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

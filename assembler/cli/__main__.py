@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import main
+from . import entry_point
 
-raise SystemExit(main())
+raise SystemExit(entry_point())

@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import Any, cast
 
 from .bugs import internal_errors
-from .collector import no_cyclic_gc
 from .errors import InvalidRequest, RequestTooLarge
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
@@ -58,7 +57,7 @@ def request_from_json(text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> 
     The size limit is checked on the text, before it is parsed into objects.
     """
     limits = _limits(limits)
-    with internal_errors("request_from_json"), no_cyclic_gc():
+    with internal_errors("request_from_json"):
         parsed = _parse(load_json(text, limits), limits)
     # marked as parse_request marks it, so assemble() does not check it a second time
     object.__setattr__(parsed, "validated_under", limits)
@@ -77,7 +76,7 @@ def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT
     limits = _limits(limits)
     if isinstance(data, Request) and data.validated_under == limits:
         return data  # this very object passed these rules already and cannot have changed
-    with internal_errors("parse_request"), no_cyclic_gc():
+    with internal_errors("parse_request"):
         parsed = _checked(data, limits) if isinstance(data, Request) else _parse(data, limits)
     object.__setattr__(parsed, "validated_under", limits)
     return parsed

@@ -40,7 +40,6 @@ from ..exact.closure import Problem
 from ..exact.solve import decide_exact, exact_backend
 from ..model.arguments import call_arguments
 from ..model.bugs import internal_errors
-from ..model.collector import no_cyclic_gc
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.rendering import RenderFormat
 from ..model.types import Candidate, Result, Status
@@ -102,8 +101,7 @@ def warm_answer(
     warm: list[Warm] = []
 
     def compile(on_parsed: OnParsed | None) -> Result:
-        with no_cyclic_gc():
-            result, after = _answer(state, base, options, float(limit), workers, kept, on_parsed)
+        result, after = _answer(state, base, options, float(limit), workers, kept, on_parsed)
         warm.append(after)
         return result
 
