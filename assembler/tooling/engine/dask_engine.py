@@ -122,7 +122,7 @@ class DaskEngine(WindowedEngine):
                     # the scheduler's HTTP endpoints (loopback, as the cluster) move to a
                     # free port when 8787 is taken, with a warning that helps nobody here
                     warnings.filterwarnings("ignore", message="Port 8787 is already in use")
-                    self._cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
+                    self._cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]  # distributed is unannotated
                         n_workers=workers,
                         threads_per_worker=1,
                         processes=True,
@@ -134,12 +134,12 @@ class DaskEngine(WindowedEngine):
                         # us through the futures and the scheduler's events instead.
                         silence_logs=logging.CRITICAL,
                     )
-                    self._client = distributed.Client(self._cluster)  # type: ignore[no-untyped-call]
+                    self._client = distributed.Client(self._cluster)  # type: ignore[no-untyped-call]  # distributed is unannotated
                     self._client.register_plugin(_Detach(), name="assembler-detach")
                 where = f"LocalCluster at {self._cluster.scheduler_address}"
             else:
                 try:
-                    self._client = distributed.Client(  # type: ignore[no-untyped-call]
+                    self._client = distributed.Client(  # type: ignore[no-untyped-call]  # distributed is unannotated
                         scheduler, timeout=connect_timeout
                     )
                 except (OSError, TimeoutError) as error:
@@ -194,7 +194,7 @@ class DaskEngine(WindowedEngine):
             return
         waiting = [job.future for job in handles if not job.done]
         with suppress(TimeoutError):
-            distributed.wait(  # type: ignore[no-untyped-call]
+            distributed.wait(  # type: ignore[no-untyped-call]  # distributed is unannotated
                 waiting, timeout=timeout, return_when="FIRST_COMPLETED"
             )
         for job in handles:
