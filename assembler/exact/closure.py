@@ -78,12 +78,11 @@ def build_problem_by(deadline: float, request: Request, gates: GateReport) -> Pr
     during its first pass over the forms (checked every ``_CHUNK`` forms). A problem
     finished past its deadline is never searched, so a call whose time is already spent
     (the pipeline's floor of 1 ms, after a parse longer than the limit) stops within a
-    chunk instead of building the whole problem (~0.2 s at 100k forms) only to answer
-    undecided."""
+    chunk instead of building the whole problem only to answer undecided."""
     return _build(request, gates, None, deadline)
 
 
-# forms read between two looks at the clock in build_problem_by (~1 ms at scale)
+# forms read between two looks at the clock in build_problem_by (about a millisecond)
 _CHUNK = 4096
 
 

@@ -41,14 +41,13 @@ class CoreSearch:
     bound has nothing to prune there.
     """
 
-    # forms up to which the small search is tried first (measured on 100-form requests:
-    # a cap of 48 gave a median of 5.2 ms, 96 gave 2.7 ms, 200 no better)
+    # forms up to which the small search is tried first (the quickest cap measured)
     SMALL_CORE = 96
     # Core size aimed at by the first, hypothetical threshold (``_tighten``): small
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
-    # requests (10k forms: the optimum's own threshold left 233-1,821 forms).
+    # requests
     TIGHT_CORE = 400
-    # Seconds to build a CP-SAT model, per form (measured ~10 us; doubled for safety).
+    # Seconds to build a CP-SAT model, per form (twice what it was measured to take)
     MODEL_SECONDS_PER_FORM = 2e-5
 
     # the strategy this backend answers for (``Result.strategy``), whatever its inner
@@ -97,7 +96,7 @@ class CoreSearch:
         if tightened is None:
             if _late(deadline) and first.incumbent is not None:
                 # Past the deadline, with an incumbent, the fixings and the core are not
-                # drawn (linear, but 1-2 s at 300k forms): the answer is the incumbent
+                # drawn (linear, but seconds at scale): the answer is the incumbent
                 # with the bound, as the reduction would carry them. (Without one the
                 # reduction is still drawn: its contradiction proves infeasibility.)
                 return SolveOutcome(SolveStatus.FEASIBLE, first.incumbent, bound=first.bound)

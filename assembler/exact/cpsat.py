@@ -25,19 +25,17 @@ objective before the next):
 A unique optimum is what makes the answer independent of the worker count and of
 the order in which the model was built (parallel CP-SAT is not deterministic).
 
-Workers (issue 16): every solve first runs alone the one-worker search (``ALONE``
-seconds); only a solve still running then is raced by other single-worker
-configurations, up to ``workers`` searches in all and never more than the cores this
-process may use. The first to prove wins and the others are stopped. CP-SAT's own
-parallel portfolio was measured slower than one worker here at 10k forms and on
-chain/cycle requests (no different at 1k): it drops the one-worker configuration and
-spends a core on first-solution and LNS workers these models do not need. A race that
-starts at once still cost the one-worker search its core on a busy machine
-(chain/cycle: 1.4x one worker's time). So more workers cost nothing on the
-solves that are quick anyway, and on a hard one they add searches that may prove
-sooner. Each search runs in its own thread and the calling thread waits, so a
-Ctrl-C reaches Python's handler at once (CP-SAT's own SIGINT handler is off: it cut
-the search short and left SIGINT at its fatal default afterwards, issue 15).
+Workers: every solve first runs alone the one-worker search (``ALONE`` seconds); only
+a solve still running then is raced by other single-worker configurations, up to
+``workers`` searches in all and never more than the cores this process may use. The
+first to prove wins and the others are stopped. CP-SAT's own parallel portfolio drops
+the one-worker configuration and spends cores on first-solution and LNS workers these
+models do not need, and a race that starts at once costs the one-worker search its
+core on a busy machine: so more workers cost nothing on the solves that are quick
+anyway, and on a hard one they add searches that may prove sooner. Each search runs
+in its own thread and the calling thread waits, so a Ctrl-C reaches Python's handler
+at once (CP-SAT's own SIGINT handler is off: it cuts the search short and leaves
+SIGINT at its fatal default afterwards).
 """
 
 from __future__ import annotations
@@ -68,10 +66,7 @@ _RACERS = (
 
 
 # Cores of at least this many forms put every linear constraint into CP-SAT's LP from
-# the start instead of lazily. Measured on the 10k-form benchmark requests, side by
-# side: their cost and tie-break levels (cores of 1.6k-6.4k forms) proved 1.2-3x
-# faster, 3.4 -> 2.0 s and 0.72 -> 0.49 s end to end; on trial cores of ~300 forms it
-# was up to 3x slower (13 -> 38 ms), and 1k-form requests never reach this size.
+# the start instead of lazily: faster on large cores, slower on small ones
 EAGER_LP_FROM = 1500
 
 
@@ -85,10 +80,8 @@ def racers(workers: int) -> int:
 
 class CpSat:
     name = "cpsat"
-    # Seconds a solve runs alone before other configurations race it. Most solves of
-    # the benchmark families end sooner (chain/cycle cores: 0.03-0.3 s per solve); the
-    # long ones are the 10k-form cost and uniqueness proofs (1-3 s), where a second
-    # search can win.
+    # Seconds a solve runs alone before other configurations race it: most solves end
+    # sooner, and on the long proofs a second search can win
     ALONE = 0.5
 
     def solve(
@@ -242,13 +235,9 @@ class _Session:
         params.random_seed = 0
         # Ctrl-C is the caller's (see the module's docstring).
         params.catch_sigint_signal = False
-        # The reduction stage has already done the presolve that matters here; CP-SAT's
-        # own was measured to cost more than it saves at every size (100-form cores:
-        # 21.6 -> 8.6 ms for all phases; 10k cores, value phase: 0.51 -> 0.20 s,
-        # 1.55 -> 0.43 s, 0.79 -> 0.11 s).
+        # the reduction did the presolve that matters; CP-SAT's own costs more than it saves
         params.cp_model_presolve = False
-        # Measured here: lin2 proves 1,000-form optima in ~0.4 s where the default
-        # does not within 30 s (see issue 5).
+        # linearization level 2 proves optima the default level does not, in far less time
         params.linearization_level = 2
         if self.problem.size >= EAGER_LP_FROM:
             params.add_lp_constraints_lazily = False
@@ -330,9 +319,8 @@ class _Session:
         if proven:
             value = proven[0]
         else:
-            # Phase 1: value. (A single objective V*K - C was measured 11x slower than
-            # value then cost: its huge coefficients blunt CP-SAT's LP, 6.5 s against
-            # 0.8 s on a 2,500-form core.)
+            # Phase 1: value. (Not one objective V*K - C: its huge coefficients blunt
+            # CP-SAT's LP.)
             self.model.objective(values, maximize=True)
             status, response = self._run()
             if status == self.infeasible:
@@ -371,8 +359,8 @@ class _Session:
         with that answer forbidden: when nothing else is lighter, that one solve settles
         both phases (on 10k-form requests the cost phase's answer usually is the
         lightest). Otherwise the lightest found is checked the same way. The weight's
-        minimum is never stated as a constraint before these solves: as a floor it made
-        them 4-7x slower."""
+        minimum is never stated as a constraint before these solves: as a floor it makes
+        them several times slower."""
         problem = self.problem
         weights = _terms(problem.weight)
         lightest_known = not held
@@ -440,9 +428,8 @@ class _Session:
         forms, or holds all of them and more, and then weighs more: one clause keeps
         exactly what can weigh as little. When ``selection`` is known to be the lightest,
         a second clause (take a form it leaves out) is valid too: holding only its forms
-        would weigh less. Minimising was measured twice as fast as asking whether
-        anything of exactly that weight exists (0.25 s against 0.52-0.58 s on 10k-form
-        cores): the objective's bound prunes where an equality does not. The clauses
+        would weigh less. Minimising is faster than asking whether anything of exactly
+        that weight exists: the objective's bound prunes where an equality does not. The clauses
         are guarded by a literal assumed for this solve only, so the model stays
         reusable."""
         chosen = set(selection)

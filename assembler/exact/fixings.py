@@ -41,11 +41,11 @@ __all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
 # Seconds per open form the work after the LP takes (incumbent, fixings, propagation,
-# the core): kept back from the LP's time limit (measured ~2 us at 100k; doubled).
+# the core): kept back from the LP's time limit (twice what it was measured to take).
 AFTER_LP_SECONDS_PER_FORM = 4e-6
 LP_SHARE = 0.8
-# What the value LP takes per form, roughly (16 us at 100k forms quietly, 4-10 us at
-# 10k): below twice this the budget row's Lagrangian is secured before the LP.
+# What the value LP takes per form, roughly (the slowest measured, at 100k forms): below
+# twice this the budget row's Lagrangian is secured before the LP.
 EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
 
 
@@ -169,9 +169,9 @@ def plan(
     open_forms = np.flatnonzero(state == FREE)
     fallback: tuple[int, Any] | None = None
     if by_value and _left(deadline) < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
-        # The LP may not finish in time: secure the budget row's Lagrangian first
-        # (0.3 s at 100k forms, against 1.6-2.8 s for the LP), so that an LP stopped by
-        # the limit still leaves a bound within a fraction of a percent and a bundle.
+        # The LP may not finish in time: secure the budget row's Lagrangian first (a
+        # fraction of the LP's time), so that an LP stopped by the limit still leaves a
+        # bound within a fraction of a percent and a bundle.
         fallback = budget_relaxation(problem, open_forms)
         candidates.append(build_incumbent(problem, open_forms, fallback[1], deadline=deadline))
     if use_lp and problem.budget is not None and problem.size >= LP_MIN_FORMS:
@@ -180,9 +180,8 @@ def plan(
             floor = sum(problem.value[f] for f in known)
             if level is Level.WEIGHT:
                 cap = sum(problem.cost[f] for f in known)
-        # HiGHS reads its clock between iterations, and one iteration of a large LP was
-        # measured to run 0.04-0.1 s past the limit: a fifth of the LP's share is kept
-        # back so that the incumbent still gets its turn
+        # HiGHS reads its clock between iterations, and one iteration of a large LP can
+        # run past the limit: a fifth of the LP's share is kept back for the incumbent
         left = LP_SHARE * (_left(deadline) - AFTER_LP_SECONDS_PER_FORM * problem.size)
         if left > 0:
             relaxation = relax(

@@ -51,9 +51,8 @@ def build_incumbent(
     rounded = np.round(np.asarray(preference, dtype=np.float64), 6)
     # offered: preferred first, then by value density, then canonical order
     order = forms[np.lexsort((forms, -value / np.maximum(cost, 1.0), -rounded))]
-    # dragged in for an identity: its preferred form, else its cheapest. (Pulling the
-    # cheapest when the LP prefers another blocked the valuable form the LP had chosen
-    # for it, measured at ~500 value units lost on 1,000 forms.)
+    # dragged in for an identity: its preferred form, else its cheapest (pulling the
+    # cheapest when the LP prefers another blocks the valuable form the LP chose)
     picks = forms[np.lexsort((forms, cost, -rounded))]
     cheapest = forms[np.lexsort((forms, cost))]
     return _Grower(problem, order.tolist(), picks.tolist(), cheapest.tolist(), deadline).run()

@@ -10,9 +10,9 @@ search decides).
 
 Why: the cores an agent's requests leave (a few dozen forms, tool calls coupled to
 their results, no shared resolvers) are knapsacks on which the branch and bound of
-``search.py`` runs out of its few milliseconds (on one 27-form core it needed 457,000
-nodes, ~1 s) and a CP-SAT session costs 12-20 ms per call, two or three calls per
-request. Over the budget's integer costs the same cores take a few milliseconds.
+``search.py`` runs out of its few milliseconds and a CP-SAT session costs more than
+they take, two or three calls per request. Over the budget's integer costs the same
+cores take a few milliseconds.
 
 The items: identities joined by coupled groups form one item (all of its identities
 admitted, each with one form, or none), whose options are the combinations of its
@@ -91,7 +91,7 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     """Each item's options, or None when one has too many or the deadline passed; an
     item that cannot be admitted nor left out makes the list [[]] (no option:
     infeasible). A pass in Python over every form: the deadline is read every 1,024
-    items (a 100k-form core took 0.35 s here)."""
+    items."""
     count = len(problem.identities)
     parent = list(range(count))
 
@@ -146,8 +146,7 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Solv
     value[0] = 0
     choice = np.zeros((len(items), width), dtype=np.int16)
     # Cells past what the items so far can spend are unreached: each option only
-    # touches the reached prefix shifted by its cost. (The budget usually caps that
-    # prefix after a few items: on the cores of 100-1k-form requests this saved 13%.)
+    # touches the reached prefix shifted by its cost (until the budget caps it).
     reach = 0
     for k, options in enumerate(items):
         best_value = np.full(width, _UNREACHED, dtype=np.int64)

@@ -168,8 +168,7 @@ def _conflict(
     forms_of = _forms_of(problem, current)
     for identity in problem.required:
         # read before every test, not only before a pricing: each test walks the
-        # closure, and with hundreds of required identities the tests that need no
-        # pricing alone ran 0.3-0.7 s past the limit at 20k forms
+        # closure, and hundreds of required identities' tests alone overran the limit
         left = deadline - time.monotonic()
         if left <= 0:
             return kept, False

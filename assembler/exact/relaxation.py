@@ -18,9 +18,8 @@ The matrix is built from flat integer arrays (no per-entry Python work beyond re
 the needs), and stays linear in forms + dependency edges + group memberships: each
 needed or grouped identity gets an auxiliary column y_i = sum of its forms, each
 dependency is the row x_f <= y_d, and a group is a chain of rows y_a = y_b. HiGHS gets
-the remaining time as its time limit; large LPs use the interior point method, which
-was measured faster from about 50,000 columns (100k forms: 2.8 s against 3.9 s for
-dual simplex) and slower below.
+the remaining time as its time limit; large LPs use the interior point method, faster
+than dual simplex from about 50,000 columns and slower below.
 """
 
 from __future__ import annotations
@@ -59,8 +58,7 @@ class LpMemory:
     """The basis of the last LP solved with this memory, each column and row named by
     what it stands for (a form id, an identity, a dependency edge, a group pair), so
     that the next LP, that of the same request give or take a session's delta, starts
-    from it: measured at 5k forms of the agent loop, 2-9 simplex iterations instead of
-    ~1,400, and the LP's run 4-12 ms instead of 28-75 ms.
+    from it and needs a handful of simplex iterations instead of a full solve.
 
     Only a start, never a premise: HiGHS takes the basis as an alien one (it repairs
     what no longer fits: forms gone, rows new) and solves to optimality from it, and
@@ -290,8 +288,7 @@ def _solve(
     solver = _Highs()
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("threads", 1)
-    # Measured: HiGHS presolve cost more than it saved on these LPs (100k forms: 3.8 s
-    # with it, 1.6 s without; 10k: 60 ms against 37 ms).
+    # HiGHS' presolve costs more than it saves on these LPs, at every size measured
     solver.setOptionValue("presolve", "off")
     solver.setOptionValue("time_limit", max(0.001, time_limit))
     if n >= IPM_MIN_COLUMNS:
@@ -412,8 +409,7 @@ def budget_relaxation(problem: Problem, open_forms: Any, *, steps: int = 24) -> 
     dozen vectorised passes, and every lambda tried gives a valid bound: the lowest is
     kept. The forms that are their identity's best there are what the multiple-choice
     knapsack relaxation takes: preferred 1, the rest 0. (A plain value density order
-    lost 16% of the value at 100k forms: it admitted cheap anchors whose identities
-    could then not be upgraded.)"""
+    admits cheap anchors whose identities can then not be upgraded.)"""
     assert problem.budget is not None
     forms = np.asarray(open_forms, dtype=np.int64)
     n = len(forms)

@@ -108,8 +108,7 @@ TASK_ATTRIBUTES = frozenset(
 Fragments = dict[tuple[Any, ...], tuple[str, str | None]]
 # The memo is keyed by this tuple rather than by the Candidate: a parse makes new
 # Candidate objects every call, and the dataclass's generated __hash__/__eq__ build a
-# tuple in Python bytecode on each lookup (~1.7 us a candidate, half the recorder's
-# time at 1k forms); attrgetter builds the same tuple in C.
+# tuple in Python bytecode on each lookup; attrgetter builds the same tuple in C.
 _compared = attrgetter(*(f.name for f in fields(Candidate) if f.compare))
 _position = attrgetter("position")
 # past this many distinct candidates the memo starts again (bounded memory)
@@ -245,8 +244,8 @@ def result_document(result: Result) -> bytes:
     import orjson
 
     try:
-        # orjson writes the same JSON values ~8x faster than json.dumps (0.68 -> 0.09 ms
-        # for 1k decisions); the bytes are not hashed into any id, only stored and read
+        # orjson writes the same JSON values several times faster than json.dumps; the
+        # bytes are not hashed into any id, only stored and read
         return orjson.dumps(data)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         # what orjson refuses (an integer past 64 bits) the standard encoder still writes

@@ -86,8 +86,8 @@ def chain_hash(
         and (session is None or type(session) is str)
     ):
         # the canonical text written directly (keys in sorted order), as every append
-        # has it: encoding the dict costs ~20 us per event on a cache a solve just
-        # emptied; an event read back with odd column types takes the general path
+        # has it, rather than encoding a dict; an event read back with odd column types
+        # takes the general path
         text = (
             f'{{"compilation":{compilation},"kind":{_string(kind)},'
             f'"payload_sha256":"{payload_sha256}","prev":{_string(prev)},'

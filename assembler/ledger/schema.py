@@ -48,10 +48,9 @@ _V1 = (
         WHERE kind != 'compilation_requested'""",
 )
 
-# version 2: artifacts may also be LZ4 frames (compressing a result document with zlib
-# took ~0.1 ms at 100 forms and ~0.6 ms at 1k, a tenth of recording; LZ4 takes a
-# third of that). SQLite cannot change a CHECK constraint in place, so the table is
-# rebuilt with the same rows and rowids; zlib artifacts stay as they are.
+# version 2: artifacts may also be LZ4 frames (zlib was a tenth of recording's time;
+# LZ4 a third of zlib's). SQLite cannot change a CHECK constraint in place, so the
+# table is rebuilt with the same rows and rowids; zlib artifacts stay as they are.
 _V2 = (
     """CREATE TABLE blobs_v2 (
         sha256 TEXT NOT NULL UNIQUE,

@@ -5,7 +5,7 @@ Output: a request dict in the stated model's JSON format (always valid input), a
 the budget shapes the exact minimum cost of the required material, known by
 construction rather than by solving.
 
-The shapes (issue 12), each with exactly ``n_forms`` candidates:
+The shapes, each with exactly ``n_forms`` candidates:
 
 * ``giant-group``: one coupled group holds every identity (1-3 forms each), so any
   admission drags in everything; the budget fits the cheapest forms of all of them

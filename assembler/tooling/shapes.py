@@ -131,7 +131,7 @@ class Shape:
 
     @classmethod
     def scale(cls, n_forms: int) -> Shape:
-        """Benchmarks (issue 5): exactly ``n_forms`` forms shaped like real requests.
+        """Benchmarks: exactly ``n_forms`` forms shaped like real requests.
 
         1-4 forms per identity, ~10% of forms are references to a shared resolver,
         ~5% of identities in coupled pairs, ~5% required, budget 30% of total cost,
@@ -182,12 +182,12 @@ class Shape:
 
     @classmethod
     def tangled(cls, n_forms: int) -> Shape:
-        """Benchmarks (issue 16): the ``scale`` shape with dependency chains, cycles and
+        """Benchmarks: the ``scale`` shape with dependency chains, cycles and
         coupled groups of two or three turned up (half of the content identities need
         another, a quarter sit in a mutual dependency, 15% in a group).
 
         At 650-1,000 forms these cores are small but hard to prove: the multi-worker
-        CP-SAT portfolio stalled on some where one worker proved the optimum in 0.1-1 s.
+        CP-SAT portfolio stalled on some that one worker proved.
         """
         return replace(
             cls.scale(n_forms), p_chain=0.5, p_cycle=0.25, p_group=0.15, group_size=(2, 3)

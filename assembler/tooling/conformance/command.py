@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import NoReturn
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ...model.types import Status
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine

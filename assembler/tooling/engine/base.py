@@ -43,7 +43,7 @@ R = TypeVar("R")
 POLL_SECONDS = 0.1
 # jobs in flight per worker: enough that no worker idles while the parent merges
 IN_FLIGHT_PER_WORKER = 3
-# a local job costs ~0.1 ms to hand over, an example ~2 ms: small batches keep a
+# handing a local job over costs far less than an example: small batches keep a
 # time-bounded hunt's overrun short
 LOCAL_BATCH = 8
 

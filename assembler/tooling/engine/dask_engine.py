@@ -48,10 +48,14 @@ __all__ = ["DASK_BATCH", "RETRIES", "DaskEngine", "source_digest"]
 # a batch that raises is tried this many more times (a worker that dies is another
 # matter: the scheduler re-runs its tasks up to allowed-failures times)
 RETRIES = 2
-# a Dask task costs a few milliseconds of scheduling and transfer (benchmarks/engines.py
-# measures it); 64 examples (~0.1 s of work) keep that to a few per cent
+# a Dask task costs milliseconds of scheduling and transfer (benchmarks/engines.py):
+# a batch of 64 examples keeps that to a few per cent of its work
 DASK_BATCH = 64
 _PACKAGE = Path(__file__).resolve().parents[2]
+# distributed's API is not annotated: the three calls made of it, as what they are here
+_LocalCluster: Any = distributed.LocalCluster
+_Client: Any = distributed.Client
+_wait: Any = distributed.wait
 
 
 def source_digest() -> str:
@@ -66,7 +70,7 @@ def source_digest() -> str:
 
 def prepare() -> str:
     """On a worker: load the solvers now (the first exact answer in a process pays
-    ~0.2-1 s for OR-Tools and HiGHS), then return the source digest."""
+    for loading OR-Tools and HiGHS), then return the source digest."""
     assemble(generate(random.Random(0), Shape.small(4)), strategy="exact")
     return source_digest()
 
@@ -122,7 +126,7 @@ class DaskEngine(WindowedEngine):
                     # the scheduler's HTTP endpoints (loopback, as the cluster) move to a
                     # free port when 8787 is taken, with a warning that helps nobody here
                     warnings.filterwarnings("ignore", message="Port 8787 is already in use")
-                    self._cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]  # distributed is unannotated
+                    self._cluster = _LocalCluster(
                         n_workers=workers,
                         threads_per_worker=1,
                         processes=True,
@@ -134,14 +138,12 @@ class DaskEngine(WindowedEngine):
                         # us through the futures and the scheduler's events instead.
                         silence_logs=logging.CRITICAL,
                     )
-                    self._client = distributed.Client(self._cluster)  # type: ignore[no-untyped-call]  # distributed is unannotated
+                    self._client = _Client(self._cluster)
                     self._client.register_plugin(_Detach(), name="assembler-detach")
                 where = f"LocalCluster at {self._cluster.scheduler_address}"
             else:
                 try:
-                    self._client = distributed.Client(  # type: ignore[no-untyped-call]  # distributed is unannotated
-                        scheduler, timeout=connect_timeout
-                    )
+                    self._client = _Client(scheduler, timeout=connect_timeout)
                 except (OSError, TimeoutError) as error:
                     raise EngineError(
                         f"cannot reach the Dask scheduler at {scheduler}: {error}"
@@ -194,9 +196,7 @@ class DaskEngine(WindowedEngine):
             return
         waiting = [job.future for job in handles if not job.done]
         with suppress(TimeoutError):
-            distributed.wait(  # type: ignore[no-untyped-call]  # distributed is unannotated
-                waiting, timeout=timeout, return_when="FIRST_COMPLETED"
-            )
+            _wait(waiting, timeout=timeout, return_when="FIRST_COMPLETED")
         for job in handles:
             if not job.done and job.future.done():
                 self._collect(job)

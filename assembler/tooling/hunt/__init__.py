@@ -1,4 +1,4 @@
-"""Counterexample hunts: find, shrink and pin where a strategy fails (issue 4).
+"""Counterexample hunts: find, shrink and pin where a strategy fails.
 
 Input: a strategy name, a seed, an example count or a time budget, a candidate cap,
 an engine (this process, a local pool, a Dask cluster) and an output folder

@@ -46,8 +46,8 @@ __all__ = [
 DEFAULT_OUT = Path("corpus/register")
 DEFAULT_EXAMPLES = 500
 DEFAULT_MAX_CANDIDATES = 10
-# findings shrunk and written per kind: shrinking costs ~100x an example, and the
-# first few findings of a kind are almost always the same trap
+# findings shrunk and written per kind: shrinking costs far more than an example, and
+# the first few findings of a kind are almost always the same trap
 DEFAULT_SHRINK_PER_KIND = 3
 
 

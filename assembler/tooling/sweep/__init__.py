@@ -1,5 +1,5 @@
 """Sweeps: one table of how each strategy fares across a grid of request shapes and
-budgets (issue 15).
+budgets.
 
 ``grid``: the axes and the seeded examples of each cell; ``run``: the grid judged on
 an engine (the hunt's judge, one exact answer per request), summed per cell;
