@@ -14,7 +14,8 @@ process's), interleaved round by round so that the machine's load falls on all a
 * ``default``: the collector as Python sets it: what a library call meets now;
 * ``process``: the policy ``assembler`` commands and ``assembler serve`` set for their
   own process (``assembler.cli.process.collector_policy``);
-* ``threshold=T``: gen0 threshold T, after a ``gc.freeze()`` (exploring the policy).
+* ``threshold=T``: gen0 threshold T set after the imports, with a ``gc.freeze()`` of
+  what exists then (exploring the policy).
 
 Each process builds its request (``assembler.tooling.generate``, ``Shape.scale(n)``,
 seed 0) before anything is timed, answers it once untimed, and then times ``calls``
@@ -88,8 +89,8 @@ for _ in range(calls):
     rows.append({
         "parse_s": parse_s, "parse_full_collections": parse_full, "parse_full_s": parse_full_s,
         "assemble_s": total_s, "full_collections": full_n, "full_s": full_s,
-        "python_stages_s": sum(stages[s] for s in STAGES),
-        "optimal": result.optimal,
+        "python_stages_s": sum(stages.get(s, 0.0) for s in STAGES),
+        "optimal": result.optimal, "status": result.status.value,
     })
 print(json.dumps(rows))
 """.replace("STAGES", repr(PYTHON_STAGES))
@@ -143,6 +144,7 @@ def measure(
                         )
                     },
                     "optimal": all(row["optimal"] for row in calls_of),
+                    "statuses": sorted({row["status"] for row in calls_of}),
                     "load": [min(loads), max(loads)],
                     "runs": runs[policy],
                 }

@@ -1,15 +1,15 @@
 """The garbage-collector policy of a process the command line owns.
 
-Input: nothing (``collector_policy()``, called by ``cli.main`` before a command runs).
-Output: the process's cyclic collector set for answering requests: what the imports
-built is frozen out of its passes (``gc.freeze``), and its first generation is
-collected after ``GEN0_THRESHOLD`` allocations instead of Python's 700.
+Input: nothing (``collector_policy()``, called by ``cli.entry_point`` before a command
+runs). Output: the process's cyclic collector collects its first generation after
+``GEN0_THRESHOLD`` allocations instead of Python's 700 (and so the older generations,
+which wait for it, less often too).
 
 A library call never changes the collector (it is the caller's process); the commands,
-``assembler serve`` included, own theirs. A call builds many acyclic objects that live
-as long as it does, and each pass over the older generations walks all of them again;
-collecting less often keeps that walk off the call (the figures:
-``benchmarks/results/collector.md``). Cycles are still collected, less often.
+``assembler serve`` included, own theirs. A call builds many objects that live as long
+as it does, and each pass over the oldest generation walks every one of them again:
+collecting less often keeps those passes off the calls. Cycles are still collected
+(figures: ``benchmarks/results/collector.md``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ GEN0_THRESHOLD = 100_000
 
 
 def collector_policy() -> None:
-    """Freeze what exists now out of the collector's passes and collect less often."""
-    gc.freeze()
+    """Collect the first generation after ``GEN0_THRESHOLD`` allocations."""
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(GEN0_THRESHOLD, older, oldest)
