@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["RENDER_VERSION", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 
 
 class RenderFormat(StrEnum):
