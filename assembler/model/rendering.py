@@ -126,8 +126,9 @@ class Rendering:
 
     @property
     def body(self) -> Any:
-        """The provider body as plain JSON values: a string for ``text``, the messages
-        list for ``openai-chat``, ``{"system", "messages"}`` for ``anthropic-messages``."""
+        """The provider body as plain JSON values: a string for ``text``, ``{"messages",
+        "tools"?}`` for ``openai-chat``, ``{"system", "messages", "tools"?}`` for
+        ``anthropic-messages``."""
         return json.loads(self.body_json)
 
     @property
