@@ -114,11 +114,13 @@ def units_of(
                 )
             owner = open_calls.pop(call_id)
             content = block.get("content", "")
+            # the first result also pays its message's framing, in case it travels alone
+            framing = meter.anthropic_message({"role": "user", "content": []}) if part == 1 else 0
             forms = tool_result_forms(
                 content_text(content),
                 call_id,
                 lambda text, b=block: {**b, "content": text},
-                meter.anthropic_block,
+                lambda piece: meter.anthropic_block(piece) + framing,
                 elide_above,
             )
             if not (isinstance(content, str) or all(
