@@ -69,8 +69,12 @@ class AssemblerMiddleware(AgentMiddleware):  # type: ignore[misc]
     def _calibrate(self, response: Any) -> None:
         if self.ledger is None or self.last is None:
             return
-        messages = getattr(response, "result", None) or []
-        usage = next((m.usage_metadata for m in messages if getattr(m, "usage_metadata", None)), None)
+        # a handler answers a ModelResponse, an AIMessage, or an extended response
+        inner = getattr(response, "model_response", response)
+        messages = getattr(inner, "result", None) or [inner]
+        usage = next(
+            (m.usage_metadata for m in messages if getattr(m, "usage_metadata", None)), None
+        )
         if usage:
             self.last.record_usage(self.ledger, usage)
 
