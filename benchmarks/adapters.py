@@ -74,7 +74,10 @@ def _edited_thinking(given: list[dict[str, Any]], sent: list[dict[str, Any]]) ->
 
 
 def goals(count: int) -> dict[str, Any]:
-    rows = {"openai": _goal_row(count // 2, "openai"), "anthropic": _goal_row(count - count // 2, "anthropic")}
+    rows = {
+        "openai": _goal_row(count // 2, "openai"),
+        "anthropic": _goal_row(count - count // 2, "anthropic"),
+    }
     return rows
 
 
@@ -104,7 +107,7 @@ def _goal_row(count: int, provider: str) -> dict[str, Any]:
             (send_openai if provider == "openai" else send_anthropic)(fitted.body(), wire)
             sent = wire.sent[0]
             accepted += sent["messages"] == fitted.messages
-        except Exception:  # noqa: BLE001 - a refused request is what is counted
+        except Exception:
             continue
         text = json.dumps(sent)
         images += "image" in text
@@ -191,9 +194,14 @@ def peers(count: int, repeats: int) -> dict[str, Any]:
         candidates = {"fit": fitted.messages}
         started = time.perf_counter()
         candidates["trim_messages"] = trim_messages(
-            given, max_tokens=budget, token_counter=counted, strategy="last",
-            start_on="human", include_system=True, allow_partial=False,
-        )  # fmt: skip
+            given,
+            max_tokens=budget,
+            token_counter=counted,
+            strategy="last",
+            start_on="human",
+            include_system=True,
+            allow_partial=False,
+        )
         add("trim_messages", "seconds", time.perf_counter() - started)
         summarizer = SummarizationMiddleware(
             GenericFakeChatModel(messages=iter([])), keep=("tokens", budget), token_counter=counted
@@ -201,7 +209,7 @@ def peers(count: int, repeats: int) -> dict[str, Any]:
         started = time.perf_counter()
         cut = summarizer._determine_cutoff_index(given)
         # the system prompt stays in an agent's request; the summary is not made here
-        candidates["SummarizationMiddleware cut"] = [given[0], *given[max(cut, 1):]]
+        candidates["SummarizationMiddleware cut"] = [given[0], *given[max(cut, 1) :]]
         add("SummarizationMiddleware cut", "seconds", time.perf_counter() - started)
         for name, kept in candidates.items():
             valid, tokens = _valid(list(kept), budget, meter)
@@ -237,19 +245,34 @@ def _timing_200(repeats: int) -> dict[str, Any]:
         return meter.openai_body({"messages": convert_to_openai_messages(list(messages))})
 
     budget = counted(given) * 2 // 5
-    samples: dict[str, list[float]] = {"fit": [], "trim_messages (same o200k count)": [],
-                                       "trim_messages (count_tokens_approximately)": []}  # fmt: skip
+    samples: dict[str, list[float]] = {
+        "fit": [],
+        "trim_messages (same o200k count)": [],
+        "trim_messages (count_tokens_approximately)": [],
+    }
     for _ in range(repeats):
         started = time.perf_counter()
         assembler.fit(given, model="gpt-4o", budget=budget)
         samples["fit"].append(time.perf_counter() - started)
         started = time.perf_counter()
-        trim_messages(given, max_tokens=budget, token_counter=counted, strategy="last",
-                      start_on="human", include_system=True)  # fmt: skip
+        trim_messages(
+            given,
+            max_tokens=budget,
+            token_counter=counted,
+            strategy="last",
+            start_on="human",
+            include_system=True,
+        )
         samples["trim_messages (same o200k count)"].append(time.perf_counter() - started)
         started = time.perf_counter()
-        trim_messages(given, max_tokens=budget, token_counter=count_tokens_approximately,
-                      strategy="last", start_on="human", include_system=True)  # fmt: skip
+        trim_messages(
+            given,
+            max_tokens=budget,
+            token_counter=count_tokens_approximately,
+            strategy="last",
+            start_on="human",
+            include_system=True,
+        )
         samples["trim_messages (count_tokens_approximately)"].append(time.perf_counter() - started)
     medians = {k: round(1000 * statistics.median(v), 2) for k, v in samples.items()}
     return {
@@ -257,7 +280,9 @@ def _timing_200(repeats: int) -> dict[str, Any]:
         "budget": budget,
         "repeats": repeats,
         "ms_median": medians,
-        "fit_over_trim_same_count": round(medians["fit"] / medians["trim_messages (same o200k count)"], 2),
+        "fit_over_trim_same_count": round(
+            medians["fit"] / medians["trim_messages (same o200k count)"], 2
+        ),
     }
 
 
@@ -309,7 +334,8 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "## Against LangChain, same transcripts as LangChain messages (OpenAI shapes)",
         "",
-        "| method | valid bodies (provider rules, within budget) | value kept | budget used | median time |",
+        "| method | valid bodies (provider rules, within budget) | value kept | budget used |"
+        " median time |",
         "|---|---|---|---|---|",
     ]
     for name, row in peers.items():
@@ -325,7 +351,8 @@ def _markdown(report: dict[str, Any]) -> str:
         "|---|---|",
         *(f"| {k} | {v} ms |" for k, v in timing["ms_median"].items()),
         "",
-        f"fit / trim_messages with the same count: {timing['fit_over_trim_same_count']}x (goal < 2x).",
+        f"fit / trim_messages with the same count: {timing['fit_over_trim_same_count']}x"
+        " (goal < 2x).",
         "",
     ]
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -38,4 +39,4 @@ def test_dropping_a_user_turn_never_makes_two_assistant_turns_meet() -> None:
     fitted = assembler.fit(messages, model="claude-sonnet-4-5", budget=1500)
     roles = [m["role"] for m in fitted.messages]
     assert fitted.dropped and roles[0] == "user"
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(roles))

@@ -14,26 +14,41 @@ from assembler.adapters import FitRefused
 
 def _call(call_id: str) -> dict[str, Any]:
     function = {"name": "f", "arguments": json.dumps({"q": call_id})}
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": function}]}  # fmt: skip
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def _transcript(rounds: int, size: int = 400) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be exact."},
-                                      {"role": "user", "content": "Start."}]  # fmt: skip
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Be exact."},
+        {"role": "user", "content": "Start."},
+    ]
     for k in range(rounds):
-        messages += [_call(f"c{k}"), {"role": "tool", "tool_call_id": f"c{k}", "content": f"{k} " * size}]
+        messages += [
+            _call(f"c{k}"),
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"{k} " * size},
+        ]
     return [*messages, {"role": "user", "content": "Now answer."}]
 
 
 def test_orphaned_and_unanswered_tool_messages_are_refused_by_field() -> None:
     with pytest.raises(InvalidRequest) as caught:
-        assembler.fit([{"role": "user", "content": "a"},
-                       {"role": "tool", "tool_call_id": "x", "content": "r"}], model="gpt-4o")  # fmt: skip
+        assembler.fit(
+            [
+                {"role": "user", "content": "a"},
+                {"role": "tool", "tool_call_id": "x", "content": "r"},
+            ],
+            model="gpt-4o",
+        )
     assert caught.value.field == "messages[1].tool_call_id"
     with pytest.raises(InvalidRequest) as caught:
-        assembler.fit([{"role": "user", "content": "a"}, _call("x"),
-                       {"role": "user", "content": "b"}], model="gpt-4o")  # fmt: skip
+        assembler.fit(
+            [{"role": "user", "content": "a"}, _call("x"), {"role": "user", "content": "b"}],
+            model="gpt-4o",
+        )
     assert caught.value.field == "messages[1].tool_calls"
     with pytest.raises(InvalidRequest) as caught:
         assembler.fit([{"role": "robot", "content": "a"}], model="gpt-4o")
@@ -68,8 +83,9 @@ def test_long_results_get_shorter_forms_and_calls_stay_with_results() -> None:
 def test_relevance_function_decides_what_stays() -> None:
     messages = _transcript(8, size=150)
     # value the oldest results most: the newest are the ones left out or shortened
-    fitted = assembler.fit(messages, model="gpt-4o", budget=1200,
-                           relevance=lambda i, m: 1.0 if i < 6 else 0.2)  # fmt: skip
+    fitted = assembler.fit(
+        messages, model="gpt-4o", budget=1200, relevance=lambda i, m: 1.0 if i < 6 else 0.2
+    )
     assert all(i >= 6 for i in (*fitted.dropped, *fitted.shortened))
     with pytest.raises(InvalidRequest) as caught:
         assembler.fit(messages, model="gpt-4o", relevance=lambda i, m: 2)

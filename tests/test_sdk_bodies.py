@@ -9,6 +9,7 @@ no orphaned tool message, thinking blocks untouched, within the budget as billed
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,9 @@ def test_rendered_body_goes_on_the_wire_as_the_manifest_hashes_it(name: str, fmt
     assert _sha(on_wire) == result.rendering.manifest.request_body_sha256
     assert assembler.verify_rendering(request, result, result.rendering) == []
     if any(c.get("kind") == "tool_definition" for c in request["candidates"]):
-        assert "tools" in sent and all("tool_definition" not in json.dumps(m) for m in sent["messages"])
+        assert "tools" in sent and all(
+            "tool_definition" not in json.dumps(m) for m in sent["messages"]
+        )
 
 
 def _tool_messages_answered(messages: list[dict[str, Any]]) -> bool:
@@ -83,15 +86,17 @@ def test_fit_openai_transcripts_are_sent_as_returned(seed: int) -> None:
     assert assembler.verify(fitted.request, fitted.result) == []
     # every message sent is one given, a tool result perhaps shortened
     for m in sent["messages"]:
-        assert m in given or (m["role"] == "tool" and "elided" in m["content"] or "cleared" in m["content"])
+        assert m in given or (
+            (m["role"] == "tool" and "elided" in m["content"]) or "cleared" in m["content"]
+        )
 
 
 def _thinking_untouched(given: list[dict[str, Any]], sent: list[dict[str, Any]]) -> bool:
     turns = [m for m in given if m["role"] == "assistant"]
     for m in sent:
-        if m["role"] == "assistant" and any(b.get("type") == "thinking" for b in m["content"]):
-            if m not in turns:
-                return False
+        thinks = m["role"] == "assistant" and any(b.get("type") == "thinking" for b in m["content"])
+        if thinks and m not in turns:
+            return False
     return True
 
 
@@ -108,7 +113,7 @@ def test_fit_anthropic_bodies_keep_thinking_whole_and_alternate(seed: int) -> No
     assert sent["tools"] == body["tools"]
     assert _thinking_untouched(body["messages"], sent["messages"])
     roles = [m["role"] for m in sent["messages"]]
-    assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:]))
+    assert roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
     assert fitted.tokens == meter.anthropic_body(sent) <= budget
     assert assembler.verify(fitted.request, fitted.result) == []
 

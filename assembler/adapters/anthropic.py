@@ -23,6 +23,7 @@ neighbouring messages of one role are merged (Anthropic's roles alternate).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..model.errors import InvalidRequest
@@ -88,7 +89,11 @@ def units_of(
         if message["role"] == "assistant":
             if open_calls:
                 raise _unanswered(open_calls)
-            calls = [b.get("id") for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+            calls = [
+                b.get("id")
+                for b in blocks
+                if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            ]
             for call in calls:
                 open_calls[str(call)] = index
             units.append(
@@ -104,13 +109,15 @@ def units_of(
             previous_plain_user = None
             continue
         results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
-        others = [b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
+        others = [
+            b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_result")
+        ]
         for part, block in enumerate(results, start=1):
             call_id = str(block.get("tool_use_id"))
             if call_id not in open_calls:
                 raise InvalidRequest(
                     f"messages[{index}].content",
-                    f"a tool_result answers {call_id!r}, which the assistant turn before did not call",
+                    f"a tool_result answers {call_id!r}, which the turn before did not call",
                 )
             owner = open_calls.pop(call_id)
             content = block.get("content", "")
@@ -119,13 +126,14 @@ def units_of(
             forms = tool_result_forms(
                 content_text(content),
                 call_id,
-                lambda text, b=block: {**b, "content": text},
-                lambda piece: meter.anthropic_block(piece) + framing,
+                partial(_with_content, block),
+                partial(_priced, meter, framing),
                 elide_above,
             )
-            if not (isinstance(content, str) or all(
-                isinstance(c, Mapping) and c.get("type") == "text" for c in content
-            )):
+            if not (
+                isinstance(content, str)
+                or all(isinstance(c, Mapping) and c.get("type") == "text" for c in content)
+            ):
                 forms = forms[:1]  # images in a result are sent whole or not at all
             units.append(
                 Unit(f"{key}.r{part}", index, part, Kind.USER_TURN, forms,
@@ -160,6 +168,14 @@ def units_of(
             )
         )  # fmt: skip
     return units
+
+
+def _with_content(block: Mapping[str, Any], text: str) -> dict[str, Any]:
+    return {**block, "content": text}
+
+
+def _priced(meter: Meter, framing: int, piece: Mapping[str, Any]) -> int:
+    return meter.anthropic_block(piece) + framing
 
 
 def _unanswered(open_calls: Mapping[str, int]) -> InvalidRequest:

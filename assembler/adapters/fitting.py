@@ -113,13 +113,16 @@ class Fitted:
 def billed_input_tokens(usage: Any) -> int:
     """The input tokens a provider billed: OpenAI's ``prompt_tokens``, Anthropic's
     ``input_tokens`` plus its cache writes and reads, LangChain's ``input_tokens``."""
+
     def get(key: str) -> int:
         value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
     if get("prompt_tokens"):
         return get("prompt_tokens")
-    total = get("input_tokens") + get("cache_creation_input_tokens") + get("cache_read_input_tokens")
+    total = (
+        get("input_tokens") + get("cache_creation_input_tokens") + get("cache_read_input_tokens")
+    )
     if total < 1:
         raise InvalidRequest("usage", "has no prompt_tokens or input_tokens to calibrate with")
     return total
@@ -274,7 +277,9 @@ def _solve(
                 sorted({u.message for u in units if u.message >= 0 and u.key not in chosen})
             ),
             shortened=tuple(
-                sorted({u.message for u in units if u.key in chosen and chosen[u.key].name != "full"})
+                sorted(
+                    {u.message for u in units if u.key in chosen and chosen[u.key].name != "full"}
+                )
             ),
             extra=extra,
         )

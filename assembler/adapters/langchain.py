@@ -40,7 +40,9 @@ def tool_dicts(tools: Sequence[Any]) -> list[dict[str, Any]]:
     return [dict(t) if isinstance(t, Mapping) else convert_to_openai_tool(t) for t in tools]
 
 
-def units_of(messages: Sequence[Any], tools: Sequence[Any], meter: Meter, elide_above: int) -> list[Unit]:
+def units_of(
+    messages: Sequence[Any], tools: Sequence[Any], meter: Meter, elide_above: int
+) -> list[Unit]:
     from langchain_core.messages import convert_to_openai_messages
 
     dicts = convert_to_openai_messages(list(messages))

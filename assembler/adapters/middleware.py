@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["AssemblerMiddleware"]
 
 
-class AssemblerMiddleware(AgentMiddleware):  # type: ignore[misc]
+class AssemblerMiddleware(AgentMiddleware):
     """Replaces a LangChain agent's messages, before each model call, with the most
     valuable selection that fits ``model`` within ``budget`` tokens."""
 

@@ -16,6 +16,7 @@ call left unanswered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..model.errors import InvalidRequest
@@ -65,7 +66,9 @@ def units_of(
     units: list[Unit] = []
     caller: dict[str, int] = {}
     open_calls: dict[str, int] = {}
-    users = [i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"]
+    users = [
+        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
+    ]
     keep = {users[0], users[-1]} if users else set()
     for index, raw in enumerate(messages):
         message = _message(raw, index)
@@ -83,7 +86,7 @@ def units_of(
             forms = tool_result_forms(
                 text_of(message.get("content")),
                 str(call_id),
-                lambda text, m=message: {**m, "content": text},
+                partial(_with_content, message),
                 meter.openai_message,
                 elide_above,
             )
@@ -137,6 +140,10 @@ def units_of(
             )
         )
     return units
+
+
+def _with_content(message: Mapping[str, Any], text: str) -> dict[str, Any]:
+    return {**message, "content": text}
 
 
 def _require_last(units: list[Unit]) -> None:

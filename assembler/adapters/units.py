@@ -80,7 +80,9 @@ def elided_text(text: str, tokens: int, keep: int = 600) -> str:
     """The head and tail of a long text around a marker saying what was left out."""
     share = max(1, min(keep, len(text) // 4))
     head, tail = text[:share], text[-share:]
-    return f"{head}\n[... {len(text) - 2 * share} characters (of ~{tokens} tokens) elided ...]\n{tail}"
+    return (
+        f"{head}\n[... {len(text) - 2 * share} characters (of ~{tokens} tokens) elided ...]\n{tail}"
+    )
 
 
 def placeholder_text(call_id: str, tokens: int) -> str:

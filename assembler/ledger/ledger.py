@@ -280,8 +280,8 @@ class Ledger:
     def calibration(self, model: str, counter: str, *, last: int = 20) -> float:
         """The factor to scale ``counter``'s counts by for ``model``: the largest
         billed / counted of its ``last`` usage reports, never below 1 (1 without any)."""
-        ratios = [
-            data["billed"] / data["counted"]
+        ratios: list[float] = [
+            float(data["billed"]) / float(data["counted"])
             for event in self._store.events()
             if event.kind == EventKind.USAGE
             and (data := event.data())["model"] == model

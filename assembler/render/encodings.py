@@ -56,7 +56,8 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int]]] = {
     "cl100k_base": (
         "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
         "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+        r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
         {
             _ENDOFTEXT: 100257,
             "<|fim_prefix|>": 100258,

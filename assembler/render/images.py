@@ -125,14 +125,14 @@ def openai_image_tokens(
     if size is None:
         # the most tiles an image can have: 768 x 2048 after scaling, 2 x 4 tiles
         return base + per_tile * 8
-    width, height = float(size[0]), float(size[1])
-    if max(width, height) > 2048:
-        scale = 2048 / max(width, height)
-        width, height = width * scale, height * scale
-    if min(width, height) > 768:
-        scale = 768 / min(width, height)
-        width, height = width * scale, height * scale
-    tiles = math.ceil(width / 512) * math.ceil(height / 512)
+    w, h = float(size[0]), float(size[1])
+    if max(w, h) > 2048:
+        scale = 2048 / max(w, h)
+        w, h = w * scale, h * scale
+    if min(w, h) > 768:
+        scale = 768 / min(w, h)
+        w, h = w * scale, h * scale
+    tiles = math.ceil(w / 512) * math.ceil(h / 512)
     return base + per_tile * tiles
 
 
@@ -142,6 +142,8 @@ def anthropic_image_tokens(size: tuple[int, int] | None) -> int:
         return ANTHROPIC_MAX_IMAGE_TOKENS
     width, height = float(size[0]), float(size[1])
     scale = min(
-        1.0, _ANTHROPIC_LONG_EDGE / max(width, height), math.sqrt(_ANTHROPIC_PIXELS / (width * height))
+        1.0,
+        _ANTHROPIC_LONG_EDGE / max(width, height),
+        math.sqrt(_ANTHROPIC_PIXELS / (width * height)),
     )
     return max(1, math.ceil(width * scale * height * scale / 750))

@@ -338,7 +338,9 @@ class _Judge:
         ends: list[int] = []
         marks: list[int] = []
         definitions = [
-            i for i in self.items if i.get("kind") == "tool_definition" and str(i.get("id")) in self.by_id
+            i
+            for i in self.items
+            if i.get("kind") == "tool_definition" and str(i.get("id")) in self.by_id
         ]
 
         def tool_part(position: int, entry: Any, provider: str) -> None:
