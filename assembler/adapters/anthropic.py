@@ -23,6 +23,7 @@ neighbouring messages of one role are merged (Anthropic's roles alternate).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -189,10 +190,7 @@ def _unanswered(open_calls: Mapping[str, int]) -> InvalidRequest:
 def _require(units: list[Unit], keys: set[str]) -> None:
     for position, unit in enumerate(units):
         if unit.key in keys and not unit.required:
-            units[position] = Unit(
-                unit.key, unit.message, unit.part, unit.kind, unit.forms, True, unit.group,
-                unit.depends_on, unit.text,
-            )  # fmt: skip
+            units[position] = replace(unit, required=True)
 
 
 def messages_of(

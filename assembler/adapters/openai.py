@@ -16,6 +16,7 @@ call left unanswered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -64,7 +65,6 @@ def units_of(
 ) -> list[Unit]:
     """The units of a Chat Completions transcript (see the module docstring)."""
     units: list[Unit] = []
-    caller: dict[str, int] = {}
     open_calls: dict[str, int] = {}
     users = [
         i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
@@ -105,7 +105,6 @@ def units_of(
             )
         calls = message.get("tool_calls") or []
         for call in calls:
-            caller[str(call.get("id"))] = index
             open_calls[str(call.get("id"))] = index
         units.append(
             Unit(
@@ -149,11 +148,7 @@ def _with_content(message: Mapping[str, Any], text: str) -> dict[str, Any]:
 def _require_last(units: list[Unit]) -> None:
     # the newest message is the turn being answered: it and its group stay
     if units and not units[-1].required:
-        last = units[-1]
-        units[-1] = Unit(
-            last.key, last.message, last.part, last.kind, last.forms, True, last.group,
-            last.depends_on, last.text,
-        )  # fmt: skip
+        units[-1] = replace(units[-1], required=True)
 
 
 def messages_of(units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
