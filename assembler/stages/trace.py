@@ -23,10 +23,19 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
-from typing import Any
 
 from ..model.objective import form_value
-from ..model.types import Candidate, Decision, Reason, Refusal, Request, Result, Status, Verdict
+from ..model.types import (
+    Candidate,
+    Decision,
+    Reason,
+    Refusal,
+    Request,
+    Result,
+    Role,
+    Status,
+    Verdict,
+)
 from .choice import Choice
 from .gates import GateReport
 from .identities import (
@@ -55,6 +64,8 @@ __all__ = [
 ]
 
 _BY_ID = attrgetter("id")
+_COST = attrgetter("cost")
+_RELEVANCE = attrgetter("relevance")
 
 
 def trace(
@@ -89,13 +100,17 @@ def trace(
 
 @dataclass(frozen=True, slots=True)
 class TraceKept:
-    """A bundle's trace, kept for the next call: the request's candidates and gate
-    entries it was worded from, the bundle's facts, every decision with its row of
-    ``trace_id``, and each selected form's piece of ``package_id``."""
+    """A bundle's trace, kept for the next call: the request's candidates (by id, and
+    their object ids: a candidate a change left alone is the same object) and the gate
+    entries it was worded from, the forms of each identity, the bundle's facts, every
+    decision with its row of ``trace_id``, and each selected form's piece of
+    ``package_id``."""
 
     candidates: Mapping[str, Candidate]
+    objects: Mapping[int, Candidate]
     rejected: Mapping[str, tuple[Reason, str]]
     notes: Mapping[str, str]
+    forms_of: Mapping[str, tuple[str, ...]]
     context: BundleContext
     decisions: dict[str, Decision]
     rows: dict[str, str]
@@ -107,42 +122,57 @@ def _kept_bundle(
 ) -> tuple[Result, TraceKept]:
     chosen = frozenset(choice.selected)
     candidates = request.candidates
-    by_id = {c.id: c for c in candidates}
-    selected = selected_forms(request, chosen)
+    ids = list(map(_BY_ID, candidates))
+    by_id: dict[str, Candidate] = dict(zip(ids, candidates, strict=True))
+    if not chosen <= by_id.keys():
+        selected_forms(request, chosen)  # names the unknown ids
+    # canonical order is the order of ids
+    selected = [by_id[i] for i in sorted(chosen)]
     required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
+    objects = dict(zip(map(id, candidates), candidates, strict=True))
     if kept is None or kept.context.threshold != context.threshold:
         decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
         rows = {i: decision_row(d) for i, d in decisions.items()}
         pieces = {c.id: form_piece(c) for c in selected}
+        forms_of: dict[str, list[str]] = {}
+        for c in candidates:
+            forms_of.setdefault(c.identity, []).append(c.id)
+        index = {identity: tuple(forms) for identity, forms in forms_of.items()}
     else:
-        again = _reworded(kept, request, by_id, gates, context)
+        fresh = [objects[o] for o in objects.keys() - kept.objects.keys()]
+        gone = kept.candidates.keys() - by_id.keys()
+        index = _reindexed(kept, fresh, gone)
         decisions, rows = dict(kept.decisions), dict(kept.rows)
-        for gone in kept.candidates.keys() - by_id.keys():
-            del decisions[gone], rows[gone]
-        for decision in bundle_decisions(again, gates, context):
+        for i in gone:
+            del decisions[i], rows[i]
+        for decision in bundle_decisions(
+            _reworded(kept, fresh, index, by_id, gates, context), gates, context
+        ):
             old = decisions.get(decision.id)
             if old is None or old[2:4] != decision[2:4]:
                 rows[decision.id] = decision_row(decision)
             decisions[decision.id] = decision
-        before = kept.candidates
+        renewed = {c.id for c in fresh}
         pieces = {
-            c.id: kept.pieces[c.id]
-            if c.id in kept.pieces and before.get(c.id) is c
-            else form_piece(c)
-            for c in selected
+            i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
+            for i in map(_BY_ID, selected)
         }
-    ids = list(map(_BY_ID, candidates))
-    ordered = render_order(selected)
-    package = package_of_pieces(request, (pieces[c.id] for c in ordered), required)
+    # render order: instructions first, by id within each (``selected`` is by id)
+    ordered = [c for c in selected if c.role is Role.INSTRUCTION]
+    if ordered:
+        ordered += [c for c in selected if c.role is not Role.INSTRUCTION]
+    else:
+        ordered = selected
+    package = package_of_pieces(request, map(pieces.__getitem__, map(_BY_ID, ordered)), required)
     rows_text = ",".join(map(rows.__getitem__, ids))
     threshold = context.threshold
-    value = sum(form_value(c.relevance, threshold) for c in selected)
+    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(threshold)))
     result = Result(
         status=Status.BUNDLE,
         strategy=strategy,
-        selected=tuple(c.id for c in ordered),
-        cost=sum(c.cost for c in selected),
+        selected=tuple(map(_BY_ID, ordered)),
+        cost=sum(map(_COST, selected)),
         value=value,
         budget=request.task.budget,
         optimal=choice.optimal,
@@ -152,35 +182,60 @@ def _kept_bundle(
         bound=value if choice.optimal else choice.bound,
         timings=choice.timings,
     )
-    after = TraceKept(by_id, gates.rejected, gates.notes, context, decisions, rows, pieces)
+    after = TraceKept(
+        by_id, objects, gates.rejected, gates.notes, index, context, decisions, rows, pieces
+    )
     return result, after
+
+
+def _reindexed(
+    kept: TraceKept, fresh: list[Candidate], gone: AbstractSet[str]
+) -> dict[str, tuple[str, ...]]:
+    """The kept forms of each identity, after the change (``fresh``: the candidates the
+    kept trace did not read; ``gone``: the ids no longer offered)."""
+    index = dict(kept.forms_of)
+    touched: dict[str, set[str]] = {}
+    for i in gone:
+        identity = kept.candidates[i].identity
+        touched.setdefault(identity, set(index[identity])).discard(i)
+    for c in fresh:
+        before = kept.candidates.get(c.id)
+        if before is not None and before.identity != c.identity:
+            touched.setdefault(before.identity, set(index[before.identity])).discard(c.id)
+        touched.setdefault(c.identity, set(index.get(c.identity, ()))).add(c.id)
+    for identity, forms in touched.items():
+        if forms:
+            index[identity] = tuple(sorted(forms))
+        else:
+            del index[identity]
+    return index
 
 
 def _reworded(
     kept: TraceKept,
-    request: Request,
+    fresh: list[Candidate],
+    index: Mapping[str, tuple[str, ...]],
     by_id: Mapping[str, Candidate],
     gates: GateReport,
     context: BundleContext,
 ) -> list[Candidate]:
     """The candidates whose decision may differ from the kept one (module docstring)."""
-    before, was = kept.candidates, kept.context
-    again = {c.id for c in request.candidates if before.get(c.id) is not c}
-    # gate entries that differ (the items' symmetric difference, computed in C)
+    was = kept.context
+    again = {c.id for c in fresh}
+    # gate entries and bundle facts that differ (items' symmetric differences, in C)
     again.update(k for k, _ in gates.rejected.items() ^ kept.rejected.items())
     again.update(k for k, _ in gates.notes.items() ^ kept.notes.items())
     again.update(context.chosen ^ was.chosen)
-    moved = set(_changed_keys(context.admitted, was.admitted))
-    moved.update(_changed_keys(context.needed, was.needed))
-    moved.update(_changed_keys(context.identity_groups, was.identity_groups))
+    moved = {k for k, _ in context.admitted.items() ^ was.admitted.items()}
+    moved.update(k for k, _ in context.needed.items() ^ was.needed.items())
+    groups, groups_before = context.identity_groups, was.identity_groups
+    moved.update(
+        k for k in groups.keys() | groups_before.keys() if groups.get(k) != groups_before.get(k)
+    )
     moved.update(context.required ^ was.required)
-    if moved:
-        again.update(c.id for c in request.candidates if c.identity in moved)
+    for identity in moved:
+        again.update(index.get(identity, ()))
     return [by_id[i] for i in sorted(again) if i in by_id]
-
-
-def _changed_keys(now: Mapping[str, Any], before: Mapping[str, Any]) -> Iterable[str]:
-    return [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
 
 
 def selected_forms(request: Request, chosen: AbstractSet[str]) -> list[Candidate]:
