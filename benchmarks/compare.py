@@ -121,11 +121,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _answer(call: Any) -> dict[str, Any]:
+def _answer(call: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     import assembler
 
     try:
-        return _digest(call())
+        return _digest(call(*args, **kwargs))
     except assembler.AssemblerError as error:
         return {"error": type(error).__name__}
 
@@ -143,13 +143,11 @@ def _side(inputs: Path) -> None:
     for case in data["corpus"]:
         for strategy in ("cpsat", "greedy"):
             out["corpus"].append(
-                _answer(lambda: assembler.assemble(case, strategy=strategy, time_limit=_LIMIT))
+                _answer(assembler.assemble, case, strategy=strategy, time_limit=_LIMIT)
             )
     for i, request in enumerate(data["requests"]):
         fmt = FORMATS[i % len(FORMATS)] if i % 4 == 0 else None
-        out["requests"].append(
-            _answer(lambda: assembler.assemble(request, time_limit=_LIMIT, render=fmt))
-        )
+        out["requests"].append(_answer(assembler.assemble, request, time_limit=_LIMIT, render=fmt))
     for sequence in data["sessions"]:
         out["sessions"].append(_session_answers(sequence))
     json.dump(out, sys.stdout)
@@ -160,7 +158,7 @@ def _session_answers(sequence: dict[str, Any]) -> list[Any]:
 
     session = assembler.Session(sequence["first"], time_limit=_LIMIT)
     request = json.loads(json.dumps(sequence["first"]))
-    answers = [_answer(lambda: session.answer())]
+    answers = [_answer(session.answer)]
     for delta in sequence["deltas"]:
         delta = _concrete(delta, request)
         try:
@@ -169,8 +167,8 @@ def _session_answers(sequence: dict[str, Any]) -> list[Any]:
             answers.append({"error": type(error).__name__})
             continue
         request = session.to_dict()
-        answers.append(_answer(lambda: session.answer()))
-        answers.append(_answer(lambda: assembler.assemble(request, time_limit=_LIMIT)))
+        answers.append(_answer(session.answer))
+        answers.append(_answer(assembler.assemble, request, time_limit=_LIMIT))
     return answers
 
 
@@ -192,10 +190,14 @@ def _run_side(path: Path, inputs: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(path)}
     done = subprocess.run(
         # this file is loaded by its path: the package imported is the side's own
-        [sys.executable, "-c", "import importlib.util as u, sys, pathlib;"
-         f" spec = u.spec_from_file_location('compare', {str(Path(__file__))!r});"
-         " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
-         f" m._side(pathlib.Path({str(inputs)!r}))"],  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util as u, sys, pathlib;"
+            f" spec = u.spec_from_file_location('compare', {str(Path(__file__))!r});"
+            " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
+            f" m._side(pathlib.Path({str(inputs)!r}))",
+        ],
         env=env,
         cwd=tempfile.gettempdir(),
         capture_output=True,
@@ -257,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             "differ": len(differ),
             "first": [
                 {"index": i, "before": old[family][i], "after": new[family][i]} for i in differ[:5]
-            ],  # fmt: skip
+            ],
         }
         failed |= bool(differ)
         print(f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ",
