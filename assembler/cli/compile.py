@@ -214,7 +214,7 @@ def compile_command(argv: Sequence[str]) -> int:
             time_limit=args.time_limit,
             workers=args.workers,
             render=args.render,
-            counter=_counter(args, request.task.budget),
+            counter=_counter(args),
             ledger=ledger,
             limits=limits,
         )
@@ -225,6 +225,7 @@ def compile_command(argv: Sequence[str]) -> int:
             if ledger is not None and not isinstance(exc, InternalError):
                 ledger.invalid(_text(text), settings.recorded(), exc)
             raise
+        _check_window(args, request.task.budget)
         result = assemble(request, settings)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -256,10 +257,19 @@ def compile_command(argv: Sequence[str]) -> int:
     return EXIT[result.status]
 
 
-def _counter(args: argparse.Namespace, budget: int) -> Counter | None:
+def _counter(args: argparse.Namespace) -> Counter | None:
     """The counter ``--counter`` or ``--model`` names (``--counter`` wins)."""
+    from ..render.registry import counter_named, meter_for
+
+    if args.counter is not None:
+        return counter_named(args.counter)
+    return None if args.model is None else meter_for(args.model).counter
+
+
+def _check_window(args: argparse.Namespace, budget: int) -> None:
+    """With ``--model``, a budget above the model's input window is refused."""
     from ..model.errors import InvalidRequest
-    from ..render.registry import counter_named, meter_for, model_profile
+    from ..render.registry import model_profile
 
     if args.model is not None:
         profile = model_profile(args.model)
@@ -269,9 +279,6 @@ def _counter(args: argparse.Namespace, budget: int) -> Counter | None:
                 f"{budget} is above {profile.name}'s input window of {profile.input_window}"
                 f" tokens (context {profile.context_window} less {profile.max_output} for output)",
             )
-    if args.counter is not None:
-        return counter_named(args.counter)
-    return None if args.model is None else meter_for(args.model).counter
 
 
 def _utf8_out() -> bool:
