@@ -19,7 +19,7 @@ from sdk_clients import Wire, send_anthropic, send_openai
 
 import assembler
 from assembler.render.registry import meter_for
-from assembler.stages.trace import canonical_json
+from assembler.stages.identities import canonical_json
 from benchmarks.transcripts import anthropic_body, openai_transcript
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
