@@ -20,6 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
     "model",
+    # provider cache rules and their simulator: data and pure functions over the model
+    "cache",
     "stages",
     "exact",
     "strategies",
