@@ -216,7 +216,8 @@ def test_time_must_not_go_backwards_and_blocks_must_be_sane() -> None:
 def test_session_totals_and_dollars() -> None:
     calls = [Call(0, (b("sys", 2000, 300),)), Call(30, (b("sys", 2000, 300), b("q", 40)))]
     session = simulate(SONNET, calls)
-    assert (session.tokens, session.read, session.written, session.uncached) == (4040, 2000, 2000, 40)
+    totals = (session.tokens, session.read, session.written, session.uncached)
+    assert totals == (4040, 2000, 2000, 40)
     assert session.price == pytest.approx(2500 + 200 + 40)
     assert session.ratio == pytest.approx(2740 / 4040)
     # Sonnet 4.5 at $3 per million input tokens
