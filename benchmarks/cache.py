@@ -96,13 +96,14 @@ class View:
     offered: tuple[Item, ...]
     previous: Pick | None
     previous_blocks: tuple[Block, ...] = ()
+    by_id: dict[str, Item] = field(default_factory=dict)
 
 
 Policy = Callable[[View], Pick]
 
 
 def _by_id(view: View) -> dict[str, Item]:
-    return {item.id: item for item in view.offered}
+    return view.by_id or {item.id: item for item in view.offered}
 
 
 def _units(view: View) -> list[tuple[str, ...]]:
@@ -191,10 +192,14 @@ def compaction(view: View) -> Pick:
     # what was kept stays, what is new is appended; a unit once dropped never returns
     chosen = [u for u in units if all(i in had for i in u) or not any(i in seen for i in u)]
     head = _head(view)
-    budget, base = view.session.budget, _cost(view, head)
-    if base + sum(_cost(view, u) for u in chosen) > budget:
-        while chosen and base + sum(_cost(view, u) for u in chosen) > budget * COMPACT_TO:
-            chosen.pop(0)
+    budget = view.session.budget
+    total = _cost(view, head) + sum(_cost(view, u) for u in chosen)
+    if total > budget:
+        dropped = 0
+        while dropped < len(chosen) and total > budget * COMPACT_TO:
+            total -= _cost(view, chosen[dropped])
+            dropped += 1
+        chosen = chosen[dropped:]
     return Pick(frozenset(head.union(*chosen)), state=tuple(frozenset(u) for u in units))
 
 
@@ -353,10 +358,11 @@ def run_session(session: CacheSession, chosen: dict[str, Policy]) -> dict[str, A
         candidates = [i.candidate(session.relevance(i, call)) for i in offered]
         request = {"task": dict(session.task), "candidates": candidates}
         relevance = {i.id: session.relevance(i, call) for i in offered}
+        by_id = {i.id: i for i in offered}
         identity = {i.id: str(dict(i.fields).get("identity", i.id)) for i in offered}
         for name, policy in chosen.items():
             tally = tallies[name]
-            view = View(session, call, request, offered, picks[name], blocks[name])
+            view = View(session, call, request, offered, picks[name], blocks[name], by_id)
             start = time.process_time()
             pick = policy(view)
             tally.seconds += time.process_time() - start
