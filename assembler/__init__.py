@@ -44,6 +44,7 @@ __all__ = [
     "RequestTooLarge",
     "Result",
     "Session",
+    "Settings",
     "SolverError",
     "Status",
     "Task",
@@ -72,6 +73,7 @@ _HOME = {
     "request_from_json": ".model.parse",
     "render": ".render",
     "Session": ".session",
+    "Settings": ".settings",
     "STRATEGIES": ".strategies",
     "verify": ".verifiers.bundle",
     "verify_rendering": ".verifiers.rendering",
@@ -141,6 +143,7 @@ if TYPE_CHECKING:
     )
     from .render import render
     from .session import Session
+    from .settings import Settings
     from .strategies import STRATEGIES
     from .verifiers.bundle import verify
     from .verifiers.rendering import verify_rendering

@@ -33,6 +33,7 @@ PUBLIC = {
     "RequestTooLarge",
     "Result",
     "Session",
+    "Settings",
     "SolverError",
     "Status",
     "Task",

@@ -20,6 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
     "model",
+    # the one clock of a call: stages and solvers read it
+    "deadline",
     # provider cache rules and their simulator: data and pure functions over the model
     "cache",
     "stages",
@@ -28,6 +30,9 @@ LAYERS = (
     # render sits below api: assemble(render=...) renders, and the budget guarantee of
     # counted costs re-solves through a strategy
     "render",
+    # the call's settings name a strategy and a render format; the chain runs them
+    "settings",
+    "pipeline",
     "api",
     # above api: each drives assemble(); assemble() reaches a ledger only through the
     # recorder protocol it is handed, never by importing it

@@ -28,7 +28,6 @@ from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, RequestTooLarge, SolverError
 from ..model.exits import EXIT, EXIT_INVALID
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.recorder import Run
 from ..strategies import STRATEGIES
 
 __all__ = ["compile_command"]
@@ -179,7 +178,8 @@ def _text(data: str | bytes) -> str:
 def compile_command(argv: Sequence[str]) -> int:
     from ..api import assemble
     from ..model.parse import request_from_json
-    from ..stages.trace import render_text
+    from ..settings import Settings
+    from .table import render_text
 
     args = _compile_parser().parse_args(argv)
     limits = limits_of(args)
@@ -191,16 +191,7 @@ def compile_command(argv: Sequence[str]) -> int:
             from ..ledger import Ledger
 
             ledger = Ledger(args.ledger, session=args.session)
-        text = _read(args.request, limits.max_request_bytes)
-        try:
-            request = request_from_json(text, limits=limits)
-        except AssemblerError as exc:
-            if ledger is not None and not isinstance(exc, InternalError):
-                run = Run(args.strategy, args.time_limit, args.workers, args.render)
-                ledger.invalid(_text(text), run, exc)
-            raise
-        result = assemble(
-            request,
+        settings = Settings(
             strategy=args.strategy,
             time_limit=args.time_limit,
             workers=args.workers,
@@ -208,6 +199,14 @@ def compile_command(argv: Sequence[str]) -> int:
             ledger=ledger,
             limits=limits,
         )
+        text = _read(args.request, limits.max_request_bytes)
+        try:
+            request = request_from_json(text, limits=limits)
+        except AssemblerError as exc:
+            if ledger is not None and not isinstance(exc, InternalError):
+                ledger.invalid(_text(text), settings.recorded(), exc)
+            raise
+        result = assemble(request, settings)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

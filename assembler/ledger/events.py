@@ -24,7 +24,7 @@ from json.encoder import encode_basestring as _string  # a str as canonical JSON
 from typing import Any
 
 # the project's canonical JSON (models/README.md section 11), the one package_id uses
-from ..stages.trace import canonical_json as canonical
+from ..stages.identities import canonical_json as canonical
 
 __all__ = [
     "GENESIS",
