@@ -443,8 +443,8 @@ def sessions(turns: int, retrieval_calls: int, seed: int) -> list[CacheSession]:
 # --- report ---------------------------------------------------------------------------
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:.0f}%"
+def _pct(x: float | None, digits: int = 0) -> str:
+    return "—" if x is None else f"{100 * x:.{digits}f}%"
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -487,12 +487,42 @@ def markdown(data: dict[str, Any]) -> str:
             )
             lines.append(
                 f"| {row['policy']} | {a['vs_uncached']:.3f} | {a['vs_exact']:.2f}x |"
-                f" {o['vs_uncached']:.3f} | {o['vs_exact']:.2f}x | {_pct(row['value_share'])} |"
+                f" {o['vs_uncached']:.3f} | {o['vs_exact']:.2f}x | {_pct(row['value_share'], 1)} |"
                 f" {_pct(row['prefix_kept_mean'])} | {_pct(row['prefix_kept_quiet_mean'])}"
                 f" ({row['quiet_calls']}) | {row['readmissions']} | {bad} | {row['cpu_s']} |"
             )
         lines.append("")
+    lines += _goals(data)
     return "\n".join(lines)
+
+
+def _goals(data: dict[str, Any]) -> list[str]:
+    """Issue 24's first two goal rows, per coding session: a cost at most compaction's
+    and at least 95% of the cache-blind optimum's value."""
+    lines = [
+        "## Goals (issue 24)", "",
+        "Per coding session, the policies that cost at most what compaction to half costs"
+        " (Anthropic 5-minute) and keep at least 95% of the cache-blind optimum's value.",
+        "`window` and `trim_messages` coincide: both keep the newest messages that fit"
+        " (trim_messages with `allow_partial=False` never splits a message, and a tool"
+        " result follows its call).", "",
+        "| session | compaction's price | meets both |", "|---|---|---|",
+    ]  # fmt: skip
+    for s in data["sessions"]:
+        if not s["session"].startswith("coding"):
+            continue
+        price = {r["policy"]: r["providers"]["/".join(HEADLINE)]["price"] for r in s["policies"]}
+        limit = price.get("compaction")
+        if limit is None:
+            continue
+        meets = [
+            r["policy"]
+            for r in s["policies"]
+            if price[r["policy"]] <= limit and (r["value_share"] or 0) >= 0.95
+        ]
+        lines.append(f"| {s['session']} | {limit:,.0f} | {', '.join(meets) or 'none'} |")
+    lines.append("")
+    return lines
 
 
 def plot(data: dict[str, Any], path: Path) -> None:
@@ -505,6 +535,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
     figure, axes = plt.subplots(1, len(sessions_), figsize=(5 * len(sessions_), 4.2), squeeze=False)
     for ax, s in zip(axes[0], sessions_, strict=True):
         sweep = []
+        points: dict[tuple[float, float], list[str]] = {}
         for row in s["policies"]:
             x = row["providers"]["/".join(HEADLINE)]["vs_exact"]
             y = row["value_share"] or 0
@@ -512,10 +543,11 @@ def plot(data: dict[str, Any], path: Path) -> None:
                 sweep.append((x, y))
                 ax.plot(x, y, "o", color="tab:red")
             else:
-                ax.plot(x, y, "s")
-                ax.annotate(
-                    row["policy"], (x, y), fontsize=8, xytext=(4, 3), textcoords="offset points"
-                )
+                points.setdefault((x, y), []).append(row["policy"])
+        for (x, y), names in points.items():
+            ax.plot(x, y, "s")
+            label = " = ".join(names)
+            ax.annotate(label, (x, y), fontsize=8, xytext=(4, 3), textcoords="offset points")
         if sweep:
             ax.plot(
                 *zip(*sorted(sweep), strict=True), "-", color="tab:red", label="cache-aware sweep"
