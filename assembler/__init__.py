@@ -52,6 +52,7 @@ __all__ = [
     "Verdict",
     "Violation",
     "assemble",
+    "fit",
     "parse_request",
     "render",
     "request_from_json",
@@ -65,6 +66,7 @@ __version__ = "0.1.0"
 _HOME = {
     "DEFAULT_TIME_LIMIT": ".model.arguments",
     "assemble": ".api",
+    "fit": ".adapters.fitting",
     "Ledger": ".ledger",
     "LedgerError": ".ledger",
     "DEFAULT_LIMITS": ".model.limits",
@@ -111,6 +113,7 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
+    from .adapters.fitting import fit
     from .api import assemble
     from .ledger import Ledger, LedgerError
     from .model.arguments import DEFAULT_TIME_LIMIT

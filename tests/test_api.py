@@ -41,6 +41,7 @@ PUBLIC = {
     "Verdict",
     "Violation",
     "assemble",
+    "fit",
     "parse_request",
     "render",
     "request_from_json",

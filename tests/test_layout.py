@@ -38,6 +38,8 @@ LAYERS = (
     # recorder protocol it is handed, never by importing it
     "session",
     "ledger",
+    # the adapters drive assemble() and may record in a ledger they are handed
+    "adapters",
     "explain",
     "serve",
     "tooling",

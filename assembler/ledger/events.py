@@ -44,6 +44,9 @@ class EventKind(StrEnum):
     COMPILED = "compiled"
     REFUSED = "refused"
     FAILED = "failed"
+    # a provider's billed usage for a sent body, against our count of it: numbered like
+    # a request (its own compilation number), so it is never a compilation's outcome
+    USAGE = "usage_reported"
 
 
 class Outcome(StrEnum):

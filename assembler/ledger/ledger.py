@@ -266,6 +266,33 @@ class Ledger:
             recording = _Recording(self, event.seq, session)
         recording.failed(error)
 
+    # -- calibration: the provider's bill against our count -------------------------
+
+    def record_usage(
+        self, *, model: str, counter: str, counted: int, billed: int, of: int | None = None
+    ) -> None:
+        """Record that a body we counted at ``counted`` tokens with ``counter`` was
+        billed ``billed`` input tokens by ``model`` (``of``: the compilation that chose
+        it, when known). ``calibration`` reads these back."""
+        for name, value in (("counted", counted), ("billed", billed)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of tokens >= 1, not {value!r}")
+        payload = {"model": model, "counter": counter, "counted": counted, "billed": billed,
+                   "of": of}  # fmt: skip
+        self._store.append(EventKind.USAGE.value, None, self.session, canonical(payload), {})
+
+    def calibration(self, model: str, counter: str, *, last: int = 20) -> float:
+        """The factor to scale ``counter``'s counts by for ``model``: the largest
+        billed / counted of its ``last`` usage reports, never below 1 (1 without any)."""
+        ratios: list[float] = [
+            float(data["billed"]) / float(data["counted"])
+            for event in self._store.events()
+            if event.kind == EventKind.USAGE
+            and (data := event.data())["model"] == model
+            and data["counter"] == counter
+        ]
+        return max([1.0, *ratios[-last:]])
+
     # -- reading ------------------------------------------------------------------
 
     def events(self, after: int = 0) -> Iterator[Event]:
@@ -284,7 +311,7 @@ class Ledger:
         for event in self._store.events():
             if event.kind == EventKind.REQUESTED:
                 requested[event.compilation] = event
-            else:
+            elif event.kind != EventKind.USAGE:
                 outcomes[event.compilation] = event
         return [_summary(ev, outcomes.get(number)) for number, ev in requested.items()]
 

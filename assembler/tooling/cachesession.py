@@ -27,6 +27,7 @@ sizes always give the same session (standard library only).
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass
@@ -134,7 +135,17 @@ def _head(rng: random.Random, system: int, tool: int, task: int) -> list[Item]:
         return Item(tuple(fields.items()), 1.0, 0, None, None)
 
     head = [fixed(id="system-prompt", role="instruction", channel="system", cost=system)]
-    head += [fixed(id=f"tool-{name}", kind="tool_definition", cost=tool) for name in _TOOLS]
+    for name in _TOOLS:
+        item = fixed(id=f"tool-{name}", kind="tool_definition", cost=tool)
+        # a tool definition's content is its JSON Schema (the bodies put it in `tools`)
+        schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+        described = {
+            "name": name,
+            "description": dict(item.fields)["content"],
+            "parameters": schema,
+        }
+        fields = {**dict(item.fields), "content": json.dumps(described)}
+        head.append(Item(tuple(fields.items()), item.relevance, item.born, item.gone, item.turn))
     head.append(fixed(id="user-task", kind="user_turn", channel="user", turn=0, cost=task))
     return head
 
