@@ -20,7 +20,7 @@ from assembler.cache import (
     UnknownCacheProvider,
     cache_rules,
 )
-from assembler.cache.providers import FAMILIES
+from assembler.model.providers import FAMILIES
 from assembler.model.errors import AssemblerError
 
 PAGE = Path(__file__).resolve().parents[1] / "models" / "cache-providers.md"

@@ -1,13 +1,14 @@
-"""Provider prompt caches: their rules as data and a simulator that replays a session.
+"""Provider prompt caches: a simulator that replays a session under a provider's rules.
 
-``providers`` (the rules of Anthropic, OpenAI and Gemini, each figure with its
-source: ``models/cache-providers.md``) and ``simulator`` (a session of calls priced
-under those rules). The cache-aware objective's modules join this package later.
+The rules themselves are part of the stated model (``assembler.model.providers``, each
+figure with its source: ``models/cache-providers.md``); ``simulator`` prices a session
+of calls under them, independently of the cache-aware objective that the exact
+strategy solves (``assembler.exact.cached``), so that each checks the other.
 """
 
 from __future__ import annotations
 
-from .providers import (
+from ..model.providers import (
     DEFAULT_MODEL,
     CacheMode,
     CacheRules,

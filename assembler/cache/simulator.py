@@ -1,6 +1,6 @@
 """A provider's prompt cache, replayed over a session of calls.
 
-Input: ``CacheRules`` (``assembler.cache.providers``) and a sequence of ``Call``: a
+Input: ``CacheRules`` (``assembler.model.providers``) and a sequence of ``Call``: a
 time in seconds and the prompt as ``Block`` values in provider order (a ``key``
 naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
 count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
@@ -53,8 +53,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.errors import AssemblerError
+from ..model.providers import CacheMode, CacheRules, UnknownCacheModel
 from ..model.rendering import RenderFormat, Rendering
-from .providers import CacheMode, CacheRules, UnknownCacheModel
 
 __all__ = [
     "Block",

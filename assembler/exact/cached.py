@@ -188,7 +188,7 @@ class CachedSearch(_Session):
             model.add(steps == 0).only_enforce_if(~hit)
             read = least * hit + step * steps
         price: Any = pricing.read * read + pricing.input * (total - read)
-        if cache.breakpoints > 0 and pricing.write != pricing.input:
+        if cache.writes and pricing.write != pricing.input:
             # written: everything past the entry read, once the content is cacheable
             cacheable = model.new_bool_var("cacheable")
             least = cache.min_prefix_tokens

@@ -112,7 +112,7 @@ class Prefix:
         kept = self.kept(selection)
         total = self.instruction + sum(self.cost[f] for f in selection)
         read, entry = self.read(kept)
-        cacheable = cache.breakpoints > 0 and total >= cache.min_prefix_tokens
+        cacheable = cache.writes and total >= cache.min_prefix_tokens
         written = total - read if cacheable else 0
         uncached = total - read - written
         price = pricing.read * read + pricing.write * written + pricing.input * uncached

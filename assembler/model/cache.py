@@ -7,8 +7,9 @@ or ``InvalidRequest`` naming the field (``cache.pricing.read``,
 multipliers in millionths of the base input price (``Cache.rates``), the value
 thresholds of the tolerance and the budget left by the headroom.
 
-The provider tables (``PROVIDERS``) hold the documented defaults; each figure's source
-is listed in ``models/cache-providers.md``. A request may set every one of them.
+Every default comes from the provider's rules (``providers.cache_rules``, each figure
+with its source in ``models/cache-providers.md``) for the ``model`` named (the
+provider's default family without one). A request may set every one of them.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
-from enum import StrEnum
 from typing import Any
 
 from .limits import Limits
+from .providers import CacheMode, Provider, UnknownCacheModel, cache_rules
 from .rules import (
     MAX_INTEGER,
     Place,
@@ -36,14 +37,11 @@ from .rules import (
 
 __all__ = [
     "MICRO",
-    "PROVIDERS",
     "Cache",
     "CacheOutcome",
     "CacheTerms",
     "PreviousBlock",
     "Pricing",
-    "Provider",
-    "ProviderDefaults",
     "cache_json",
     "parse_cache",
 ]
@@ -54,12 +52,6 @@ _SHA = frozenset("0123456789abcdef")
 _MAX_MULTIPLIER = Decimal(100)
 
 
-class Provider(StrEnum):
-    ANTHROPIC = "anthropic"
-    OPENAI = "openai"
-    GEMINI = "gemini"
-
-
 @dataclass(frozen=True, slots=True)
 class Pricing:
     """Multipliers of the base input price per token, in millionths: a token sent
@@ -68,65 +60,6 @@ class Pricing:
     input: int
     read: int
     write: int
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderDefaults:
-    """A provider's documented caching rules (``models/cache-providers.md``)."""
-
-    ttl: int
-    # multipliers by entry lifetime (seconds); the first is the default lifetime's
-    pricing: Mapping[int, Pricing]
-    min_prefix_tokens: int
-    # by model-name prefix, longest match first: the shortest cacheable prefix
-    min_prefix_by_model: tuple[tuple[str, int], ...]
-    step_tokens: int
-    # explicit breakpoints a request may set; 0: the provider caches by itself
-    breakpoints: int
-    lookback: int
-
-
-def _p(input: str, read: str, write: str) -> Pricing:
-    return Pricing(*(int(Decimal(v) * MICRO) for v in (input, read, write)))
-
-
-PROVIDERS: Mapping[Provider, ProviderDefaults] = {
-    Provider.ANTHROPIC: ProviderDefaults(
-        ttl=300,
-        pricing={300: _p("1", "0.1", "1.25"), 3600: _p("1", "0.1", "2")},
-        min_prefix_tokens=1024,
-        min_prefix_by_model=(
-            ("claude-opus-4-5", 4096),
-            ("claude-opus-4-6", 4096),
-            ("claude-haiku-4-5", 4096),
-            ("claude-sonnet-4-6", 2048),
-            ("claude-3-5-haiku", 2048),
-            ("claude-3-haiku", 2048),
-            ("claude-haiku-3", 2048),
-        ),
-        step_tokens=1,
-        breakpoints=4,
-        lookback=20,
-    ),
-    Provider.OPENAI: ProviderDefaults(
-        ttl=300,
-        pricing={300: _p("1", "0.5", "1")},
-        min_prefix_tokens=1024,
-        min_prefix_by_model=(),
-        step_tokens=128,
-        breakpoints=0,
-        lookback=0,
-    ),
-    Provider.GEMINI: ProviderDefaults(
-        ttl=300,
-        pricing={300: _p("1", "0.25", "1")},
-        min_prefix_tokens=1024,
-        min_prefix_by_model=(("gemini-2.5-pro", 4096), ("gemini-3-pro", 4096)),
-        step_tokens=1,
-        breakpoints=0,
-        lookback=0,
-    ),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +83,8 @@ class Cache:
     model: str | None
     ttl: int
     pricing: Pricing
+    # whether tokens past the entry read are billed as written (else as plain input)
+    writes: bool
     min_prefix_tokens: int
     step_tokens: int
     breakpoints: int
@@ -210,15 +145,23 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
     if "provider" not in record:
         place.fail("provider", "is required (anthropic, openai or gemini)")
     provider: Provider = _PROVIDER(record["provider"], place, "provider", limits)
-    table = PROVIDERS[provider]
     model = None if "model" not in record else name(record["model"], place, "model", limits)
-    ttl = _positive(record, place, "ttl", table.ttl, limits)
-    pricing = _pricing(record, place, table.pricing.get(ttl, _default_pricing(table)))
-    min_prefix = table.min_prefix_tokens
-    if model is not None:
-        min_prefix = next(
-            (t for p, t in table.min_prefix_by_model if model.startswith(p)), min_prefix
-        )
+    try:
+        rules = cache_rules(provider.value, model)
+    except UnknownCacheModel as error:
+        place.fail("model", str(error))
+    ttl = _positive(record, place, "ttl", rules.default_ttl.seconds, limits)
+    try:
+        lifetime = rules.ttl(ttl)
+    except UnknownCacheModel as error:
+        place.fail("ttl", str(error))
+    default = Pricing(
+        MICRO, _micro(rules.read), _micro(lifetime.write) if rules.bills_writes else MICRO
+    )
+    pricing = _pricing(record, place, default)
+    if pricing.read > min(pricing.input, pricing.write):
+        place.fail("pricing", "a read must cost no more than an input or a write")
+    breakpoints = rules.breakpoints if rules.mode is CacheMode.BREAKPOINTS else 0
     previous_at, blocks = _previous(record.get("previous"), limits)
     headroom = _unit(record, place, "headroom", 0.25, limits)
     if headroom >= 1:
@@ -228,10 +171,13 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         model=model,
         ttl=ttl,
         pricing=pricing,
-        min_prefix_tokens=_count(record, place, "min_prefix_tokens", min_prefix, limits),
-        step_tokens=_positive(record, place, "step_tokens", table.step_tokens, limits),
-        breakpoints=_count(record, place, "breakpoints", table.breakpoints, limits),
-        lookback=_count(record, place, "lookback", table.lookback, limits),
+        writes=rules.bills_writes,
+        min_prefix_tokens=_count(
+            record, place, "min_prefix_tokens", rules.min_prefix_tokens, limits
+        ),
+        step_tokens=_positive(record, place, "step_tokens", rules.step_tokens, limits),
+        breakpoints=_breakpoints(record, place, breakpoints, limits),
+        lookback=_count(record, place, "lookback", rules.lookback or 0, limits),
         tolerance=_unit(record, place, "tolerance", 0.05, limits),
         headroom=headroom,
         now=_seconds(record, place, "now"),
@@ -245,8 +191,17 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
     )
 
 
-def _default_pricing(table: ProviderDefaults) -> Pricing:
-    return next(iter(table.pricing.values()))
+def _micro(multiplier: float) -> int:
+    return int(Decimal(repr(multiplier)) * MICRO)
+
+
+def _breakpoints(record: Mapping[Any, Any], place: Place, default: int, limits: Limits) -> int:
+    # with one breakpoint, an entry read could lie past the lookback of the one placed
+    # at the end: the model places one at the entry read and one at the end
+    value = _count(record, place, "breakpoints", default, limits)
+    if value == 1:
+        place.fail("breakpoints", "must be 0 (the provider caches by itself) or at least 2")
+    return value
 
 
 def _count(record: Mapping[Any, Any], place: Place, key: str, default: int, limits: Limits) -> int:

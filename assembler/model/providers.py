@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..model.errors import AssemblerError
+from .errors import AssemblerError
 
 __all__ = [
     "DEFAULT_MODEL",
