@@ -20,8 +20,8 @@ from assembler.cache import (
     UnknownCacheProvider,
     cache_rules,
 )
-from assembler.model.providers import FAMILIES
 from assembler.model.errors import AssemblerError
+from assembler.model.providers import FAMILIES
 
 PAGE = Path(__file__).resolve().parents[1] / "models" / "cache-providers.md"
 FIGURES = {"mode", "min_prefix_tokens", "read", "write", "ttls", "refresh_on_hit"}
