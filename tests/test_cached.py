@@ -223,3 +223,27 @@ def test_a_bad_cache_section_names_its_field(field: str, value: Any, message: st
     with pytest.raises(assembler.InvalidRequest, match=message) as raised:
         assembler.assemble(request)
     assert raised.value.field.startswith(f"cache.{field}")
+
+
+def test_a_session_keeps_what_it_sent_and_a_fresh_call_of_its_request_agrees() -> None:
+    session = assembler.Session(
+        _session(1, 600), render="anthropic-messages", headers="none",
+        cache={"provider": "anthropic", "min_prefix_tokens": 200}, time_limit=60,
+    )  # fmt: skip
+    first = session.answer()
+    assert first.rendering is not None
+    reads = []
+    for t in range(1, 6):
+        request = session.to_dict()
+        assert request["cache"]["previous"]["blocks"][0]["id"] == "sys"
+        delta = {"add": turn(t, 10, 50, 0.5, compact=True)}
+        answer = session.apply(delta)
+        request["candidates"] += delta["add"]
+        fresh = assembler.assemble(request, render="anthropic-messages", headers="none",
+                                   time_limit=60)  # fmt: skip
+        assert _comparable(answer) == _comparable(fresh)
+        assert answer.rendering is not None and fresh.rendering is not None
+        assert answer.rendering.text == fresh.rendering.text
+        reads.append(answer.to_dict()["cache"]["read_tokens"])
+    # once the content passes the minimum prefix, each call reads what the one before sent
+    assert reads[0] == 0 and reads[-1] > 0

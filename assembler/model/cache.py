@@ -42,6 +42,7 @@ __all__ = [
     "CacheTerms",
     "PreviousBlock",
     "Pricing",
+    "cache_identity",
     "cache_json",
     "parse_cache",
 ]
@@ -345,6 +346,17 @@ def cache_json(cache: Cache) -> dict[str, Any]:
         if cache.previous_at is not None:
             previous["at"] = cache.previous_at
         out["previous"] = previous
+    return out
+
+
+def cache_identity(cache: Cache) -> dict[str, Any]:
+    """What ``package_id`` hashes of the section: its JSON with the two times replaced
+    by whether the previous call's entries live (the answer reads them no other way)."""
+    out = cache_json(cache)
+    out.pop("now", None)
+    if "previous" in out:
+        out["previous"].pop("at", None)
+    out["alive"] = cache.alive
     return out
 
 

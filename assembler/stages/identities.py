@@ -25,7 +25,7 @@ from json.encoder import encode_basestring as _string
 from operator import itemgetter
 from typing import Any
 
-from ..model.cache import cache_json
+from ..model.cache import cache_identity
 from ..model.types import Candidate, Decision, Reason, Refusal, Request, Role, Status, Verdict
 
 __all__ = [
@@ -75,8 +75,9 @@ def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict
         "seal": list(task.seal),
     }
     if request.cache is not None:
-        # the cache's rules and the previous rendering decide the bundle too
-        out["cache"] = cache_json(request.cache)
+        # the cache's rules and the previous rendering decide the bundle too (the
+        # clock only through whether the previous call's entries live)
+        out["cache"] = cache_identity(request.cache)
     return out
 
 

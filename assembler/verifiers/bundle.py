@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
-from ..model.cache import cache_json
+from ..model.cache import cache_identity
 from ..model.parse import parse_request
 from ..model.types import Candidate, Request, Result, Violation
 from .cache import verify_cache
@@ -284,7 +284,11 @@ class _Judge:
                 "required": sorted(self.request.required_identities),
                 "seal": sorted(task.seal),
                 # a cache section, as its JSON (models/README.md section 11)
-                **({} if self.request.cache is None else {"cache": cache_json(self.request.cache)}),
+                **(
+                    {}
+                    if self.request.cache is None
+                    else {"cache": cache_identity(self.request.cache)}
+                ),
             },
             "policy": (
                 {"authority": dict(self.request.authority)}
