@@ -38,14 +38,23 @@ class _Mirrored(cpsat.ProtoModel):
     def _literal(self, literal: int) -> Any:
         return self.vars[literal] if literal >= 0 else ~self.vars[-literal - 1]
 
-    def _expr(self, terms: Sequence[tuple[int, int]]) -> Any:
-        return self.cp.LinearExpr.weighted_sum(
-            [self.vars[v] for v, _ in terms], [c for _, c in terms]
-        )
+    def _expr(self, expr: cpsat.Linear) -> Any:
+        variables = [self.vars[v] for v in expr.terms]
+        return self.cp.LinearExpr.weighted_sum(variables, list(expr.terms.values())) + expr.constant
 
-    def new_bool(self, name: str) -> int:
-        self.vars.append(self.reference.new_bool_var(name))
-        return super().new_bool(name)
+    def new_int(self, low: int, high: int, name: str) -> int:
+        if (low, high) == (0, 1):
+            self.vars.append(self.reference.new_bool_var(name))
+        else:
+            self.vars.append(self.reference.new_int_var(low, high, name))
+        return super().new_int(low, high, name)
+
+    def constant(self, value: int) -> int:
+        known = value in self._constants
+        found = super().constant(value)
+        if not known:
+            self.vars.append(self.reference.new_constant(value))
+        return found
 
     def exactly_one(self, literals: Sequence[int]) -> None:
         self.reference.add_exactly_one([self._literal(x) for x in literals])
@@ -61,17 +70,28 @@ class _Mirrored(cpsat.ProtoModel):
             added.only_enforce_if(self._literal(enforced_by))
         super().bool_or(literals, enforced_by)
 
-    def fix(self, terms: Sequence[tuple[int, int]], value: int) -> None:
-        self.reference.add(self._expr(terms) == value)
-        super().fix(terms, value)
+    def implication(self, literal: int, implied: int) -> None:
+        self.reference.add_implication(self._literal(literal), self._literal(implied))
+        super().implication(literal, implied)
 
-    def at_most(self, terms: Sequence[tuple[int, int]], value: int) -> None:
-        self.reference.add(self._expr(terms) <= value)
-        super().at_most(terms, value)
+    def linear(
+        self, expr: cpsat.Linear, low: int, high: int, enforced_by: int | None = None
+    ) -> None:
+        e = self._expr(expr)
+        if low == high:
+            added = self.reference.add(e == low)
+        elif low == cpsat._INT64_MIN:
+            added = self.reference.add(e <= high)
+        else:
+            assert high == cpsat._INT64_MAX
+            added = self.reference.add(e >= low)
+        if enforced_by is not None:
+            added.only_enforce_if(self._literal(enforced_by))
+        super().linear(expr, low, high, enforced_by)
 
-    def objective(self, terms: Sequence[tuple[int, int]], *, maximize: bool) -> None:
-        super().objective(terms, maximize=maximize)  # clears both objectives first
-        (self.reference.maximize if maximize else self.reference.minimize)(self._expr(terms))
+    def objective(self, expr: cpsat.Linear, *, maximize: bool) -> None:
+        super().objective(expr, maximize=maximize)  # clears both objectives first
+        (self.reference.maximize if maximize else self.reference.minimize)(self._expr(expr))
 
     def clear_objective(self) -> None:
         self.reference.clear_objective()
@@ -95,6 +115,26 @@ class _Mirrored(cpsat.ProtoModel):
     def clear_assumptions(self) -> None:
         self.reference.clear_assumptions()
         super().clear_assumptions()
+
+
+def test_expressions_with_constants_are_written_as_cp_model_writes_them() -> None:
+    from assembler.exact.cpsat import Linear
+
+    model = _Mirrored(cpsat.cp_helper())
+    x, y, z = (model.new_bool(name) for name in "xyz")
+    one = model.constant(1)
+    assert model.constant(1) == one
+    steps = model.new_int(0, 9, "steps")
+    total = 7 + Linear.sum([x, y, z, x], [3, 0, 2, 1])
+    read = 4 * Linear.var(y) + 6 * Linear.var(one)
+    model.at_most(2 * Linear.var(steps) - read, 0)
+    model.at_least(total, 5, enforced_by=z)
+    model.fix(Linear.var(steps) - (total - read), 0, enforced_by=-z - 1)
+    model.implication(x, one)
+    for maximize in (False, True):
+        model.objective(10 * read + 20 * (total - read) - 3, maximize=maximize)
+        assert str(model.proto) == str(model.reference.proto)
+    assert "offset: 137" in str(model.proto) or "offset: -137" in str(model.proto)
 
 
 def _problems() -> Iterable[Any]:
@@ -126,6 +166,30 @@ def test_every_model_solved_is_the_one_cp_model_writes(monkeypatch: pytest.Monke
     assert seen == set(_PARTS)
 
 
+def test_every_cache_aware_model_solved_is_the_one_cp_model_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import test_cached
+
+    seen: set[str] = set()
+    run = cpsat._Session._run
+
+    def checked(session: Any) -> Any:
+        text = str(session.model.proto)
+        assert text == str(session.model.reference.proto)
+        seen.update(part for part in _CACHE_PARTS if part in text)
+        return run(session)
+
+    monkeypatch.setattr(cpsat, "ProtoModel", _Mirrored)
+    monkeypatch.setattr(cpsat._Session, "_run", checked)
+    # breakpoints (Anthropic) and automatic prefixes in steps (OpenAI), writes priced
+    test_cached.test_a_call_that_fits_keeps_the_whole_previous_rendering_and_reads_it()
+    test_cached.test_a_rewrite_leaves_the_headroom_for_the_calls_after_it()
+    test_cached.test_an_old_turn_brought_back_ends_the_prefix_where_it_belongs()
+    test_cached.test_openai_reads_the_common_prefix_in_steps_from_its_minimum()
+    assert seen == set(_CACHE_PARTS)
+
+
 _PARTS = (
     "exactly_one",
     "at_most_one",
@@ -138,6 +202,17 @@ _PARTS = (
     "solution_hint",
     "assumptions",
     "unique_probe",
+)
+# what the cache-aware search adds: the kept prefix's chain, its constant, the price
+_CACHE_PARTS = (
+    "keep0",
+    "bool_and",
+    "domain: 1\n  domain: 1",
+    "domain: 9223372036854775807",
+    "steps",
+    "cacheable",
+    "written",
+    "appended",
 )
 
 

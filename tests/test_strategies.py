@@ -17,7 +17,6 @@ import assembler
 from assembler.explain.limits import ExplainLimits
 from assembler.ledger.replay import replay
 from assembler.model.parse import parse_request
-from assembler.recorder import Run
 from assembler.strategies import (
     EXACT_STRATEGIES,
     STRATEGIES,
@@ -91,10 +90,10 @@ def test_replaying_a_record_written_under_the_old_name_is_identical(tmp_path: Pa
     req = _request()
     result = assembler.assemble(req)
     with assembler.Ledger(tmp_path / "old.db") as ledger:
-        recording = ledger.requested(parse_request(req), Run("cpsat"))
+        recording = ledger.requested(parse_request(req), assembler.Settings(strategy="cpsat"))
         recording.answered(replace(result, strategy="cpsat"))
         compilation = ledger.compilation(1)
-    assert compilation.run.strategy == "cpsat" and compilation.result is not None
+    assert compilation.run["strategy"] == "cpsat" and compilation.result is not None
     assert compilation.result["strategy"] == "cpsat"
     again = replay(compilation)
     assert again.identical, again.differences

@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import Any
 
+from assembler.deadline import Deadline
+from assembler.exact.backend import Backend
 from assembler.model.types import Request, Result
+from assembler.stages.choice import Choice
 from assembler.stages.gates import GateReport
-from assembler.stages.trace import undecided_result
+from assembler.stages.trace import trace
 
 
-def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    return undecided_result(request, gates, "exact", bound=None)
+def solve_exact(
+    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
+) -> Result:
+    """The exact decision with ``backend`` and its trace: a strategy's answer outside the
+    pipeline, for tests that hand it a backend of their own."""
+    from assembler.exact.solve import decide_exact
+
+    choice = decide_exact(request, gates, backend, Deadline.after(time_limit), workers)
+    return trace(request, gates, backend.name, choice)[0]
+
+
+def never_finishes(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
+    return Choice.undecided()
 
 
 def dies_on_job_three(job: int) -> int:
@@ -21,12 +38,16 @@ def dies_on_job_three(job: int) -> int:
     return job * job
 
 
-def crashes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def crashes(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """A strategy with a bug: what the CLI and the API do when one escapes."""
     return {}["no such key"]  # type: ignore[no-any-return]
 
 
-def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def sleepy(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **kept: Any
+) -> Choice:
     """exact after sleeping ``ASSEMBLER_TEST_SLEEP`` seconds (default 2) whatever the
     time limit: a long solve for the server's tests (shutdown, queueing, a solve that
     overruns its limit)."""
@@ -34,9 +55,8 @@ def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int)
 
     from assembler.exact.solve import exact_strategy
 
-    pause = float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2"))
-    time.sleep(pause)
-    return exact_strategy(request, gates, max(0.001, time_limit - pause), workers)
+    time.sleep(float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2")))
+    return exact_strategy(request, gates, deadline, workers, **kept)
 
 
 # the collector's state each call of ``records_gc_state`` saw
@@ -44,10 +64,10 @@ GC_SEEN: list[tuple[bool, tuple[int, int, int], int]] = []
 
 
 def records_gc_state(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """Notes the cyclic collector's state in the middle of a call."""
     import gc
 
     GC_SEEN.append((gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()))
-    return undecided_result(request, gates, "exact", bound=None)
+    return Choice.undecided()

@@ -45,14 +45,18 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import SolverError
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 from .incumbent import is_legal
 
-__all__ = ["CpSat", "ProtoModel", "cp_helper", "racers"]
+if TYPE_CHECKING:
+    from ..model.cache import CacheTerms
+    from .prefix import Prefix
+
+__all__ = ["CpSat", "Linear", "ProtoModel", "cp_helper", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
 # CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
@@ -100,27 +104,103 @@ class CpSat:
             session.hint(hint)
         return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
 
+    def solve_cached(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        *,
+        time_limit: float,
+        workers: int,
+        hint: tuple[int, ...] | None = None,
+    ) -> SolveOutcome:
+        """The cache-aware order's optimum (``cached.CachedSearch``)."""
+        from .cached import CachedSearch
 
-_INT64_MIN = -(2**63)
+        return CachedSearch(problem, prefix, terms, time_limit, workers).run_cached(hint)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+class Linear:
+    """An integer linear expression over a model's variables: a coefficient per
+    variable and a constant. ``+``, ``-`` and ``*`` by an integer make new ones."""
+
+    __slots__ = ("constant", "terms")
+
+    def __init__(self, terms: dict[int, int] | None = None, constant: int = 0) -> None:
+        self.terms = {} if terms is None else terms
+        self.constant = constant
+
+    @classmethod
+    def var(cls, variable: int) -> Linear:
+        return cls({variable: 1})
+
+    @classmethod
+    def sum(cls, variables: Iterable[int], coefficients: Iterable[int]) -> Linear:
+        """``sum(coefficient * variable)``; a variable named twice adds up."""
+        terms: dict[int, int] = {}
+        for variable, coefficient in zip(variables, coefficients, strict=True):
+            terms[variable] = terms.get(variable, 0) + coefficient
+        return cls(terms)
+
+    def __add__(self, other: Linear | int) -> Linear:
+        if isinstance(other, int):
+            return Linear(dict(self.terms), self.constant + other)
+        terms = dict(self.terms)
+        for variable, coefficient in other.terms.items():
+            terms[variable] = terms.get(variable, 0) + coefficient
+        return Linear(terms, self.constant + other.constant)
+
+    __radd__ = __add__
+
+    def __mul__(self, factor: int) -> Linear:
+        return Linear({v: c * factor for v, c in self.terms.items()}, self.constant * factor)
+
+    __rmul__ = __mul__
+
+    def __sub__(self, other: Linear | int) -> Linear:
+        return self + other * -1
+
+    def __rsub__(self, other: int) -> Linear:
+        return self * -1 + other
+
+    def canonical(self) -> list[tuple[int, int]]:
+        """The terms in variable order, without a zero coefficient."""
+        return [(v, c) for v, c in sorted(self.terms.items()) if c]
 
 
 class ProtoModel:
     """A CP-SAT model written as its protocol buffer (``helper.CpModelProto``).
 
-    Variables are Booleans named by index; a literal is a variable ``i`` or its
-    negation ``-i - 1``; a linear expression is its ``(variable, coefficient)`` terms
-    with no zero coefficient, in variable order. Each method writes what the same call
-    of ``cp_model.CpModel`` writes (``tests/test_cpsat.py`` compares the two protos)."""
+    Variables are named by index; a literal is a Boolean variable ``i`` or its negation
+    ``-i - 1``; a constraint on a ``Linear`` is written over its terms in variable order
+    with the constant moved into the bounds. Each method writes what the same call of
+    ``cp_model.CpModel`` writes (``tests/test_cpsat.py`` compares the two protos)."""
 
     def __init__(self, helper: Any) -> None:
         self.helper = helper
         self.proto = helper.CpModelProto()
+        self._constants: dict[int, int] = {}
 
     def new_bool(self, name: str) -> int:
+        return self.new_int(0, 1, name)
+
+    def new_int(self, low: int, high: int, name: str) -> int:
         variable = self.proto.variables.add()
         variable.name = name
-        variable.domain.extend((0, 1))
+        variable.domain.extend((low, high))
         return len(self.proto.variables) - 1
+
+    def constant(self, value: int) -> int:
+        """A variable fixed to ``value``, one per value (``CpModel.new_constant``)."""
+        found = self._constants.get(value)
+        if found is None:
+            variable = self.proto.variables.add()
+            variable.domain.extend((value, value))
+            found = self._constants[value] = len(self.proto.variables) - 1
+        return found
 
     def exactly_one(self, literals: Sequence[int]) -> None:
         self.proto.constraints.add().exactly_one.literals.extend(literals)
@@ -134,26 +214,47 @@ class ProtoModel:
             constraint.enforcement_literal.append(enforced_by)
         constraint.bool_or.literals.extend(literals)
 
-    def linear(self, terms: Sequence[tuple[int, int]], low: int, high: int) -> None:
-        """``low <= sum(coefficient * variable) <= high``."""
-        linear = self.proto.constraints.add().linear
+    def implication(self, literal: int, implied: int) -> None:
+        """``literal -> implied`` (``CpModel.add_implication``)."""
+        constraint = self.proto.constraints.add()
+        constraint.enforcement_literal.append(literal)
+        constraint.bool_and.literals.append(implied)
+
+    def linear(self, expr: Linear, low: int, high: int, enforced_by: int | None = None) -> None:
+        """``low <= expr <= high`` (an infinite bound stays infinite)."""
+        constraint = self.proto.constraints.add()
+        if enforced_by is not None:
+            constraint.enforcement_literal.append(enforced_by)
+        terms = expr.canonical()
+        linear = constraint.linear
         linear.vars.extend([v for v, _ in terms])
         linear.coeffs.extend([c for _, c in terms])
-        linear.domain.extend((low, high))
+        shift = expr.constant
+        linear.domain.extend(
+            (
+                low if low == _INT64_MIN else low - shift,
+                high if high == _INT64_MAX else high - shift,
+            )
+        )
 
-    def fix(self, terms: Sequence[tuple[int, int]], value: int) -> None:
-        self.linear(terms, value, value)
+    def fix(self, expr: Linear, value: int, enforced_by: int | None = None) -> None:
+        self.linear(expr, value, value, enforced_by)
 
-    def at_most(self, terms: Sequence[tuple[int, int]], value: int) -> None:
-        self.linear(terms, _INT64_MIN, value)
+    def at_most(self, expr: Linear, value: int, enforced_by: int | None = None) -> None:
+        self.linear(expr, _INT64_MIN, value, enforced_by)
 
-    def objective(self, terms: Sequence[tuple[int, int]], *, maximize: bool) -> None:
+    def at_least(self, expr: Linear, value: int, enforced_by: int | None = None) -> None:
+        self.linear(expr, value, _INT64_MAX, enforced_by)
+
+    def objective(self, expr: Linear, *, maximize: bool) -> None:
         self.clear_objective()
         objective = self.proto.objective
+        terms = expr.canonical()
         objective.vars.extend([v for v, _ in terms])
         # CP-SAT minimises: a maximisation is stored negated, with a scaling of -1
         sign = -1 if maximize else 1
         objective.scaling_factor = float(sign)
+        objective.offset = float(sign * expr.constant)
         objective.coeffs.extend([sign * c for _, c in terms])
 
     def clear_objective(self) -> None:
@@ -181,8 +282,8 @@ class ProtoModel:
         return found
 
 
-def _terms(coefficients: Sequence[int]) -> list[tuple[int, int]]:
-    return [(form, c) for form, c in enumerate(coefficients) if c]
+def _count(forms: Sequence[int]) -> Linear:
+    return Linear.sum(forms, [1] * len(forms))
 
 
 class _Session:
@@ -218,13 +319,15 @@ class _Session:
             for identity in needs:
                 model.bool_or([-form - 1, *forms_of[identity]])
         for group in problem.groups:
-            first = forms_of[group[0]]
+            first = _count(forms_of[group[0]])
             for identity in group[1:]:
                 # the first identity's form count minus this one's is 0
-                terms = [(f, 1) for f in first] + [(f, -1) for f in forms_of[identity]]
-                model.fix(sorted(terms), 0)
+                model.fix(first - _count(forms_of[identity]), 0)
         if problem.budget is not None and sum(problem.cost) > problem.budget:
-            model.at_most(_terms(problem.cost), problem.budget)
+            model.at_most(self._sum(problem.cost), problem.budget)
+
+    def _sum(self, coefficients: Sequence[int]) -> Linear:
+        return Linear.sum(range(self.problem.size), coefficients)
 
     # -- solving ------------------------------------------------------------------
 
@@ -315,7 +418,7 @@ class _Session:
             return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
         selection: tuple[int, ...] = ()
         held = False  # whether ``selection`` is a legal answer already
-        values = _terms(problem.value)
+        values = self._sum(problem.value)
         if proven:
             value = proven[0]
         else:
@@ -337,7 +440,7 @@ class _Session:
         self.model.fix(values, value)
         # Phase 2: cost.
         if len(proven) > 1:
-            self.model.fix(_terms(problem.cost), proven[1])
+            self.model.fix(self._sum(problem.cost), proven[1])
             if hint is not None and _meets(problem, hint, value, proven[1]):
                 selection, held = hint, True
         else:
@@ -362,7 +465,7 @@ class _Session:
         minimum is never stated as a constraint before these solves: as a floor it makes
         them several times slower."""
         problem = self.problem
-        weights = _terms(problem.weight)
+        weights = self._sum(problem.weight)
         lightest_known = not held
         if not held:
             # no answer in hand (the cost was proven elsewhere): find the lightest first
@@ -402,13 +505,13 @@ class _Session:
     ) -> tuple[tuple[int, ...], bool, bool]:
         """Minimise a weighted sum and (with ``fix``) fix it. Returns the selection,
         whether the minimum was proven, and whether the selection is a legal answer."""
-        terms = _terms(coefficients)
-        self.model.objective(terms, maximize=False)
+        expr = self._sum(coefficients)
+        self.model.objective(expr, maximize=False)
         status, response = self._run()
         if status == self.optimal:
             best = round(response.objective_value)
             if fix:
-                self.model.fix(terms, best)
+                self.model.fix(expr, best)
             return self._selection(response), True, True
         bound = response.best_objective_bound
         # a minimisation stopped early still proves its objective is at least this
@@ -418,7 +521,7 @@ class _Session:
         return selection, False, held
 
     def _least_without(
-        self, selection: tuple[int, ...], weights: list[tuple[int, int]], lightest: bool
+        self, selection: tuple[int, ...], weights: Linear, lightest: bool
     ) -> tuple[bool | None, tuple[int, ...] | None, int | None]:
         """The lightest selection other than ``selection`` meeting the fixed objectives:
         (True, it, its weight) when proven, (True, None, None) when there is none,
@@ -444,7 +547,7 @@ class _Session:
         status, response = self._run()
         model.clear_assumptions()
         model.clear_objective()
-        model.fix([(probe, 1)], 0)
+        model.fix(Linear.var(probe), 0)
         if status == self.infeasible:
             return True, None, None
         if status in (self.optimal, self.feasible):
@@ -459,7 +562,7 @@ class _Session:
         model = self.model
         for form in range(self.problem.size):
             if form not in witness:
-                model.fix([(form, 1)], 0)
+                model.fix(Linear.var(form), 0)
                 continue
             model.assume([-form - 1])
             self.hint(tuple(sorted(witness)))
@@ -467,9 +570,9 @@ class _Session:
             model.clear_assumptions()
             if status in (self.optimal, self.feasible):
                 witness = set(self._selection(response))
-                model.fix([(form, 1)], 0)
+                model.fix(Linear.var(form), 0)
             elif status == self.infeasible:
-                model.fix([(form, 1)], 1)
+                model.fix(Linear.var(form), 1)
             else:
                 return None
         return tuple(sorted(witness))

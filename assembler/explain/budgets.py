@@ -2,7 +2,7 @@
 the next budget at which the optimum gains value.
 
 Input: a request, an identity, the request's exact optimum (a proven bundle) and a
-``Deadline``. Output: ``Figure`` values (budgets in cost units, gains in value points).
+``FigureDeadline``. Output: ``Figure`` values (budgets in cost units, gains in value points).
 
 Write O(b) for the unique optimal bundle of the request at budget b (``models/README.md``
 section 6), V*(b) for its value, F(b) for the optimal bundle of the request with the
@@ -38,7 +38,7 @@ from typing import Any
 from ..model.types import Request, Result, Status, Verdict
 from .derive import forced_in, total_cost, with_budget
 from .figures import COST_UNIT, VALUE_UNIT, Figure, FigureStatus
-from .limits import Deadline
+from .limits import FigureDeadline
 
 __all__ = ["next_breakpoint", "smallest_budget"]
 
@@ -90,7 +90,7 @@ def _least(
     return high, found
 
 
-def _figure(status: FigureStatus, deadline: Deadline, **fields: Any) -> Figure:
+def _figure(status: FigureStatus, deadline: FigureDeadline, **fields: Any) -> Figure:
     return Figure(_KEY, _LABEL, COST_UNIT, status, seconds=deadline.spent(), **fields)
 
 
@@ -98,7 +98,7 @@ def smallest_budget(
     request: Request,
     identity: str,
     reference: Result,
-    deadline: Deadline,
+    deadline: FigureDeadline,
     forced: Result | None = None,
 ) -> Figure:
     """``forced``, when given, is the answer of the request with the identity forced in
@@ -166,7 +166,7 @@ def _reached(answer: Result | None) -> Result | None:
     return answer
 
 
-def _leaves_again(request: Request, identity: str, at: int, deadline: Deadline) -> str:
+def _leaves_again(request: Request, identity: str, at: int, deadline: FigureDeadline) -> str:
     """A note when the optimum at an unbounded budget leaves the identity out again."""
     ceiling = total_cost(request)
     if at >= ceiling:
@@ -177,18 +177,18 @@ def _leaves_again(request: Request, identity: str, at: int, deadline: Deadline) 
     return f"not monotone: at a budget of {top.cost} or more the optimal bundle leaves it out again"
 
 
-def _next(status: FigureStatus, deadline: Deadline, **fields: Any) -> Figure:
+def _next(status: FigureStatus, deadline: FigureDeadline, **fields: Any) -> Figure:
     label = "next budget at which the optimum gains value"
     return Figure("next_budget", label, COST_UNIT, status, seconds=deadline.spent(), **fields)
 
 
-def _gain(status: FigureStatus, deadline: Deadline, **fields: Any) -> Figure:
+def _gain(status: FigureStatus, deadline: FigureDeadline, **fields: Any) -> Figure:
     label = "value the optimum gains there"
     return Figure("gain", label, VALUE_UNIT, status, seconds=deadline.spent(), **fields)
 
 
 def next_breakpoint(
-    request: Request, reference: Result, deadline: Deadline
+    request: Request, reference: Result, deadline: FigureDeadline
 ) -> tuple[Figure, Figure, Result | None]:
     """The least budget above the request's at which the optimal value rises, how much
     it rises (value points), and the optimal bundle there."""

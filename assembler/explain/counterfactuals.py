@@ -44,7 +44,7 @@ from ..stages.gates import GateReport
 from .budgets import next_breakpoint, smallest_budget
 from .derive import content_only, forced_in, not_required, only_form, priced, without_identity
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure, FigureStatus
-from .limits import Clock, Deadline, ExplainLimits
+from .limits import Clock, ExplainLimits, FigureDeadline
 
 __all__ = ["Counterfactuals", "counterfactuals"]
 
@@ -188,7 +188,7 @@ def _cost_range(result: Result | None) -> Range:
     return (result.cost if result.optimal else None, result.cost)
 
 
-def _figure(key: str, label: str, unit: str, bounds: Range, deadline: Deadline) -> Figure:
+def _figure(key: str, label: str, unit: str, bounds: Range, deadline: FigureDeadline) -> Figure:
     low, high = bounds
     if low is not None and low == high:
         status = FigureStatus.PROVEN
@@ -199,7 +199,7 @@ def _figure(key: str, label: str, unit: str, bounds: Range, deadline: Deadline) 
     return Figure(key, label, unit, status, low, high, seconds=deadline.spent())
 
 
-def _cost_figure(key: str, label: str, bounds: Range, deadline: Deadline) -> Figure:
+def _cost_figure(key: str, label: str, bounds: Range, deadline: FigureDeadline) -> Figure:
     return _figure(key, label, COST_UNIT, bounds, deadline)
 
 
@@ -213,7 +213,12 @@ def _difference(first: Range, second: Range, *, floor: int | None = None) -> Ran
 
 
 def _exact_cost(
-    key: str, label: str, reference: Result | None, derived: Result, sign: int, deadline: Deadline
+    key: str,
+    label: str,
+    reference: Result | None,
+    derived: Result,
+    sign: int,
+    deadline: FigureDeadline,
 ) -> Figure:
     """A cost difference is proven only when both optima are: the cost of a bundle
     that is not proven optimal says nothing about the optimum's cost."""
@@ -351,7 +356,7 @@ def _admitted(
 
 
 def _closure_question(
-    request: Request, derived: Request, mandatory: Figure, deadline: Deadline
+    request: Request, derived: Request, mandatory: Figure, deadline: FigureDeadline
 ) -> tuple[tuple[Figure, ...], bool | None]:
     closure = deadline.solve(priced(derived))
     bounds = _cost_range(closure)

@@ -1,7 +1,7 @@
 """Time limits for counterfactuals: one per figure and one over all of them.
 
 Input: ``ExplainLimits`` (how many counterfactuals per kind, seconds per figure, seconds
-overall, the exact strategy). Output: a ``Clock`` that hands out a ``Deadline`` per
+overall, the exact strategy). Output: a ``Clock`` that hands out a ``FigureDeadline`` per
 figure; a deadline solves derived requests with ``assemble()`` under whatever is
 left of both limits, and answers None once nothing is left.
 
@@ -21,7 +21,7 @@ from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 from ..strategies import EXACT_STRATEGIES, canonical_strategy
 
-__all__ = ["Clock", "Deadline", "ExplainLimits"]
+__all__ = ["Clock", "ExplainLimits", "FigureDeadline"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class ExplainLimits:
 
 
 @dataclass(slots=True)
-class Deadline:
+class FigureDeadline:
     """The time one figure may spend; ``cut`` records that a solve was not started."""
 
     at: float
@@ -102,12 +102,12 @@ class Clock:
     def exhausted(self) -> bool:
         return time.monotonic() >= self.overall
 
-    def figure(self) -> Deadline:
+    def figure(self) -> FigureDeadline:
         at = min(time.monotonic() + self.limits.per_figure, self.overall)
-        return Deadline(at, self)
+        return FigureDeadline(at, self)
 
-    def whole(self) -> Deadline:
+    def whole(self) -> FigureDeadline:
         """The rest of the overall limit: for the fresh solve of the request itself,
         which every figure compares against (a request that takes longer than one
         figure's limit to solve would otherwise leave nothing to compare with)."""
-        return Deadline(self.overall, self)
+        return FigureDeadline(self.overall, self)

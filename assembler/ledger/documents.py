@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
@@ -35,7 +35,6 @@ from ..model.types import (
     Status,
     Verdict,
 )
-from ..recorder import Run
 from .events import canonical, sha256_hex
 
 __all__ = [
@@ -199,24 +198,24 @@ def raw_document(request: object) -> tuple[bytes, bool]:
         return canonical(_jsonable(request)).encode("utf-8"), False
 
 
-def run_document(run: Run) -> dict[str, Any]:
-    return {
-        "strategy": _jsonable(run.strategy),
-        "time_limit": _jsonable(run.time_limit),
-        "workers": _jsonable(run.workers),
-        "render": _jsonable(run.render),
-        "counter": _jsonable(run.counter),
-    }
+_SETTINGS = ("strategy", "time_limit", "workers", "render", "counter")
+# settings recorded only when not their default (older ledgers have none of them)
+_OPTIONAL_SETTINGS = ("headers",)
 
 
-def run_from_document(document: dict[str, Any]) -> Run:
-    return Run(
-        strategy=document["strategy"],
-        time_limit=document["time_limit"],
-        workers=document["workers"],
-        render=document.get("render"),
-        counter=document.get("counter"),
-    )
+def run_document(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a call as recorded (``Settings.recorded()``), as JSON values."""
+    out = {key: _jsonable(given.get(key)) for key in _SETTINGS}
+    out.update((key, _jsonable(given[key])) for key in _OPTIONAL_SETTINGS if key in given)
+    return out
+
+
+def run_from_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The recorded settings of a compilation (a ledger of an older version may lack
+    ``render`` and ``counter``: None)."""
+    out = {key: document.get(key) for key in _SETTINGS}
+    out.update((key, document[key]) for key in _OPTIONAL_SETTINGS if key in document)
+    return out
 
 
 def error_document(error: BaseException) -> dict[str, Any]:

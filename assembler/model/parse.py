@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from .bugs import internal_errors
+from .cache import Cache, parse_cache
 from .errors import InvalidRequest, RequestTooLarge
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
@@ -38,9 +39,10 @@ __all__ = [
     "parse_standing",
     "policy_record",
     "request_from_json",
+    "vouched",
 ]
 
-_TOP_KEYS = ("task", "candidates", "sources", "policy")
+_TOP_KEYS = ("task", "candidates", "sources", "policy", "cache")
 _REQUIRED_TASK_KEYS = ("id", "budget")
 _STANDINGS = enum_rule(("instruction", "data"))
 # the rule of one policy.authority entry (a session's policy patch uses it too)
@@ -82,6 +84,14 @@ def parse_request(data: Mapping[str, Any] | Request, *, limits: Limits = DEFAULT
     return parsed
 
 
+def vouched(request: Request, limits: Limits) -> Request:
+    """``request``, built by this package from parts each judged by these rules under
+    ``limits`` (a session's request after a delta), marked so that ``parse_request``
+    takes it as it is. Never for a request built by hand."""
+    object.__setattr__(request, "validated_under", limits)
+    return request
+
+
 def _limits(limits: Any) -> Limits:
     if not isinstance(limits, Limits):
         raise InvalidRequest("limits", f"must be an assembler.Limits, not {kind(limits)}")
@@ -119,7 +129,8 @@ def _parse(data: Any, limits: Limits) -> Request:
             actual=len(raw_candidates),
         )
     candidates = [parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
-    return _assembled(task, candidates, sources, authority, has_table)
+    cache = parse_cache(root["cache"], limits) if "cache" in root else None
+    return _assembled(task, candidates, sources, authority, has_table, cache)
 
 
 def _assembled(
@@ -128,6 +139,7 @@ def _assembled(
     sources: dict[str, str],
     authority: dict[str, str],
     has_table: bool,
+    cache: Cache | None = None,
 ) -> Request:
     seen: dict[str, int] = {}
     total = 0
@@ -153,6 +165,7 @@ def _assembled(
         sources=tuple(sorted(sources.items())),
         authority=tuple(sorted(authority.items())),
         has_authority_table=has_table,
+        cache=cache,
     )
 
 

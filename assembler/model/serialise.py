@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cache import cache_json
 from .errors import InvalidRequest
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .rules import kind, shown
@@ -48,6 +49,8 @@ def request_json(request: Request) -> dict[str, Any]:
     }
     if request.has_authority_table:
         out["policy"] = {"authority": _pairs(request.authority, "policy.authority")}
+    if request.cache is not None:
+        out["cache"] = cache_json(request.cache)
     return out
 
 

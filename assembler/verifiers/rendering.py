@@ -35,6 +35,7 @@ from typing import Any
 from ..model.parse import parse_request
 from ..model.rendering import Rendering
 from ..model.types import Candidate, Request, Result, Violation
+from .cache import kept_prefix
 
 __all__ = ["verify_rendering"]
 
@@ -68,7 +69,11 @@ def _section(kind: str) -> str:
     return "evidence" if kind == "evidence" else "volatile"
 
 
-def _header(c: Candidate) -> bytes:
+def _header(c: Candidate, headers: str = "provenance") -> bytes:
+    if headers == "none":
+        return b""
+    if headers == "minimal":
+        return f"<item id={json.dumps(c.id, ensure_ascii=False)}>\n".encode()
     content = (c.content or "").encode("utf-8")
     fields = [
         ("id", json.dumps(c.id, ensure_ascii=False)),
@@ -80,8 +85,29 @@ def _header(c: Candidate) -> bytes:
     return ("<item " + " ".join(f"{k}={v}" for k, v in fields) + ">\n").encode("utf-8")
 
 
-def _footer(c: Candidate) -> bytes:
-    return b"" if c.kind.value == "tool_call" else b"\n</item>\n"
+def _tool_entry(content: str, provider: str) -> Any:
+    """A tool definition's ``tools`` entry, re-derived from models/README.md §14."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
+        value = value["function"]
+    if not isinstance(value, dict):
+        return None
+    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
+    entry: dict[str, Any] = {"name": value.get("name")}
+    if "description" in value:
+        entry["description"] = value["description"]
+    if provider == "openai":
+        return {"type": "function", "function": {**entry, "parameters": schema}}
+    return {**entry, "input_schema": schema}
+
+
+def _footer(c: Candidate, headers: str = "provenance") -> bytes:
+    if c.kind.value == "tool_call":
+        return b""
+    return b"\n" if headers == "none" else b"\n</item>\n"
 
 
 class _Judge:
@@ -96,6 +122,16 @@ class _Judge:
         self.manifest: dict[str, Any] = dict(rendering.get("manifest") or {})
         self.items: list[dict[str, Any]] = list(self.manifest.get("items", []))
         self.accounted = bytearray(len(self.data))
+        self.headers = str(self.manifest.get("headers", "provenance"))
+        if self.headers not in ("provenance", "minimal", "none"):
+            self.flag("render-record", f"unknown headers {self.headers!r}")
+            self.headers = "provenance"
+
+    def _head(self, c: Candidate) -> bytes:
+        return _header(c, self.headers)
+
+    def _foot(self, c: Candidate) -> bytes:
+        return _footer(c, self.headers)
 
     def flag(self, kind: str, detail: str, *forms: str) -> None:
         self.found.append(Violation(kind, detail, tuple(forms)))
@@ -122,7 +158,7 @@ class _Judge:
                 self.flag("render-record", f"the manifest's {key} is not the result's")
         if m.get("format") != self.rendering.get("format"):
             self.flag("render-record", "the manifest's format is not the rendering's")
-        if m.get("render_version") != 1:
+        if m.get("render_version") != 2:
             self.flag("render-record", f"unknown render_version {m.get('render_version')!r}")
         if m.get("rendered_sha256") != _sha(self.data):
             self.flag("render-hash", "rendered_sha256 does not hash the rendered text")
@@ -141,9 +177,15 @@ class _Judge:
 
     # -- the layout, re-derived -------------------------------------------------------
 
-    def _expected_order(self) -> list[Candidate]:
+    def _expected_blocks(self) -> list[Candidate | None]:
+        """The blocks in layout order (None: the task's instruction): with a cache
+        section the previous blocks kept first (``cache.kept_prefix``), then the rest
+        in canonical order, a tool result whose call ends the kept blocks first."""
         chosen = [self.by_id[i] for i in sorted(set(self.result.get("selected", [])))]
         chosen = [c for c in chosen if c.content is not None]
+        kept = kept_prefix(self.request, chosen)
+        done = {c.id for c in kept if c is not None}
+        chosen = [c for c in chosen if c.id not in done]
         stable = sorted(
             (c for c in chosen if c.kind.value in _STABLE),
             key=lambda c: (_STABLE.index(c.kind.value), c.id),
@@ -152,16 +194,31 @@ class _Judge:
         turns = sorted(
             (c for c in chosen if c.kind.value in _CONVERSATION[:3]), key=lambda c: (c.turn, c.id)
         )
+        results: dict[str | None, list[Candidate]] = {}
+        for c in chosen:
+            if c.kind.value == "tool_result":
+                results.setdefault(c.tool_call_id, []).append(c)
+        last = kept[-1] if kept else None
+        dangling = (
+            results.pop(last.tool_call_id, [])
+            if last is not None and last.kind.value == "tool_call"
+            else []
+        )
         volatile: list[Candidate] = []
         for c in turns:
             volatile.append(c)
             if c.kind.value == "tool_call":
-                volatile.extend(
-                    r
-                    for r in chosen
-                    if r.kind.value == "tool_result" and r.tool_call_id == c.tool_call_id
-                )
-        return [*stable, *evidence, *volatile]
+                volatile.extend(results.pop(c.tool_call_id, []))
+        # version 2: tool definitions lead (the bodies' tools field comes first)
+        tools = [c for c in stable if c.kind.value == "tool_definition"]
+        rest = [c for c in stable if c.kind.value != "tool_definition"]
+        instruction: list[Candidate | None] = (
+            [None] if self.request.task.instruction is not None and None not in kept else []
+        )
+        return [*kept, *dangling, *tools, *instruction, *rest, *evidence, *volatile]
+
+    def _expected_order(self) -> list[Candidate]:
+        return [c for c in self._expected_blocks() if c is not None]
 
     def _check_items(self, expected: list[Candidate]) -> None:
         previous_end = 0
@@ -193,7 +250,7 @@ class _Judge:
             if self.data[offset:end] != content:
                 self.flag("render-bytes", "its content is not at its recorded offset", c.id)
                 continue
-            head, foot = _header(c), _footer(c)
+            head, foot = self._head(c), self._foot(c)
             if self.data[offset - len(head) : offset] != head or offset < len(head):
                 self.flag("render-bytes", "its header is not the exact header of its content", c.id)
                 continue
@@ -242,8 +299,12 @@ class _Judge:
 
     def _check_accounting(self, expected: list[Candidate]) -> None:
         parts = {p: h + b + f for p, h, b, f in self._envelope_parts()}
-        pieces = [parts.get("instruction", b"")]
-        pieces += [_header(c) + (c.content or "").encode() + _footer(c) for c in expected]
+        pieces = [
+            parts.get("instruction", b"")
+            if c is None
+            else self._head(c) + (c.content or "").encode() + self._foot(c)
+            for c in self._expected_blocks()
+        ]
         pieces.append(parts.get("query", b""))
         expected_bytes = b"".join(pieces)
         if expected_bytes != self.data:
@@ -310,6 +371,26 @@ class _Judge:
         cursor = 0
         ends: list[int] = []
         marks: list[int] = []
+        definitions = [
+            i
+            for i in self.items
+            if i.get("kind") == "tool_definition" and str(i.get("id")) in self.by_id
+        ]
+
+        def tool_part(position: int, entry: Any, provider: str) -> None:
+            nonlocal cursor
+            if position >= len(definitions):
+                self.flag("render-body", f"tools[{position}] is not a selected tool definition")
+                return
+            item = definitions[position]
+            c = self.by_id[str(item["id"])]
+            block = self._head(c) + (c.content or "").encode("utf-8") + self._foot(c)
+            if self.data[cursor : cursor + len(block)] != block:
+                self.flag("render-body", f"tools[{position}] is not at its place in the text", c.id)
+            bare = {k: v for k, v in entry.items() if k != "cache_control"}
+            if bare != _tool_entry(c.content or "", provider):
+                self.flag("render-body", f"tools[{position}] is not its item's definition", c.id)
+            cursor += len(block)
 
         def text_part(part: Any) -> None:
             nonlocal cursor
@@ -331,6 +412,11 @@ class _Judge:
 
         try:
             if fmt == "openai-chat":
+                for position, entry in enumerate(body.get("tools", [])):
+                    tool_part(position, entry, "openai")
+                if len(body.get("tools", [])) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
+                body = body["messages"]
                 for message in body:
                     if isinstance(message.get("content"), str):
                         text_part(message["content"])
@@ -338,6 +424,12 @@ class _Judge:
                         call_part(call["id"], call["function"]["arguments"], parsed=False)
                 self._openai_rules(body)
             elif fmt == "anthropic-messages":
+                for position, entry in enumerate(body.get("tools", [])):
+                    tool_part(position, entry, "anthropic")
+                    if "cache_control" in entry:
+                        marks.append(cursor)
+                if len(body.get("tools", [])) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
                 blocks = [("system", b) for b in body["system"]]
                 blocks += [(m["role"], b) for m in body["messages"] for b in m["content"]]
                 for _, block in blocks:
@@ -348,7 +440,7 @@ class _Judge:
                     if "cache_control" in block:
                         marks.append(cursor)
                     ends.append(cursor)
-                self._anthropic_rules(body, marks)
+                self._anthropic_rules(body, marks, ends)
             else:
                 self.flag("render-record", f"unknown format {fmt!r}")
                 return
@@ -365,7 +457,7 @@ class _Judge:
         for item in self.items:
             c = self.by_id.get(str(item.get("id")))
             if c is not None and isinstance(item.get("offset"), int):
-                end = int(item["offset"]) + int(item.get("length", 0)) + len(_footer(c))
+                end = int(item["offset"]) + int(item.get("length", 0)) + len(self._foot(c))
                 spans.append((_section(c.kind.value), end))
         for e in self.manifest.get("envelope", []):
             if e.get("part") == "instruction" and isinstance(e.get("offset"), int):
@@ -399,7 +491,7 @@ class _Judge:
         if pending:
             self.flag("render-rule", "tool-call-answered: a tool call is not answered")
 
-    def _anthropic_rules(self, body: dict[str, Any], marks: list[int]) -> None:
+    def _anthropic_rules(self, body: dict[str, Any], marks: list[int], ends: list[int]) -> None:
         messages = body["messages"]
         if not messages or messages[0]["role"] != "user":
             self.flag("render-rule", "first-message-user: the messages must open with a user turn")
@@ -422,7 +514,15 @@ class _Judge:
             self.flag("render-rule", f"cache-breakpoints: {len(marks)} breakpoints, at most 4")
         if sorted(marks) != list(self.manifest.get("breakpoints", [])):
             self.flag("render-rule", "the manifest's breakpoints are not the body's")
-        boundaries = self._section_ends()
+        cache = self.request.cache
+        if cache is not None:
+            # a cache-aware layout places its own (at most the section's limit), each
+            # at the end of a block
+            if len(marks) > cache.breakpoints:
+                self.flag("render-rule", f"cache-breakpoints: more than {cache.breakpoints}")
+            boundaries = set(ends)
+        else:
+            boundaries = self._section_ends()
         for mark in marks:
             if mark not in boundaries:
                 self.flag("render-rule", f"a cache breakpoint at byte {mark} is not a section end")

@@ -1,0 +1,242 @@
+"""The cache-aware decision: the cheapest bundle to send within the tolerance (section 6b).
+
+Input: a validated ``Request`` with a ``cache`` section, its ``GateReport``, the
+problem and the cache-blind optimum (``decide_exact`` found them), a backend, the
+deadline and a worker count.
+Output: a ``Choice`` for the cache-aware order, with its ``CacheOutcome``.
+
+The order, from ``models/README.md`` section 6b: V* is the cache-blind optimum's value
+at the budget B; B' = B - ceil(headroom x B) and V'* the best value at B' (B' = B and
+V'* = V* when nothing legal fits B'). A legal selection is feasible when it keeps every
+previous block and its value is at least ceil((1 - tolerance) V*), or when its cost is
+at most B' and its value at least ceil((1 - tolerance) V'*). Among the feasible: the
+least price (``prefix.Prefix.price``), then section 6's order (most value, least cost,
+least weight, canonical). The cache-blind optimum at B' is always feasible, so a request
+with a legal bundle always gets one; refusals are the cache-blind decision's.
+
+Each backend solves the last step its own way (``Backend.solve_cached``): CP-SAT with
+the kept prefix as a monotone chain of Booleans (``CachedSearch``), the brute-force
+oracle by enumeration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from ..deadline import Deadline
+from ..model.cache import CacheOutcome, CacheTerms
+from ..model.types import Request
+from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .closure import Problem
+from .cpsat import Linear, _Session, cp_helper
+from .prefix import Prefix, build_prefix
+
+__all__ = ["CachedBackend", "CachedSearch", "decide_cached", "feasible"]
+
+
+class CachedBackend(Protocol):
+    def solve_cached(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        *,
+        time_limit: float,
+        workers: int,
+        hint: tuple[int, ...] | None = None,
+    ) -> SolveOutcome:
+        """The least-price feasible selection, then section 6's order; OPTIMAL when
+        proven. ``cost_floor`` carries a proven lower bound on the price when stopped."""
+        ...
+
+
+def decide_cached(
+    request: Request,
+    problem: Problem,
+    blind: SolveOutcome,
+    backend: Backend,
+    deadline: Deadline,
+    workers: int,
+) -> tuple[SolveOutcome, CacheOutcome]:
+    """The cache-aware answer, from the cache-blind optimum ``blind`` of ``problem``."""
+    cache = request.cache
+    prefix = build_prefix(request, problem.form_ids, problem.cost)
+    assert cache is not None and prefix is not None and problem.budget is not None
+    blind_value = selection_value(problem, blind.selection)
+    rewrite_budget = cache.rewrite_budget(problem.budget)
+    rewrite_value = blind_value
+    rewrite_hint: tuple[int, ...] | None = None
+    if selection_cost(problem, blind.selection) > rewrite_budget:
+        narrower = backend.solve(
+            replace(problem, budget=rewrite_budget),
+            time_limit=deadline.limit(),
+            workers=workers,
+            value_only=True,
+        )
+        if narrower.status is SolveStatus.INFEASIBLE:
+            rewrite_budget = problem.budget  # no room for headroom: nothing legal fits
+        elif narrower.status is SolveStatus.OPTIMAL:
+            rewrite_value = selection_value(problem, narrower.selection)
+            rewrite_hint = narrower.selection
+        else:
+            # not proven in time: only the blind optimum is known to be feasible
+            rewrite_budget, rewrite_value = problem.budget, blind_value
+    terms = CacheTerms(
+        append_floor=cache.value_floor(blind_value) if prefix.complete else None,
+        rewrite_budget=rewrite_budget,
+        rewrite_floor=cache.value_floor(rewrite_value),
+    )
+    blind_price = prefix.price(blind.selection).price
+    hint = blind.selection if rewrite_hint is None else rewrite_hint
+    solve_cached = getattr(backend, "solve_cached", None)
+    if solve_cached is None:
+        raise TypeError(f"the {backend.name} backend has no cache-aware search")
+    outcome: SolveOutcome = solve_cached(
+        problem, prefix, terms, time_limit=deadline.limit(), workers=workers, hint=hint
+    )
+    if outcome.status is SolveStatus.UNKNOWN or (
+        not outcome.selection and not feasible(problem, prefix, terms, outcome.selection)
+    ):
+        # nothing feasible found in time: the cache-blind optimum, legal, unproven here
+        outcome = SolveOutcome(SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor)
+    price = prefix.price(outcome.selection)
+    report = CacheOutcome(
+        terms=terms,
+        blind_value=blind_value,
+        blind_price=blind_price,
+        kept=price.kept,
+        previous=len(cache.previous),
+        read=price.read,
+        written=price.written,
+        uncached=price.uncached,
+        price=price.price,
+        price_floor=None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor,
+        appended=prefix.complete and price.kept == prefix.size,
+        entry=price.entry,
+    )
+    return outcome, report
+
+
+def feasible(
+    problem: Problem, prefix: Prefix, terms: CacheTerms, selection: tuple[int, ...]
+) -> bool:
+    """Whether a legal ``selection`` is in the cache-aware order's feasible set."""
+    value = selection_value(problem, selection)
+    if (
+        terms.append_floor is not None
+        and value >= terms.append_floor
+        and prefix.kept(selection) == prefix.size
+    ):
+        return True
+    return (
+        selection_cost(problem, selection) <= terms.rewrite_budget and value >= terms.rewrite_floor
+    )
+
+
+class CachedSearch(_Session):
+    """One cache-aware lexicographic solve with CP-SAT: the prefix kept as a chain of
+    Booleans over the matchable run, the price as a linear expression of them and of
+    the forms (module docstring), then the phases of section 6 with the price fixed."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        time_limit: float,
+        workers: int,
+    ) -> None:
+        super().__init__(cp_helper(), problem, time_limit, workers)
+        self.prefix = prefix
+        self.terms = terms
+        self.price = self._encode_cache()
+
+    def _encode_cache(self) -> Linear:
+        model, prefix, size = self.model, self.prefix, self.problem.size
+        cache, pricing = prefix.cache, prefix.cache.pricing
+        one = model.constant(1)
+        keep: list[int] = []
+        for j, form in enumerate(prefix.forms):
+            if form is None:
+                keep.append(one)
+                continue
+            var = model.new_bool(f"keep{j}")
+            model.implication(var, form)
+            if keep:
+                model.implication(var, keep[-1])
+            keep.append(var)
+        for form, barrier in prefix.barriers.items():
+            model.bool_or([-form - 1, -keep[barrier] - 1])
+        total = prefix.instruction + Linear.sum(range(size), self.problem.cost)
+        top = prefix.instruction + sum(self.problem.cost)
+        read: Linear | int = 0
+        if cache.breakpoints > 0:
+            reached = 0
+            for entry in prefix.entries:
+                gained = sum(prefix.tokens[reached : entry + 1])
+                read = read + gained * Linear.var(keep[entry])
+                reached = entry + 1
+        elif prefix.automatic_from is not None:
+            least, step = cache.min_prefix_tokens, cache.step_tokens
+            hit = keep[prefix.automatic_from]
+            steps = model.new_int(0, max(0, (sum(prefix.tokens) - least) // step), "steps")
+            kept_tokens = Linear.sum(keep, prefix.tokens)
+            model.at_most(least * Linear.var(hit) + step * Linear.var(steps) - kept_tokens, 0)
+            model.fix(Linear.var(steps), 0, enforced_by=-hit - 1)
+            read = least * Linear.var(hit) + step * Linear.var(steps)
+        price = pricing.read * read + pricing.input * (total - read)
+        if cache.writes and pricing.write != pricing.input:
+            # written: everything past the entry read, once the content is cacheable
+            cacheable = model.new_bool("cacheable")
+            least = cache.min_prefix_tokens
+            model.at_least(total, least, enforced_by=cacheable)
+            model.at_most(total, least - 1, enforced_by=-cacheable - 1)
+            written = model.new_int(0, top, "written")
+            model.fix(Linear.var(written) - (total - read), 0, enforced_by=cacheable)
+            model.fix(Linear.var(written), 0, enforced_by=-cacheable - 1)
+            price = price + (pricing.write - pricing.input) * Linear.var(written)
+        terms = self.terms
+        value = Linear.sum(range(size), self.problem.value)
+        appended = model.new_bool("appended")
+        if terms.append_floor is None:
+            model.fix(Linear.var(appended), 0)
+        else:
+            if keep:
+                model.implication(appended, keep[-1])
+            model.at_least(value, terms.append_floor, enforced_by=appended)
+        model.at_most(total - prefix.instruction, terms.rewrite_budget, enforced_by=-appended - 1)
+        model.at_least(value, terms.rewrite_floor, enforced_by=-appended - 1)
+        assert isinstance(price, Linear)
+        return price
+
+    def run_cached(self, hint: tuple[int, ...] | None) -> SolveOutcome:
+        """Price, then value, then section 6's cost, weight and canonical phases."""
+        problem = self.problem
+        if hint is not None:
+            self.hint(hint)
+        self.model.objective(self.price, maximize=False)
+        status, response = self._run()
+        if status == self.infeasible:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        if status not in (self.optimal, self.feasible):
+            return SolveOutcome(SolveStatus.UNKNOWN)
+        selection = self._selection(response)
+        if status != self.optimal:
+            floor = int(response.best_objective_bound + 0.5)
+            return SolveOutcome(SolveStatus.FEASIBLE, selection, cost_floor=floor)
+        self.model.fix(self.price, round(response.objective_value))
+        values = Linear.sum(range(problem.size), problem.value)
+        self.model.objective(values, maximize=True)
+        self.hint(selection)
+        status, response = self._run()
+        if status != self.optimal:
+            return SolveOutcome(SolveStatus.FEASIBLE, selection)
+        selection = self._selection(response)
+        value = round(response.objective_value)
+        self.model.fix(values, value)
+        self.hint(selection)
+        selection, done, held = self._minimise(list(problem.cost), selection, True)
+        if not done:
+            return self._stopped(selection, held, value, None)
+        return self._lightest(selection, held, value)
