@@ -15,7 +15,9 @@ problem always has a legal selection.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from ..model.objective import form_value, tiebreak_weights
 from ..model.types import Candidate, Request
@@ -48,10 +50,15 @@ class Problem:
 
     def forms_of(self) -> tuple[tuple[int, ...], ...]:
         """Form indices of each identity, in canonical order."""
-        out: list[list[int]] = [[] for _ in self.identities]
-        for form, identity in enumerate(self.identity_of):
-            out[identity].append(form)
-        return tuple(tuple(forms) for forms in out)
+        identity_of = self.identity_of
+        counts = [0] * len(self.identities)
+        for identity in identity_of:
+            counts[identity] += 1
+        starts = list(accumulate(counts, initial=0))
+        # a stable sort by identity: each identity's forms stay in canonical order, with
+        # no list per identity (see index_by)
+        order = sorted(range(len(identity_of)), key=identity_of.__getitem__)
+        return tuple(tuple(order[s:e]) for s, e in zip(starts, starts[1:], strict=False))
 
     def mandatory(self, required: tuple[int, ...] | None = None) -> Problem:
         """The same problem with no budget and no value: its optimum is the cheapest
@@ -71,6 +78,18 @@ def build_problem(request: Request, gates: GateReport, before: Problem | None = 
     problem = _build(request, gates, before, None)
     assert problem is not None, "with no deadline the build always ends"
     return problem
+
+
+def index_by(size: int, pairs: Iterable[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:
+    """For each key in ``range(size)``, the values paired with it, in the pairs' order.
+
+    Tuples of integers, with a list only for a key that occurs: the cyclic collector
+    stops tracking the tuples, while a list for every identity would stay in each of
+    its passes over the whole heap for as long as the call holds it."""
+    found: dict[int, list[int]] = {}
+    for key, value in pairs:
+        found.setdefault(key, []).append(value)
+    return tuple(tuple(found[key]) if key in found else () for key in range(size))
 
 
 def build_problem_by(deadline: float, request: Request, gates: GateReport) -> Problem | None:

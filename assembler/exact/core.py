@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .closure import Problem
+from .closure import Problem, index_by
+from .reach import group_index
 
 __all__ = ["FREE", "IN", "OUT", "Contradiction", "Reduction", "core_of"]
 
@@ -117,7 +118,6 @@ def _propagate(
     identities = len(problem.identities)
     alive = [0] * identities
     admitted = [-1] * identities
-    dependents: list[list[int]] = [[] for _ in range(identities)]
     for f, s in enumerate(state):
         if s == OUT:
             continue
@@ -127,12 +127,9 @@ def _propagate(
             if admitted[identity] >= 0:
                 raise Contradiction
             admitted[identity] = f
-        for d in needs[f]:
-            dependents[d].append(f)
-    groups_of: list[list[int]] = [[] for _ in range(identities)]
-    for g, group in enumerate(groups):
-        for identity in group:
-            groups_of[identity].append(g)
+    live_needs = ((d, f) for f, s in enumerate(state) if s != OUT for d in needs[f])
+    dependents = index_by(identities, live_needs)
+    groups_of = group_index(problem)
     collapsed = [False] * len(groups)
     lost = [i for i in range(identities) if alive[i] == 0]
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .closure import Problem
+from .reach import group_index
 
 __all__ = ["build_incumbent"]
 
@@ -77,10 +78,7 @@ class _Grower:
         # when that does not fit, its cheapest
         self.pick = _first_of_each(problem, picks)
         self.cheapest = _first_of_each(problem, cheapest)
-        self.groups_of: list[list[int]] = [[] for _ in problem.identities]
-        for g, group in enumerate(problem.groups):
-            for identity in group:
-                self.groups_of[identity].append(g)
+        self.groups_of = group_index(problem)
         # an identity whose cheapest closure did not fit: the room only shrinks
         self.too_dear = [False] * len(problem.identities)
         self.dead_groups: set[int] = set()

@@ -19,18 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from .closure import Problem
+from .closure import Problem, index_by
 
 __all__ = ["group_index", "reach", "required_reach"]
 
 
-def group_index(problem: Problem) -> list[list[int]]:
+def group_index(problem: Problem) -> tuple[tuple[int, ...], ...]:
     """The groups of each identity (indices into ``problem.groups``)."""
-    groups_of: list[list[int]] = [[] for _ in problem.identities]
-    for g, group in enumerate(problem.groups):
-        for identity in group:
-            groups_of[identity].append(g)
-    return groups_of
+    pairs = ((identity, g) for g, group in enumerate(problem.groups) for identity in group)
+    return index_by(len(problem.identities), pairs)
 
 
 def reach(
