@@ -163,6 +163,12 @@ def report(rows: list[dict[str, Any]], described: dict[str, Any]) -> str:
         " generation-2 collections during the call. Ratios are against `paused` at the"
         " same size.",
         "",
+        "A full collection walks every object the collector tracks, and comes each time a"
+        " quarter more have been promoted into its oldest generation since the last one: a"
+        " large call, which builds hundreds of thousands of objects that live as long as it"
+        " does, meets several. At 100k forms the call is cut by its time limit, so its CPU"
+        " varies with how far the search got; the parse and the full collections compare.",
+        "",
         "| forms | policy | parse | (full) | assemble | Python stages | full collections | load |",
         "|---:|---|---:|---:|---:|---:|---:|---|",
     ]
