@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import machine
+from .peers import cp_model_of
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parent.parent
@@ -124,8 +125,6 @@ def imports(repeats: int) -> list[dict[str, Any]]:
 
 
 def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
-    from ortools.sat.python import cp_model
-
     from assembler.exact import cpsat
     from assembler.exact.closure import build_problem
     from assembler.model.parse import parse_request
@@ -133,26 +132,7 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     from assembler.tooling.generate import Shape, generate
 
     def with_cp_model(problem: Any) -> Any:
-        # the encoding of cpsat._Session._encode, through cp_model's calls
-        model = cp_model.CpModel()
-        x = [model.new_bool_var(f"x{i}") for i in range(problem.size)]
-        forms_of = problem.forms_of()
-        required = set(problem.required)
-        for identity, forms in enumerate(forms_of):
-            if identity in required:
-                model.add_exactly_one([x[f] for f in forms])
-            elif len(forms) > 1:
-                model.add_at_most_one([x[f] for f in forms])
-        for form, needs in enumerate(problem.needs):
-            for identity in needs:
-                model.add_bool_or([~x[form], *(x[f] for f in forms_of[identity])])
-        for group in problem.groups:
-            first = cp_model.LinearExpr.sum([x[f] for f in forms_of[group[0]]])
-            for identity in group[1:]:
-                model.add(first == cp_model.LinearExpr.sum([x[f] for f in forms_of[identity]]))
-        if problem.budget is not None and sum(problem.cost) > problem.budget:
-            model.add(cp_model.LinearExpr.weighted_sum(x, list(problem.cost)) <= problem.budget)
-        return model
+        return cp_model_of(problem)[0]  # the encoding of cpsat._Session._encode
 
     helper = cpsat.cp_helper()
     rows = []

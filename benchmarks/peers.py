@@ -35,7 +35,7 @@ from typing import Any
 
 from assembler.exact.closure import Problem
 
-__all__ = ["cpsat_alone", "highs_milp"]
+__all__ = ["cp_model_of", "cpsat_alone", "highs_milp"]
 
 _INT62 = 1 << 62
 
@@ -79,16 +79,9 @@ def _finish(
     return out
 
 
-def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
+def cp_model_of(problem: Problem) -> tuple[Any, list[Any]]:
+    """The problem's constraints C2-C6 as a ``cp_model.CpModel``, and its variables."""
     from ortools.sat.python import cp_model
-
-    started = time.perf_counter()
-    deadline = started + time_limit
-    out: dict[str, Any] = {"peer": "cpsat", "forms": problem.size}
-    if problem.size == 0:
-        out.update(status="optimal", value=0, cost=0, bound=0, gap=0.0, build_s=0.0)
-        out.update(solve_s=0.0, total_s=time.perf_counter() - started, phases=[])
-        return out
 
     model = cp_model.CpModel()
     x = [model.new_bool_var(f"x{i}") for i in range(problem.size)]
@@ -109,6 +102,21 @@ def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
             model.add(first == cp_model.LinearExpr.sum([x[f] for f in forms_of[identity]]))
     if problem.budget is not None and sum(problem.cost) > problem.budget:
         model.add(cp_model.LinearExpr.weighted_sum(x, list(problem.cost)) <= problem.budget)
+    return model, x
+
+
+def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
+    from ortools.sat.python import cp_model
+
+    started = time.perf_counter()
+    deadline = started + time_limit
+    out: dict[str, Any] = {"peer": "cpsat", "forms": problem.size}
+    if problem.size == 0:
+        out.update(status="optimal", value=0, cost=0, bound=0, gap=0.0, build_s=0.0)
+        out.update(solve_s=0.0, total_s=time.perf_counter() - started, phases=[])
+        return out
+
+    model, x = cp_model_of(problem)
     built = time.perf_counter()
     out["build_s"] = built - started
 

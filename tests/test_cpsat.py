@@ -144,18 +144,25 @@ def _problems() -> Iterable[Any]:
         yield generate(random.Random(seed), Shape.scale(200))
 
 
-def test_every_model_solved_is_the_one_cp_model_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+def _mirrored(monkeypatch: pytest.MonkeyPatch, parts: Iterable[str]) -> set[str]:
+    """From now on, every model CP-SAT is handed is checked against cp_model's; returns
+    the set that gathers which of ``parts`` the models held."""
     seen: set[str] = set()
     run = cpsat._Session._run
 
     def checked(session: Any) -> Any:
         text = str(session.model.proto)
         assert text == str(session.model.reference.proto)
-        seen.update(part for part in _PARTS if part in text)
+        seen.update(part for part in parts if part in text)
         return run(session)
 
     monkeypatch.setattr(cpsat, "ProtoModel", _Mirrored)
     monkeypatch.setattr(cpsat._Session, "_run", checked)
+    return seen
+
+
+def test_every_model_solved_is_the_one_cp_model_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _mirrored(monkeypatch, _PARTS)
     for request in _problems():
         parsed = parse_request(request)
         problem = build_problem(parsed, apply_gates(parsed))
@@ -171,17 +178,7 @@ def test_every_cache_aware_model_solved_is_the_one_cp_model_writes(
 ) -> None:
     import test_cached
 
-    seen: set[str] = set()
-    run = cpsat._Session._run
-
-    def checked(session: Any) -> Any:
-        text = str(session.model.proto)
-        assert text == str(session.model.reference.proto)
-        seen.update(part for part in _CACHE_PARTS if part in text)
-        return run(session)
-
-    monkeypatch.setattr(cpsat, "ProtoModel", _Mirrored)
-    monkeypatch.setattr(cpsat._Session, "_run", checked)
+    seen = _mirrored(monkeypatch, _CACHE_PARTS)
     # breakpoints (Anthropic) and automatic prefixes in steps (OpenAI), writes priced
     test_cached.test_a_call_that_fits_keeps_the_whole_previous_rendering_and_reads_it()
     test_cached.test_a_rewrite_leaves_the_headroom_for_the_calls_after_it()

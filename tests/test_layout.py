@@ -19,6 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
+    # the old names of renamed subpackage attributes, read with a warning
+    "renamed",
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",

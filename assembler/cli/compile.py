@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["compile_command"]
 
+
 def _compile_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="assembler compile",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from ..model.objective import form_value, tiebreak_weights
 from ..model.types import Candidate, Request
@@ -58,7 +58,7 @@ class Problem:
         # a stable sort by identity: each identity's forms stay in canonical order, with
         # no list per identity (see index_by)
         order = sorted(range(len(identity_of)), key=identity_of.__getitem__)
-        return tuple(tuple(order[s:e]) for s, e in zip(starts, starts[1:], strict=False))
+        return tuple(tuple(order[s:e]) for s, e in pairwise(starts))
 
     def mandatory(self, required: tuple[int, ...] | None = None) -> Problem:
         """The same problem with no budget and no value: its optimum is the cheapest

@@ -13,9 +13,7 @@ and overall), ``budgets`` (budget breakpoints), ``figures`` and ``counterfactual
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
+from ..renamed import renamed
 from .counterfactuals import Counterfactuals
 from .diagnostics import Diagnostic, Label
 from .explanation import Explanation, explain
@@ -44,12 +42,6 @@ __all__ = [
 
 # the names these had before they were told apart from assembler.Kind and
 # assembler.Limits: still read, with a DeprecationWarning
-_RENAMED = {"Kind": "CounterfactualKind", "Limits": "ExplainLimits"}
-
-
-def __getattr__(name: str) -> Any:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} is now {new}", DeprecationWarning, stacklevel=2)
-    return globals()[new]
+__getattr__ = renamed(
+    __name__, globals(), {"Kind": "CounterfactualKind", "Limits": "ExplainLimits"}
+)

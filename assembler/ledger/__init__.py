@@ -13,9 +13,7 @@ imported when a ledger is opened.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
+from ..renamed import renamed
 from .errors import LedgerError, UnknownCompilation
 from .events import CompilationOutcome, Event, EventKind
 from .ledger import Compilation, Ledger, RecordedRendering, Summary
@@ -34,12 +32,6 @@ __all__ = [
 
 # the names these had before they were told apart from the solver's outcome and
 # assembler.Rendering: still read, with a DeprecationWarning
-_RENAMED = {"Outcome": "CompilationOutcome", "Rendering": "RecordedRendering"}
-
-
-def __getattr__(name: str) -> Any:
-    new = _RENAMED.get(name)
-    if new is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} is now {new}", DeprecationWarning, stacklevel=2)
-    return globals()[new]
+__getattr__ = renamed(
+    __name__, globals(), {"Outcome": "CompilationOutcome", "Rendering": "RecordedRendering"}
+)

@@ -43,7 +43,6 @@ __all__ = [
 ]
 
 
-
 class Strategy(Protocol):
     def __call__(
         self,
