@@ -73,8 +73,16 @@ COMPACT_TO = 0.5  # compaction drops down to this share of the budget
 # The cache-aware exact policy plugs in here: one (tolerance, headroom) pair per point
 # of its sweep, e.g. [(0.0, 0.0), (0.02, 0.1), (0.05, 0.25), (0.1, 0.3)]. Each pair runs
 # ``cache_aware(tolerance, headroom)`` as a policy named "cache-aware t=.. h=..".
-# Empty until assemble() accepts the request's ``cache`` field (issue 24).
-CACHE_AWARE_SWEEP: list[tuple[float, float]] = []
+CACHE_AWARE_SWEEP: list[tuple[float, float]] = [
+    (0.0, 0.0),
+    (0.02, 0.25),
+    (0.04, 0.2),
+    (0.05, 0.25),
+    (0.06, 0.2),
+    (0.08, 0.25),
+    (0.12, 0.25),
+    (0.2, 0.25),
+]
 # ---------------------------------------------------------------------------------
 
 
@@ -259,15 +267,10 @@ def cache_aware(tolerance: float, headroom: float) -> Policy:
         }  # fmt: skip
         previous = view.previous.rendering if view.previous else None
         if previous is not None and view.call > 0:
-            # the sessions have no envelope, so blocks and manifest items pair up in order
-            pairs = zip(previous.manifest.items, view.previous_blocks, strict=False)
-            marks = {item.id for item, blk in pairs if blk.breakpoint is not None}
             cache["previous"] = {
-                "at": view.session.times[view.call - 1], "format": FORMAT, "headers": "none",
-                "blocks": [{"id": i.id, "form": i.form, "content_sha256": i.content_sha256,
-                            "tokens": i.tokens, "breakpoint": i.id in marks}
-                           for i in previous.manifest.items],
-            }  # fmt: skip
+                "at": view.session.times[view.call - 1],
+                "blocks": previous.manifest.cache_blocks(previous.text),
+            }
         request["cache"] = cache
         result = assembler.assemble(request, render=FORMAT)
         return Pick(frozenset(result.selected), result.rendering)
@@ -573,7 +576,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--policies", default=None, help="comma-separated names (exact always runs)"
     )
-    parser.add_argument("--cache-aware", default="", help="extra sweep points: T:H,T:H")
+    parser.add_argument(
+        "--cache-aware", default="", help="the sweep's points, T:H,T:H (default: CACHE_AWARE_SWEEP)"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.turns = args.turns or (150 if args.quick else 1000)
@@ -583,10 +588,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    sweep = list(CACHE_AWARE_SWEEP)
-    for point in filter(None, args.cache_aware.split(",")):
-        tolerance, headroom = point.split(":")
-        sweep.append((float(tolerance), float(headroom)))
+    given = [point.split(":") for point in filter(None, args.cache_aware.split(","))]
+    sweep = [(float(t), float(h)) for t, h in given] if given else list(CACHE_AWARE_SWEEP)
     chosen = policies(sweep)
     if args.policies:
         wanted = {"exact", *args.policies.split(",")}

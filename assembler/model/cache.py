@@ -164,6 +164,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         place.fail("pricing", "a read must cost no more than an input or a write")
     breakpoints = rules.breakpoints if rules.mode is CacheMode.BREAKPOINTS else 0
     previous_at, blocks = _previous(record.get("previous"), limits)
+    tolerance = _unit(record, place, "tolerance", 0.05, limits)
     headroom = _unit(record, place, "headroom", 0.25, limits)
     if headroom >= 1:
         place.fail("headroom", "must be below 1 (a rewrite must leave some budget)")
@@ -179,7 +180,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         step_tokens=_positive(record, place, "step_tokens", rules.step_tokens, limits),
         breakpoints=_breakpoints(record, place, breakpoints, limits),
         lookback=_count(record, place, "lookback", rules.lookback or 0, limits),
-        tolerance=_unit(record, place, "tolerance", 0.05, limits),
+        tolerance=tolerance,
         headroom=headroom,
         now=_seconds(record, place, "now"),
         previous_at=previous_at,
