@@ -101,7 +101,8 @@ class CacheSession:
         if self.scoring is Scoring.STATIC:
             return item.relevance
         age = max(0, call - item.turn)
-        return round(item.relevance * 0.5 ** (age / self.half_life), 3)  # type: ignore[no-any-return]
+        decay: float = 0.5 ** (age / self.half_life)
+        return round(item.relevance * decay, 3)
 
     def request(self, call: int) -> dict[str, Any]:
         """The whole request of ``call``: what a caller without a session sends."""
