@@ -247,3 +247,34 @@ def test_a_session_keeps_what_it_sent_and_a_fresh_call_of_its_request_agrees() -
         reads.append(answer.to_dict()["cache"]["read_tokens"])
     # once the content passes the minimum prefix, each call reads what the one before sent
     assert reads[0] == 0 and reads[-1] > 0
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    transcripts(most_turns=1),
+    st.integers(1, 40),
+    st.sampled_from([0.0, 0.05, 0.3]),
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 60), st.booleans()), max_size=3),
+)
+def test_an_appending_session_s_answers_are_the_brute_force_ones(
+    request: dict[str, Any], least: int, tolerance: float, turns: list[tuple[int, int, bool]]
+) -> None:
+    # calls that mostly append, each re-scored by recency: the exact strategy's bound on
+    # the entries below the last two settles many of them without a search
+    cache = {"provider": "anthropic", "min_prefix_tokens": least, "tolerance": tolerance}
+    current = {**request, "cache": cache}
+    exact = _answer(current)
+    assert _comparable(exact) == _comparable(_answer(current, "enumerate"))
+    for step, (cost, result_cost, compact) in enumerate(turns):
+        if exact.status is not assembler.Status.BUNDLE:
+            break
+        blocks = _previous(current, exact, "anthropic-messages")
+        candidates = [
+            {**c, "relevance": max(0.0, round(c["relevance"] - 0.1, 1))}
+            if not c.get("required") else c
+            for c in current["candidates"]
+        ] + turn(20 + step, cost, result_cost, 1.0, compact)
+        current = {"task": current["task"], "candidates": candidates,
+                   "cache": {**cache, "previous": {"blocks": blocks}}}  # fmt: skip
+        exact = _answer(current)
+        assert _comparable(exact) == _comparable(_answer(current, "enumerate"))

@@ -22,8 +22,9 @@ oracle by enumeration.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
@@ -31,9 +32,10 @@ from ..model.types import Request
 from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .cpsat import Linear, _Session, cp_helper
+from .incumbent import is_legal
 from .prefix import Prefix, build_prefix
 
-__all__ = ["CachedBackend", "CachedSearch", "decide_cached", "feasible"]
+__all__ = ["CachedBackend", "CachedSearch", "decide_cached", "feasible", "settled_by_bound"]
 
 
 class CachedBackend(Protocol):
@@ -95,8 +97,8 @@ def decide_cached(
     outcome: SolveOutcome = solve_cached(
         problem, prefix, terms, time_limit=deadline.limit(), workers=workers, hint=hint
     )
-    if outcome.status is SolveStatus.UNKNOWN or (
-        not outcome.selection and not feasible(problem, prefix, terms, outcome.selection)
+    if outcome.status is SolveStatus.UNKNOWN or not feasible(
+        problem, prefix, terms, outcome.selection
     ):
         # nothing feasible found in time: the cache-blind optimum, legal, unproven here
         outcome = SolveOutcome(SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor)
@@ -116,6 +118,121 @@ def decide_cached(
         entry=price.entry,
     )
     return outcome, report
+
+
+# the most combinations of the free forms the bound's enumeration walks
+ENUMERATED = 1 << 12
+
+
+def settled_by_bound(problem: Problem, prefix: Prefix, terms: CacheTerms) -> SolveOutcome | None:
+    """The optimum, when a bound proves it keeps the run through one of its last two
+    entries and the forms that leaves free are few enough to enumerate; None otherwise
+    (the search decides). Only with explicit breakpoints, whose entries are few.
+
+    The selections are split by the entry they read: those keeping through entry ``e``
+    (and not the next) read R_e tokens and hold the run's forms through ``e``; their
+    price is at least ``a (T - R_e) + read R_e``, ``a`` the lesser of the write and input
+    multipliers, with T at least those forms' cost and what reaching the value floor
+    from the rest costs (a fractional bound). When every such bound exceeds the best
+    price among the selections keeping through the entry enumerated from, that one is
+    the optimum."""
+    cache = prefix.cache
+    if not prefix.forms or not cache.alive or cache.breakpoints == 0 or not prefix.entries:
+        return None
+    entries = prefix.entries
+    # enumerate from as deep an entry as the free forms allow (the last two classes when
+    # they can: the one just below the top is the top's nearest rival), bound the rest
+    best = None
+    for depth in (2, 1):
+        if len(entries) >= depth:
+            best = _best_keeping(problem, prefix, terms, entries[-depth] + 1)
+            if best is not None:
+                break
+    if best is None:
+        return None
+    price, selection = best
+    a = min(cache.pricing.write if cache.writes else cache.pricing.input, cache.pricing.input)
+    read = cache.pricing.read
+    for below in (None, *entries[:-depth]):
+        top = 0 if below is None else below + 1
+        tokens = sum(prefix.tokens[:top])
+        least = prefix.instruction + _cheapest_with(problem, prefix, terms, top)
+        bound = a * max(0, least - tokens) + read * min(least, tokens)
+        if bound <= price:
+            return None
+    return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=selection_value(problem, selection))
+
+
+def _cheapest_with(problem: Problem, prefix: Prefix, terms: CacheTerms, top: int) -> int:
+    """A lower bound on the cost of a feasible selection keeping the first ``top``
+    blocks of the run: their forms' cost, and reaching the value floor from the forms
+    that leaves allowed, each identity giving up to its best value at its best value per
+    cost (fractionally)."""
+    forced = {f for f in prefix.forms[:top] if f is not None}
+    taken = {problem.identity_of[f] for f in forced}
+    banned = {f for f, barrier in prefix.barriers.items() if barrier < top}
+    need = terms.rewrite_floor - sum(problem.value[f] for f in forced)
+    spent = float(sum(problem.cost[f] for f in forced))
+    best: dict[int, tuple[int, float]] = {}
+    for f, identity in enumerate(problem.identity_of):
+        value, cost = problem.value[f], problem.cost[f]
+        if value <= 0 or identity in taken or f in banned:
+            continue
+        rate = float("inf") if cost == 0 else value / cost
+        top_value, top_rate = best.get(identity, (0, 0.0))
+        best[identity] = (max(top_value, value), max(top_rate, rate))
+    for value, rate in sorted(best.values(), key=lambda vr: -vr[1]):
+        if need <= 0:
+            break
+        take = min(value, need)
+        spent += 0 if rate == float("inf") else take / rate
+        need -= take
+    if need > 0:
+        return 1 << 62  # nothing feasible keeps these blocks
+    return int(spent)  # rounded down: a bound
+
+
+def _best_keeping(
+    problem: Problem, prefix: Prefix, terms: CacheTerms, top: int
+) -> tuple[int, tuple[int, ...]] | None:
+    """The best feasible selection (least price, then section 6's order) among those
+    keeping the first ``top`` blocks of the run, by enumerating the forms that leaves
+    free; None when there are too many or none is feasible."""
+    forced = {f for f in prefix.forms[:top] if f is not None}
+    taken = {problem.identity_of[f] for f in forced}
+    banned = {f for f, barrier in prefix.barriers.items() if barrier < top}
+    options: dict[int, list[int | None]] = {}
+    for f, identity in enumerate(problem.identity_of):
+        if identity in taken or f in banned:
+            continue
+        options.setdefault(identity, [None]).append(f)
+    required = set(problem.required)
+    for identity in required - taken:
+        if identity not in options:
+            return None
+        options[identity] = options[identity][1:]
+    combinations = 1
+    for choices in options.values():
+        combinations *= len(choices)
+        if combinations > ENUMERATED:
+            return None
+    base = tuple(sorted(forced))
+    best: tuple[Any, tuple[int, ...]] | None = None
+    for choice in itertools.product(*options.values()):
+        selection = tuple(sorted((*base, *(f for f in choice if f is not None))))
+        if not is_legal(problem, selection) or not feasible(problem, prefix, terms, selection):
+            continue
+        chosen = set(selection)
+        key = (
+            prefix.price(selection).price,
+            -selection_value(problem, selection),
+            selection_cost(problem, selection),
+            sum(problem.weight[f] for f in selection),
+            tuple(f in chosen for f in range(problem.size)),
+        )
+        if best is None or key < best[0]:
+            best = (key, selection)
+    return None if best is None else (best[0][0], best[1])
 
 
 def feasible(

@@ -127,8 +127,14 @@ class CoreSearch:
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
-        """The cache-aware order's optimum, by the inner backend on the whole problem:
-        the reductions bound the value, which the price does not follow."""
+        """The cache-aware order's optimum: settled by a bound when it can be
+        (``cached.settled_by_bound``), else by the inner backend on the whole problem
+        (the reductions bound the value, which the price does not follow)."""
+        from .cached import settled_by_bound
+
+        settled = settled_by_bound(problem, prefix, terms)
+        if settled is not None:
+            return settled
         inner = cast("CachedBackend", self.inner)
         return inner.solve_cached(
             problem, prefix, terms, time_limit=time_limit, workers=workers, hint=hint
