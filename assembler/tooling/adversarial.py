@@ -11,7 +11,12 @@ The shapes (issue 12), each with exactly ``n_forms`` candidates:
   admission drags in everything; the budget fits the cheapest forms of all of them
   and a part of the upgrades, so choosing forms still matters;
 * ``chain``: identity ``i`` needs identity ``i + 1`` (every form of it), so admitting
-  the head drags the whole tail; the budget fits a suffix;
+  the head drags the whole tail; the budget fits a suffix; ``chain-reversed`` points
+  the other way (``i`` needs ``i - 1``), so a stage that walks the candidates in order
+  meets each dependency before or after its dependant, whichever it did not expect;
+* ``dead-chain`` / ``dead-chain-reversed``: the same chains whose last link needs an
+  identity nobody offers, so the dependency gate removes every form, one link after
+  the other (a judge that re-derives the gates in rounds does one round per link);
 * ``dense-shared``: every content form needs 3-5 of a few shared resolvers;
 * ``all-equal``: every form costs 100 and is worth 500: value and cost tie everywhere
   and only the tie-break decides;
@@ -38,6 +43,9 @@ __all__ = ["Adversary", "Built", "build"]
 class Adversary(StrEnum):
     GIANT_GROUP = "giant-group"
     CHAIN = "chain"
+    CHAIN_REVERSED = "chain-reversed"
+    DEAD_CHAIN = "dead-chain"
+    DEAD_CHAIN_REVERSED = "dead-chain-reversed"
     DENSE_SHARED = "dense-shared"
     ALL_EQUAL = "all-equal"
     AT_MANDATORY = "at-mandatory"
@@ -59,8 +67,9 @@ def build(kind: Adversary, n_forms: int, seed: int = 0) -> Built:
     rng = random.Random(f"{kind.value}/{n_forms}/{seed}")
     if kind is Adversary.GIANT_GROUP:
         return Built(_giant_group(rng, n_forms))
-    if kind is Adversary.CHAIN:
-        return Built(_chain(rng, n_forms))
+    if kind in _CHAINS:
+        reversed_, dead = _CHAINS[kind]
+        return Built(_chain(rng, n_forms, reversed_=reversed_, dead=dead))
     if kind is Adversary.DENSE_SHARED:
         return Built(_dense_shared(rng, n_forms))
     if kind is Adversary.ALL_EQUAL:
@@ -120,17 +129,30 @@ def _giant_group(rng: random.Random, n_forms: int) -> dict[str, Any]:
     return _request("adversarial-giant-group", budget, candidates)
 
 
-def _chain(rng: random.Random, n_forms: int) -> dict[str, Any]:
+def _chain(rng: random.Random, n_forms: int, *, reversed_: bool, dead: bool) -> dict[str, Any]:
     counts = _counts(rng, n_forms, 2)
+    last = len(counts) - 1
     candidates: list[dict[str, Any]] = []
     for i, k in enumerate(counts):
         forms = _alternatives(rng, f"link-{i}", k)
-        if i + 1 < len(counts):
+        step = i - 1 if reversed_ else i + 1
+        needed = f"link-{step}" if 0 <= step <= last else ("nobody-offers-this" if dead else None)
+        if needed is not None:
             for form in forms:
-                form["depends_on"] = [f"link-{i + 1}"]
+                form["depends_on"] = [needed]
         candidates.extend(forms)
     total = sum(form["cost"] for form in candidates)
-    return _request("adversarial-chain", total * 3 // 10, candidates)
+    name = ("dead-" if dead else "") + "chain" + ("-reversed" if reversed_ else "")
+    return _request(f"adversarial-{name}", total * 3 // 10, candidates)
+
+
+# each chain shape: (the dependencies point back, the last link needs a missing identity)
+_CHAINS = {
+    Adversary.CHAIN: (False, False),
+    Adversary.CHAIN_REVERSED: (True, False),
+    Adversary.DEAD_CHAIN: (False, True),
+    Adversary.DEAD_CHAIN_REVERSED: (True, True),
+}
 
 
 def _dense_shared(rng: random.Random, n_forms: int) -> dict[str, Any]:
