@@ -18,6 +18,9 @@ The shapes (issue 12), each with exactly ``n_forms`` candidates:
   identity nobody offers, so the dependency gate removes every form, one link after
   the other (a judge that re-derives the gates in rounds does one round per link);
 * ``dense-shared``: every content form needs 3-5 of a few shared resolvers;
+* ``tool-pairs``: the conversation of a long agent run: tool calls, each answered by
+  its result (a coupled pair), with content, so that the layout, the renderer and the
+  render verifier meet thousands of calls to match with their results;
 * ``all-equal``: every form costs 100 and is worth 500: value and cost tie everywhere
   and only the tie-break decides;
 * ``at-mandatory`` / ``below-mandatory``: a realistic request (alternatives,
@@ -48,6 +51,7 @@ class Adversary(StrEnum):
     DEAD_CHAIN_REVERSED = "dead-chain-reversed"
     DENSE_SHARED = "dense-shared"
     ALL_EQUAL = "all-equal"
+    TOOL_PAIRS = "tool-pairs"
     AT_MANDATORY = "at-mandatory"
     BELOW_MANDATORY = "below-mandatory"
 
@@ -74,6 +78,8 @@ def build(kind: Adversary, n_forms: int, seed: int = 0) -> Built:
         return Built(_dense_shared(rng, n_forms))
     if kind is Adversary.ALL_EQUAL:
         return Built(_all_equal(rng, n_forms))
+    if kind is Adversary.TOOL_PAIRS:
+        return Built(_tool_pairs(rng, n_forms))
     return _mandatory(rng, n_forms, below=kind is Adversary.BELOW_MANDATORY)
 
 
@@ -178,6 +184,30 @@ def _all_equal(rng: random.Random, n_forms: int) -> dict[str, Any]:
             for j in range(k)
         )
     return _request("adversarial-all-equal", 100 * len(candidates) * 3 // 10, candidates)
+
+
+def _tool_pairs(rng: random.Random, n_forms: int) -> dict[str, Any]:
+    # the user's turn opens the conversation (a provider body starts with it)
+    ask = {"id": "ask", "kind": "user_turn", "turn": 0, "cost": 20, "relevance": 0.5}
+    candidates: list[dict[str, Any]] = [{**ask, "content": "go"}]
+    turn = 0
+    while len(candidates) < n_forms:
+        turn += 1
+        if n_forms - len(candidates) == 1:
+            candidates.append({"id": f"note-{turn}", "kind": "memory", "cost": 20,
+                               "relevance": 0.1, "content": f"note {turn}"})  # fmt: skip
+            break
+        call = f"call-{turn}"
+        candidates.append({"id": f"{call}.use", "kind": "tool_call", "tool_call_id": call,
+                           "tool_name": "lookup", "turn": turn, "cost": rng.randint(10, 40),
+                           "relevance": _relevance(rng), "content": f"[{turn}]"})  # fmt: skip
+        candidates.append({"id": f"{call}.result", "kind": "tool_result", "tool_call_id": call,
+                           "turn": turn, "cost": rng.randint(30, 400),
+                           "relevance": _relevance(rng), "content": f"result {turn}"})  # fmt: skip
+    total = sum(form["cost"] for form in candidates)
+    request = _request("adversarial-tool-pairs", total // 2, candidates)
+    request["task"]["required"] = ["ask"]
+    return request
 
 
 def _mandatory(rng: random.Random, n_forms: int, *, below: bool) -> Built:

@@ -333,9 +333,9 @@ class _Judge:
             if c.id in selected and c.tool_call_id is not None:
                 kinds_selected.setdefault(c.tool_call_id, set()).add(c.kind.value)
         for c in self.request.candidates:
-            if c.id in selected and c.tool_call_id is not None:
-                if not kinds_selected[c.tool_call_id] - {c.kind.value}:
-                    self.flag("render-tool", "a tool call or result is rendered alone", c.id)
+            tool = c.tool_call_id
+            if c.id in selected and tool is not None and not kinds_selected[tool] - {c.kind.value}:
+                self.flag("render-tool", "a tool call or result is rendered alone", c.id)
 
     def _check_body(self) -> None:
         fmt = self.rendering.get("format")
