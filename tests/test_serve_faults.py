@@ -146,3 +146,196 @@ def test_sigterm_while_replies_are_read_slowly_keeps_every_reply_whole(
     replies = [json.loads(line) for line in bytes(received).split(b"\n")[:5]]
     assert [reply["id"] for reply in replies] == [0, 1, 2, 3, 4]
     assert lines.proc.wait(timeout=WAIT) == 0
+
+
+# ---------------------------------------------------------------------------
+# HTTP: slow, stalled and vanishing clients
+
+
+def _stalled(server: Http, count: int, path: str = "/assemble") -> list[socket.socket]:
+    """``count`` connections that sent their headers and 1 byte of a 100-byte body."""
+    stalled = []
+    for _ in range(count):
+        sock = server.socket()
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode()
+        )
+        stalled.append(sock)
+    return stalled
+
+
+def test_stalled_bodies_do_not_keep_others_from_being_served(servers: Starter) -> None:
+    server: Http = servers(Http, "--body-timeout", "3", "--time-limit", "5")
+    review = example("review-migration.json")
+    stalled = _stalled(server, 64)
+    try:
+        _wait_until(lambda: server.health()["reading"] == 64, "the stalled bodies are read")
+        health = server.health()
+        # 64 bodies being read are not 64 calls held: the server is not saturated by them
+        assert health["status"] == "ok" and health["in_flight"] == 0, health
+        started_at = time.monotonic()
+        status, headers, reply = server.call("POST", "/assemble", review)
+        assert (status, reply["exit"]) == (200, 0), reply
+        assert time.monotonic() - started_at < 5.0
+        same(review, reply["result"])
+        # the stalled ones are cut at their deadline, each with its own error
+        for sock in stalled:
+            status, headers, body = read_response(sock)
+            data = json.loads(body)
+            assert (status, data["exit"], data["error"]["code"]) == (408, 2, "read-timeout")
+            assert data["error"]["timeout"] == "body_timeout"
+            assert headers["connection"] == "close" and headers["x-assembler-exit"] == "2"
+    finally:
+        for sock in stalled:
+            sock.close()
+    assert server.health()["errors"]["read-timeout"] == 64
+
+
+def test_headers_sent_a_byte_at_a_time_are_cut_at_the_header_deadline(
+    servers: Starter,
+) -> None:
+    server: Http = servers(Http, "--header-timeout", "1.5")
+    sock = server.socket()
+    started_at = time.monotonic()
+    cut = False
+    try:
+        for byte in b"POST /assemble HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 100:
+            sock.sendall(bytes([byte]))
+            time.sleep(0.1)
+            if time.monotonic() - started_at > 4.0:
+                break
+    except (BrokenPipeError, ConnectionResetError):
+        cut = True
+    status, headers, body = read_response(sock) if not cut else (408, {}, b"")
+    assert time.monotonic() - started_at < 4.0
+    assert status == 408
+    if body:
+        assert json.loads(body)["error"]["code"] == "read-timeout"
+    sock.close()
+    # a connection that sends nothing at all is closed too
+    idle = server.socket()
+    idle.settimeout(10)
+    assert idle.recv(100) == b""
+    idle.close()
+
+
+def test_a_content_length_longer_than_the_body_is_cut_at_the_body_deadline(
+    servers: Starter,
+) -> None:
+    server: Http = servers(Http, "--body-timeout", "1.5")
+    body = json.dumps(example("review-migration.json")).encode()
+    sock = server.socket()
+    sock.sendall(
+        b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (len(body) + 10)
+        + body
+    )
+    started_at = time.monotonic()
+    status, _, data = read_response(sock)
+    assert time.monotonic() - started_at < 5.0
+    assert (status, json.loads(data)["error"]["code"]) == (408, "read-timeout")
+    sock.close()
+
+
+def test_healthz_says_saturated_when_a_call_would_be_refused(servers: Starter) -> None:
+    server: Http = servers(
+        Http,
+        "--max-pending",
+        "1",
+        "--concurrency",
+        "1",
+        test_strategies=True,
+        env={"ASSEMBLER_TEST_SLEEP": "2"},
+    )
+    review = example("review-migration.json")
+    status, _, health = server.call("GET", "/healthz")
+    assert (status, health["status"]) == (200, "ok")
+    slow = threading.Thread(target=server.call, args=("POST", "/assemble?strategy=sleepy", review))
+    slow.start()
+    _wait_until(lambda: server.health()["in_flight"] == 1, "the slow call is in flight")
+    status, _, health = server.call("GET", "/healthz")
+    assert (status, health["status"], health["in_flight"]) == (503, "saturated", 1), health
+    status, _, busy = server.call("POST", "/assemble", review)
+    assert (status, busy["error"]["code"]) == (503, "server-busy")
+    slow.join()
+    assert server.call("GET", "/healthz")[2]["status"] == "ok"
+
+
+def test_a_client_that_disconnects_during_its_body_is_not_a_bug(servers: Starter) -> None:
+    server: Http = servers(Http, env={"ASSEMBLER_TRACEBACK": "1"})
+    for _ in range(3):
+        sock = server.socket()
+        sock.sendall(b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{\"t")
+        time.sleep(0.2)
+        sock.close()
+    _wait_until(
+        lambda: server.health()["errors"].get("client-disconnected") == 3, "disconnects counted"
+    )
+    health = server.health()
+    assert "internal-error" not in health["errors"], health
+    review = example("review-migration.json")
+    assert server.call("POST", "/assemble", review)[0] == 200
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=WAIT) == 0
+    assert "Traceback" not in server.stderr()
+
+
+# ---------------------------------------------------------------------------
+# HTTP: replies of unknown routes and methods, honest messages
+
+
+def test_unknown_routes_and_methods_say_so_with_their_headers(servers: Starter) -> None:
+    server: Http = servers(Http)
+    status, headers, reply = server.call("GET", "/assemble")
+    assert status == 405 and headers["allow"] == "POST"
+    assert headers["x-assembler-exit"] == "2" and reply["exit"] == 2
+    status, headers, reply = server.call("POST", "/sessions/k")
+    assert status == 405 and headers["allow"] == "PUT, DELETE"
+    status, headers, reply = server.call("GET", "/nowhere")
+    assert (status, headers["x-assembler-exit"], reply["error"]["code"]) == (
+        404,
+        "2",
+        "invalid-request",
+    )
+
+
+def test_a_time_limit_too_short_to_solve_is_not_called_busy(servers: Starter) -> None:
+    server: Http = servers(Http)
+    review = example("review-migration.json")
+    status, _, reply = server.call("POST", "/assemble?time_limit=0.000001", review)
+    assert (status, reply["error"]["code"]) == (503, "time-limit")
+    assert "busy" not in reply["error"]["message"], reply
+
+
+def test_a_ledger_error_does_not_show_the_servers_path(servers: Starter, tmp_path: Path) -> None:
+    import resource
+
+    path = tmp_path / "secret-place" / "run.db"
+    path.parent.mkdir()
+    lines: Lines = servers(Lines, "--ledger", str(path))
+    review = example("review-migration.json")
+    lines.send({"id": 1, "request": review})
+    assert lines.reply()["exit"] == 0
+    lines.stop()
+    # a file-size limit the ledger's next writes exceed (Python ignores SIGXFSZ)
+    size = path.stat().st_size + (path.parent / "run.db-wal").stat().st_size
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 4096, size + 4096))
+
+    import subprocess
+
+    from serving import argv
+
+    proc = subprocess.Popen(
+        argv(("--ledger", str(path)), False),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=small_files,
+    )
+    big = _big_request(forms=400, size=2000)
+    out, err = proc.communicate(json.dumps({"id": 2, "request": big}).encode() + b"\n", WAIT)
+    reply = json.loads(out)
+    assert (reply["exit"], reply["error"]["code"]) == (2, "ledger-error"), reply
+    assert "secret-place" not in out.decode()
+    assert "secret-place" in err.decode()  # the operator sees it on stderr

@@ -269,17 +269,20 @@ class Service:
     async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
         """``work()`` on a solver thread, within the call's deadline (``work`` gives its
         solve what is left of it, ``seconds_left(deadline)``, when the solve begins)."""
-        try:
-            await asyncio.wait_for(self._slots.acquire(), max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            raise TimeLimitReached(limit, "every solver thread was busy") from None
+        if not self._slots.locked():
+            await self._slots.acquire()  # at once: a free thread costs no time
+        else:
+            try:
+                await asyncio.wait_for(self._slots.acquire(), deadline - time.monotonic())
+            except TimeoutError:
+                raise TimeLimitReached(limit, "every solver thread was busy") from None
         left = deadline - time.monotonic()
         if left < _LEAST_SOLVE:
             self._slots.release()
             raise TimeLimitReached(
                 limit,
-                f"{max(0.0, left) * 1000:.1f} ms of it were left once the call was ready to"
-                f" solve, under the {_LEAST_SOLVE * 1000:g} ms a solve needs to start",
+                f"{max(0.0, left) * 1000:.1f} ms of it were left when the solve could start,"
+                f" under the {_LEAST_SOLVE * 1000:g} ms a solve needs",
             )
         loop = asyncio.get_running_loop()
         self.solving += 1
