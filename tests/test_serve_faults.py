@@ -339,3 +339,224 @@ def test_a_ledger_error_does_not_show_the_servers_path(servers: Starter, tmp_pat
     assert (reply["exit"], reply["error"]["code"]) == (2, "ledger-error"), reply
     assert "secret-place" not in out.decode()
     assert "secret-place" in err.decode()  # the operator sees it on stderr
+
+
+# ---------------------------------------------------------------------------
+# Binding beyond loopback
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_an_address_beyond_loopback_is_refused_without_a_flag_and_a_token(
+    host: str, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from serving import argv
+
+    token = tmp_path / "token"
+    token.write_text("s3cret-" + "x" * 20 + "\n")
+    for extra in ((), ("--allow-remote",), ("--token-file", str(token))):
+        done = subprocess.run(
+            argv(("--port", "0", "--host", host, *extra), False),
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+            check=False,
+        )
+        assert done.returncode == 2, (extra, done.stderr)
+        assert "--allow-remote" in done.stderr and "--token-file" in done.stderr
+        assert done.stdout == ""
+
+
+def test_a_remote_server_says_so_and_wants_its_token(servers: Starter, tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    secret = "s3cret-" + "x" * 20
+    token.write_text(secret + "\n")
+    server: Http = servers(
+        Http, "--host", "0.0.0.0", "--allow-remote", "--token-file", str(token)
+    )
+    review = example("review-migration.json")
+    status, headers, reply = server.call("POST", "/assemble", review)
+    assert (status, reply["exit"], reply["error"]["code"]) == (401, 2, "unauthorized")
+    assert headers["www-authenticate"].startswith("Bearer")
+    wrong = {"Authorization": "Bearer " + "y" * 27}
+    assert server.call("POST", "/assemble", review, headers=wrong)[0] == 401
+    assert server.call("PUT", "/sessions/k", review, headers=wrong)[0] == 401
+    right = {"Authorization": f"Bearer {secret}"}
+    status, _, reply = server.call("POST", "/assemble", review, headers=right)
+    assert status == 200
+    same(review, reply["result"])
+    assert server.call("GET", "/healthz")[0] == 200  # health needs no token
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(timeout=WAIT) == 0
+    assert "beyond loopback" in server.stderr()
+
+
+def test_a_short_token_is_refused(tmp_path: Path) -> None:
+    import subprocess
+
+    from serving import argv
+
+    token = tmp_path / "token"
+    token.write_text("short\n")
+    done = subprocess.run(
+        argv(("--port", "0", "--token-file", str(token)), False),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert done.returncode == 2 and "at least 16" in done.stderr
+
+
+# ---------------------------------------------------------------------------
+# File modes: the ledger holds every request's content
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_servers_ledger_is_readable_by_its_owner_only(
+    servers: Starter, tmp_path: Path
+) -> None:
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "run.db"
+        lines: Lines = servers(Lines, "--ledger", str(path))
+        lines.send({"request": example("review-migration.json")})
+        assert lines.reply()["exit"] == 0
+        files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+        assert {p.name: _mode(p) for p in files} == {p.name: 0o600 for p in files}
+        assert lines.close() == 0
+    finally:
+        os.umask(old)
+
+
+def test_ledgers_and_exports_written_by_the_library_and_commands_are_private(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    import assembler
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "api.db"
+        with assembler.Ledger(path) as ledger:
+            assembler.assemble(example("review-migration.json"), ledger=ledger)
+            assert _mode(path) == 0o600 and _mode(Path(f"{path}-wal")) == 0o600
+        out = tmp_path / "export.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "assembler", "ledger", "export", str(path), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert _mode(out) == 0o600
+        request = tmp_path / "request.json"
+        request.write_text(json.dumps(example("review-migration.json")))
+        page = tmp_path / "page.html"
+        done = subprocess.run(
+            [sys.executable, "-m", "assembler", "explain", "--request", str(request),
+             "--html", str(page), "--counterfactuals", "0"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert _mode(page) == 0o600
+    finally:
+        os.umask(old)
+
+
+# ---------------------------------------------------------------------------
+# Session keys: one rule, the request's names' and printable
+
+
+def test_keys_that_are_not_printable_names_are_refused(servers: Starter) -> None:
+    server: Http = servers(Http)
+    empty = {"task": {"id": "t", "budget": 10}, "candidates": []}
+    # two different invalid byte sequences must not both become U+FFFD: both refused
+    for path in ("/sessions/%FF", "/sessions/%FE", "/sessions/a%00b", "/sessions/a%0Ab",
+                 "/sessions/a%1B%5B31mb", "/sessions/%E2%80%A8"):  # fmt: skip
+        status, headers, reply = server.call("PUT", path, empty)
+        assert (status, reply["error"]["code"], reply["error"]["field"]) == (
+            400,
+            "invalid-request",
+            "session",
+        ), (path, reply)
+        assert headers["x-assembler-exit"] == "2"
+    assert server.health()["sessions"] == 0
+    # percent-decoded once, as UTF-8: a key with a slash or a space is a key
+    assert server.call("PUT", "/sessions/caf%C3%A9%2Fa%20b", empty)[2]["session"]["key"] == (
+        "café/a b"
+    )
+    assert server.call("POST", "/sessions/caf%C3%A9%2Fa%20b/delta", {})[0] == 200
+    lines: Lines = servers(Lines)
+    for key in ("a\x00b", "a\nb", "\x1b[2J", "\x9b"):
+        lines.send({"id": key, "session": key, "request": empty})
+        reply = lines.reply()
+        assert (reply["exit"], reply["error"]["field"]) == (2, "session"), reply
+    assert lines.close() == 0
+
+
+def test_ledger_list_prints_no_terminal_control_characters(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import assembler
+
+    path = tmp_path / "run.db"
+    request = {"task": {"id": "t\x1b]0;owned\x07\x1b[2J", "budget": 10}, "candidates": []}
+    with assembler.Ledger(path, session="s\x1b[31m\nred") as ledger:
+        assembler.assemble(request, ledger=ledger)
+    with assembler.Ledger(path) as ledger:
+        assembler.assemble(request, ledger=ledger)
+    done = subprocess.run(
+        [sys.executable, "-m", "assembler", "ledger", "list", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert len(done.stdout.strip().splitlines()) == 3  # the header and two rows
+
+
+# ---------------------------------------------------------------------------
+# Memory held by bodies in flight
+
+
+def _peak_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_bodies_in_flight_are_bounded_by_the_body_memory(servers: Starter) -> None:
+    cap = 24 * 2**20
+    server: Http = servers(Http, "--max-body-memory", str(cap), "--max-request-bytes",
+                           str(cap))  # fmt: skip
+    before = _peak_rss(server.proc.pid)
+    # 16 bodies of 12 MB at once: a JSON string each (cheap to decode, not a request)
+    body = b'"' + b"x" * (12 * 2**20) + b'"'
+    statuses: list[tuple[int, str | None]] = []
+
+    def send() -> None:
+        status, _, reply = server.call("POST", "/assemble", body)
+        statuses.append((status, reply.get("error", {}).get("code")))
+
+    threads = [threading.Thread(target=send) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    codes = {code for _, code in statuses}
+    assert codes <= {"invalid-request", "server-busy"} and "invalid-request" in codes
+    # each body held once as bytes and once decoded: two at most at a time (24 MB),
+    # against the 16 x 12 MB = 192 MB in flight without the limit
+    grown = _peak_rss(server.proc.pid) - before
+    assert grown < 150 * 2**20, grown
+    assert server.health()["body_memory"] == 0

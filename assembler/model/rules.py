@@ -45,6 +45,7 @@ __all__ = [
     "name",
     "name_list",
     "name_set",
+    "printable",
     "prose",
     "shown",
     "text",
@@ -221,6 +222,12 @@ def key(value: Any, place: Place, field: Any, limits: Limits) -> str:
             f" {bad.start()}; a key is printable text",
         )
     return checked
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a key may not hold escaped (``\\x1b``), for showing
+    names that were never judged by ``key`` (a task id, a session named in Python)."""
+    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def _too_long(value: str, place: Place, key: object, limits: Limits) -> NoReturn:

@@ -80,7 +80,6 @@ def build_app(
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
-    from starlette.routing import Route
 
     settings = service.settings
     held = _Connections() if counts is None else counts
@@ -201,11 +200,18 @@ def build_app(
             sweeper.cancel()
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 
-    methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
-    return Starlette(
-        routes=[Route("/{path:path}", dispatch, methods=methods)],
-        lifespan=lifespan,
-    )
+    # Starlette runs the lifespan; every HTTP request comes to ``dispatch`` as it is
+    # (its routes match the decoded path, which a key with a newline escapes)
+    lifespan_app = Starlette(lifespan=lifespan)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await lifespan_app(scope, receive, send)
+            return
+        response = await dispatch(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app
 
 
 def _authorised(request: Any, token: bytes) -> bool:
