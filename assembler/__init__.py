@@ -44,6 +44,7 @@ __all__ = [
     "RequestTooLarge",
     "Result",
     "Session",
+    "Settings",
     "SolverError",
     "Status",
     "Task",
@@ -51,6 +52,7 @@ __all__ = [
     "Verdict",
     "Violation",
     "assemble",
+    "fit",
     "parse_request",
     "render",
     "request_from_json",
@@ -64,6 +66,7 @@ __version__ = "0.1.0"
 _HOME = {
     "DEFAULT_TIME_LIMIT": ".model.arguments",
     "assemble": ".api",
+    "fit": ".adapters.fitting",
     "Ledger": ".ledger",
     "LedgerError": ".ledger",
     "DEFAULT_LIMITS": ".model.limits",
@@ -72,6 +75,7 @@ _HOME = {
     "request_from_json": ".model.parse",
     "render": ".render",
     "Session": ".session",
+    "Settings": ".settings",
     "STRATEGIES": ".strategies",
     "verify": ".verifiers.bundle",
     "verify_rendering": ".verifiers.rendering",
@@ -109,6 +113,7 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
+    from .adapters.fitting import fit
     from .api import assemble
     from .ledger import Ledger, LedgerError
     from .model.arguments import DEFAULT_TIME_LIMIT
@@ -141,6 +146,7 @@ if TYPE_CHECKING:
     )
     from .render import render
     from .session import Session
+    from .settings import Settings
     from .strategies import STRATEGIES
     from .verifiers.bundle import verify
     from .verifiers.rendering import verify_rendering

@@ -38,7 +38,7 @@ from typing import Any
 
 import assembler
 from assembler.ledger.replay import replay
-from assembler.model.recorder import Run
+from assembler.model.recorder import Recorded
 from assembler.tooling.agentloop import words
 from assembler.tooling.generate import Shape, generate
 
@@ -87,14 +87,14 @@ class _Timed:
         self.seconds = 0.0
         self.cpu_seconds = 0.0
 
-    def requested(self, request: Any, run: Run) -> Any:
+    def requested(self, request: Any, run: Recorded) -> Any:
         start, cpu = time.perf_counter(), time.process_time()
         recording = self.ledger.requested(request, run)
         self.seconds += time.perf_counter() - start
         self.cpu_seconds += time.process_time() - cpu
         return _TimedRecording(self, recording)
 
-    def invalid(self, request: object, run: Run, error: Exception) -> None:
+    def invalid(self, request: object, run: Any, error: Exception) -> None:
         self.ledger.invalid(request, run, error)
 
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 import assembler
-from assembler import api as _api
-from assembler.session import session as _session
+from assembler import pipeline as _pipeline
 from assembler.strategies import EXACT_STRATEGIES
 
 # Strategies whose every bundle must be legal; the other baselines (top-k, weighted,
@@ -51,33 +50,20 @@ def _judge(request: Any, result: assembler.Result, strategy: str, counter: Any) 
         return  # above the verifier's default size limit: the benchmarks judge those
 
 
-def _verifying_recorded(recorded: Any) -> Any:
-    @functools.wraps(recorded)
-    def wrapper(request: Any, run: Any, counter: Any, *args: Any, **kwargs: Any) -> Any:
-        result = recorded(request, run, counter, *args, **kwargs)
-        _judge(request, result, run.strategy, counter)
-        return result
+def _verifying_chain(chain: Any) -> Any:
+    @functools.wraps(chain)
+    def wrapper(request: Any, settings: Any, *args: Any, **kwargs: Any) -> Any:
+        result, kept = chain(request, settings, *args, **kwargs)
+        _judge(request, result, settings.strategy, settings.counter)
+        return result, kept
 
     return wrapper
 
 
-def _verifying_warm_answer(warm_answer: Any) -> Any:
-    @functools.wraps(warm_answer)
-    def wrapper(state: Any, options: Any, *args: Any, **kwargs: Any) -> Any:
-        answered = warm_answer(state, options, *args, **kwargs)
-        if answered is not None:
-            _judge(state.request, answered[0], options.strategy, options.counter)
-        return answered
-
-    return wrapper
-
-
-# Installed before any test module imports the package's functions: ``assemble`` and
-# ``assemble_validated`` reach ``_recorded``, and a session's answer is either the
-# kept path (``warm_answer``, reached through the session module's globals) or
-# ``assemble_validated``: no answer escapes the verifier, and none is judged twice.
-_api._recorded = _verifying_recorded(_api._recorded)
-_session.warm_answer = _verifying_warm_answer(_session.warm_answer)
+# Installed before any test module imports the package's functions: every answer,
+# from ``assemble()`` or a session, is made by ``pipeline._chain``, so no answer
+# escapes the verifier and none is judged twice.
+_pipeline._chain = _verifying_chain(_pipeline._chain)
 
 
 def request(budget: int = 1000, **task: Any) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from strategies import mutated_json, mutated_requests
 import assembler
 from assembler import InvalidRequest, Limits, Status, parse_request, request_from_json, verify
 from assembler.cli import main
-from assembler.stages.trace import render_text
+from assembler.cli.table import render_text
 from assembler.strategies import EXACT_STRATEGIES
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))

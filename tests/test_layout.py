@@ -20,17 +20,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
     "model",
+    # the one clock of a call: stages and solvers read it
+    "deadline",
     "stages",
     "exact",
     "strategies",
     # render sits below api: assemble(render=...) renders, and the budget guarantee of
     # counted costs re-solves through a strategy
     "render",
+    # the call's settings name a strategy and a render format; the chain runs them
+    "settings",
+    "pipeline",
     "api",
     # above api: each drives assemble(); assemble() reaches a ledger only through the
     # recorder protocol it is handed, never by importing it
     "session",
     "ledger",
+    # the adapters drive assemble() and may record in a ledger they are handed
+    "adapters",
     "explain",
     "serve",
     "tooling",

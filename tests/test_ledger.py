@@ -158,7 +158,7 @@ def test_the_request_round_trips_exactly(tmp_path: Path) -> None:
             assert record.request is not None
             original = parse_request(record.request)
             assert record.result is not None
-            rerun = solve(record.request, strategy=record.run.strategy)
+            rerun = solve(record.request, strategy=record.run["strategy"])
             assert answer(rerun) | {"timings": record.result["timings"]} == record.result
             # arrival order is kept: the dump baseline depends on it
             assert [c.position for c in sorted(original.candidates, key=lambda c: c.position)] == (
@@ -410,12 +410,10 @@ def test_files_that_are_not_ledgers_are_clear_errors(tmp_path: Path) -> None:
 
 
 def test_a_compilation_has_at_most_one_outcome(tmp_path: Path) -> None:
-    from assembler.model.recorder import Run
-
     path = tmp_path / "l.db"
     req = load("shared-resolver.json")
     with assembler.Ledger(path) as ledger:
-        recording = ledger.requested(parse_request(req), Run("cpsat"))
+        recording = ledger.requested(parse_request(req), assembler.Settings())
         result = solve(req)
         recording.answered(result)
         with pytest.raises(assembler.LedgerError, match="already has an outcome"):

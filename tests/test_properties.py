@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import requests
+from tests_support import solve_exact
 
 import assembler
 from assembler.exact import reduce as reduce_module
@@ -22,7 +23,6 @@ from assembler.exact.closure import build_problem
 from assembler.exact.cpsat import CpSat
 from assembler.exact.reducing import Reducing
 from assembler.exact.search import SmallSearch
-from assembler.exact.solve import solve_exact
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce

@@ -6,7 +6,7 @@ import copy
 
 from conftest import form, request, solve
 
-from assembler.stages.trace import render_text
+from assembler.cli.table import render_text
 
 
 def base() -> dict:  # type: ignore[type-arg]
@@ -68,7 +68,7 @@ def test_text_table_lists_both_verdicts_and_the_budget_line() -> None:
 def test_text_table_escapes_and_cuts_what_it_cannot_show_safely() -> None:
     import assembler
     from assembler import Limits
-    from assembler.stages.trace import ID_COLUMN
+    from assembler.cli.table import ID_COLUMN
 
     req = request(budget=100)
     req["candidates"] = [
@@ -92,7 +92,7 @@ def _documented_trace_id(package, status, refusal, decisions) -> str:  # type: i
     """trace_id as the module docstring states it: sha256 of the canonical JSON."""
     import hashlib
 
-    from assembler.stages.trace import canonical_json
+    from assembler.stages.identities import canonical_json
 
     body = {
         "package_id": package,
@@ -108,7 +108,7 @@ def test_trace_id_hashes_the_documented_canonical_json_for_any_id() -> None:
     # needs escaping (quote, backslash, control characters) or none, non-ASCII ones,
     # an empty list, and each verdict and reason must give the documented hash
     from assembler.model.types import Decision, Reason, Refusal, RefusalCode, Status, Verdict
-    from assembler.stages.trace import trace_id
+    from assembler.stages.identities import trace_id
 
     awkward = ['say "hi"', "back\\slash", "tab\there", "nul\x00", "\x1f", "\x7f"]
     awkward += ["é-ü", "日本", "😀"]

@@ -122,8 +122,8 @@ def orphan_tool_result(req: dict[str, Any], r: dict[str, Any]) -> None:
     r["text"] = r["text"].replace(call, "", 1)
     r["manifest"]["items"] = [i for i in r["manifest"]["items"] if i["id"] != "call-lookup-4471"]
     body = r["body"]
-    if isinstance(body, list):
-        r["body"] = [m for m in body if not m.get("tool_calls")]
+    if isinstance(body, dict) and "system" not in body:
+        body["messages"] = [m for m in body["messages"] if not m.get("tool_calls")]
     elif isinstance(body, dict):
         for m in body["messages"]:
             m["content"] = [

@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import os
 import signal
+from typing import Any
 
+from assembler.deadline import Deadline
+from assembler.exact.backend import Backend
 from assembler.model.types import Request, Result
+from assembler.stages.choice import Choice
 from assembler.stages.gates import GateReport
-from assembler.stages.trace import undecided_result
+from assembler.stages.trace import trace
 
 
-def never_finishes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    return undecided_result(request, gates, "cpsat", bound=None)
+def solve_exact(
+    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
+) -> Result:
+    """The exact decision with ``backend`` and its trace: a strategy's answer outside the
+    pipeline, for tests that hand it a backend of their own."""
+    from assembler.exact.solve import decide_exact
+
+    choice = decide_exact(request, gates, backend, Deadline.after(time_limit), workers)
+    return trace(request, gates, backend.name, choice)[0]
+
+
+def never_finishes(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
+    return Choice.undecided()
 
 
 def dies_on_job_three(job: int) -> int:
@@ -21,28 +38,31 @@ def dies_on_job_three(job: int) -> int:
     return job * job
 
 
-def crashes(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def crashes(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """A strategy with a bug: what the CLI and the API do when one escapes."""
     return {}["no such key"]  # type: ignore[no-any-return]
 
 
-def sleepy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def sleepy(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **kept: Any
+) -> Choice:
     """cpsat after sleeping ``ASSEMBLER_TEST_SLEEP`` seconds (default 2) whatever the
     time limit: a long solve for the server's tests (shutdown, queueing, a solve that
     overruns its limit)."""
     import time
 
-    from assembler.exact.solve import cpsat_strategy
+    from assembler.exact.solve import exact_strategy
 
-    pause = float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2"))
-    time.sleep(pause)
-    return cpsat_strategy(request, gates, max(0.001, time_limit - pause), workers)
+    time.sleep(float(os.environ.get("ASSEMBLER_TEST_SLEEP", "2")))
+    return exact_strategy(request, gates, deadline, workers, **kept)
 
 
 def records_gc_state(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     import gc
 
     assert not gc.isenabled(), "the cyclic collector runs during a call"
-    return undecided_result(request, gates, "cpsat", bound=None)
+    return Choice.undecided()

@@ -22,14 +22,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, RequestTooLarge, SolverError
 from ..model.exits import EXIT, EXIT_INVALID
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.recorder import Run
 from ..strategies import STRATEGIES
+
+if TYPE_CHECKING:
+    from ..render.counters import Counter
 
 __all__ = ["compile_command"]
 
@@ -69,6 +71,19 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--manifest", action="store_true", help="with --render: print the manifest instead"
+    )
+    parser.add_argument(
+        "--counter",
+        metavar="NAME",
+        help="with --render: count costs with this counter (utf8-bytes, o200k_base,"
+        " cl100k_base, tiktoken:PATH, tokenizers:PATH); real encodings are read from local"
+        " files only",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="with --render: count costs as this model bills them (its tokenizer, or a"
+        " calibrated estimate) and refuse a budget above its input window",
     )
     parser.add_argument("--ledger", metavar="PATH", help="record the compilation in this ledger")
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
@@ -179,7 +194,8 @@ def _text(data: str | bytes) -> str:
 def compile_command(argv: Sequence[str]) -> int:
     from ..api import assemble
     from ..model.parse import request_from_json
-    from ..stages.trace import render_text
+    from ..settings import Settings
+    from .table import render_text
 
     args = _compile_parser().parse_args(argv)
     limits = limits_of(args)
@@ -187,27 +203,30 @@ def compile_command(argv: Sequence[str]) -> int:
     try:
         if args.manifest and args.render is None:
             raise _UsageError("--manifest needs --render FORMAT")
+        if (args.counter or args.model) and args.render is None:
+            raise _UsageError("--counter and --model count rendered text: give --render FORMAT")
         if args.ledger is not None:
             from ..ledger import Ledger
 
             ledger = Ledger(args.ledger, session=args.session)
+        settings = Settings(
+            strategy=args.strategy,
+            time_limit=args.time_limit,
+            workers=args.workers,
+            render=args.render,
+            counter=_counter(args),
+            ledger=ledger,
+            limits=limits,
+        )
         text = _read(args.request, limits.max_request_bytes)
         try:
             request = request_from_json(text, limits=limits)
         except AssemblerError as exc:
             if ledger is not None and not isinstance(exc, InternalError):
-                run = Run(args.strategy, args.time_limit, args.workers, args.render)
-                ledger.invalid(_text(text), run, exc)
+                ledger.invalid(_text(text), settings.recorded(), exc)
             raise
-        result = assemble(
-            request,
-            strategy=args.strategy,
-            time_limit=args.time_limit,
-            workers=args.workers,
-            render=args.render,
-            ledger=ledger,
-            limits=limits,
-        )
+        _check_window(args, request.task.budget)
+        result = assemble(request, settings)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -236,6 +255,30 @@ def compile_command(argv: Sequence[str]) -> int:
     else:
         _write(json.dumps(result.to_dict(), indent=2, ensure_ascii=not _utf8_out()) + "\n")
     return EXIT[result.status]
+
+
+def _counter(args: argparse.Namespace) -> Counter | None:
+    """The counter ``--counter`` or ``--model`` names (``--counter`` wins)."""
+    from ..render.registry import counter_named, meter_for
+
+    if args.counter is not None:
+        return counter_named(args.counter)
+    return None if args.model is None else meter_for(args.model).counter
+
+
+def _check_window(args: argparse.Namespace, budget: int) -> None:
+    """With ``--model``, a budget above the model's input window is refused."""
+    from ..model.errors import InvalidRequest
+    from ..render.registry import model_profile
+
+    if args.model is not None:
+        profile = model_profile(args.model)
+        if budget > profile.input_window:
+            raise InvalidRequest(
+                "task.budget",
+                f"{budget} is above {profile.name}'s input window of {profile.input_window}"
+                f" tokens (context {profile.context_window} less {profile.max_output} for output)",
+            )
 
 
 def _utf8_out() -> bool:

@@ -130,7 +130,7 @@ def _setting(value: Any, default: str) -> str:
 
 def _show(ledger: Ledger, args: argparse.Namespace) -> int:
     from ..ledger.documents import result_from_dict
-    from ..stages.trace import render_text
+    from .table import render_text
 
     record = ledger.compilation(ledger.resolve(args.id))
     if args.rendered or args.body:
@@ -148,8 +148,8 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
         f"compilation {record.number}, session {_session(record.session)}: {record.outcome.value}",
         f"requested {record.requested_at}"
         + (f", answered {record.finished_at}" if record.finished_at else ""),
-        f"strategy {run.strategy}, time limit {_setting(run.time_limit, '10 s')}, workers"
-        f" {_setting(run.workers, '1')}; recorded by assembler {record.version}",
+        f"strategy {run['strategy']}, time limit {_setting(run['time_limit'], '10 s')}, workers"
+        f" {_setting(run['workers'], '1')}; recorded by assembler {record.version}",
     ]
     if record.request is not None:
         lines.append(f"offered {len(record.request['candidates'])} candidates")
@@ -182,7 +182,7 @@ def _record_dict(record: Compilation) -> dict[str, Any]:
         "outcome": record.outcome.value,
         "requested_at": record.requested_at,
         "finished_at": record.finished_at,
-        "run": _asdict(record.run),
+        "run": dict(record.run),
         "version": record.version,
         "request": record.request,
         "raw_request": record.raw_request,

@@ -1,25 +1,31 @@
-"""The exact chain after the gates, for any backend.
+"""The exact decision, for any backend: gates' report in, a ``Choice`` out.
 
-Input: a validated ``Request``, its ``GateReport``, a ``Backend``, a time limit and
-a worker count (and, from a session, a problem solved before with its outcome).
-Output: a ``Result`` (``solve_exact``), or what was decided before the trace
-(``decide_exact``: a session traces a bundle itself, keeping the trace between calls).
+Input: a validated ``Request``, its ``GateReport``, a ``Backend``, the call's
+``Deadline`` (the trace's share already kept back) and a worker count; and optionally
+what the previous call of a session kept (``ExactKept``).
+Output: a ``Choice`` (a bundle with its proof, a refusal with the mandatory cost and
+conflict, or undecided) carrying the ``ExactKept`` for the next call.
 
 The chain is visible and each link a pure stage:
-required refusals -> closure/groups -> backend solve ->
-(refusal with mandatory cost and conflict | bundle | undecided) -> trace.
-``cpsat_strategy`` is that chain with the reducing CP-SAT backend.
+required refusals -> closure/groups -> backend solve -> refusal pricing.
+
+What is kept, and why reusing it is exact: the problem and the backend's outcome. When
+the new problem is equal to the kept one and the outcome was proven OPTIMAL, no backend
+runs: the lexicographic order has one optimum, so every proof finds that one. Anything
+less than a proof (a time-out's incumbent, a refusal) is never reused. The kept problem
+also lends the tie-break weights of the forms both share, and a session's LP starts from
+the basis the previous LP ended with (``relaxation.LpMemory``: a start, never a premise).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..model.types import Request, Result
+from ..deadline import Deadline, Stopwatch
+from ..model.types import Request
+from ..stages.choice import Choice
 from ..stages.gates import GateReport
-from ..stages.trace import bundle_result, refused_result, undecided_result
 from .backend import Backend, Outcome, SolveStatus
 from .closure import Problem, build_problem, build_problem_by
 from .refusal import over_budget_refusal, required_refusal
@@ -27,118 +33,119 @@ from .refusal import over_budget_refusal, required_refusal
 if TYPE_CHECKING:
     from .relaxation import LpMemory
 
-__all__ = [
-    "Decided",
-    "cpsat_strategy",
-    "decide_exact",
-    "exact_backend",
-    "solve_exact",
-]
+__all__ = ["ExactKept", "decide_exact", "exact_backend", "exact_strategy"]
 
 
 @dataclass(frozen=True, slots=True)
-class Decided:
-    """What the exact chain decided before the trace: the result when there is no
-    bundle, else the problem and the backend's outcome (a bundle to trace)."""
+class ExactKept:
+    """What the exact strategy keeps for a session's next call: the problem it solved
+    and the outcome (None when the chain stopped before a solve), and the LP memory
+    shared by the session's solves."""
 
-    result: Result | None
     problem: Problem | None = None
     outcome: Outcome | None = None
-    timings: tuple[tuple[str, float], ...] = ()
+    memory: LpMemory | None = None
 
 
 def decide_exact(
     request: Request,
     gates: GateReport,
     backend: Backend,
-    time_limit: float,
+    deadline: Deadline,
     workers: int,
-    known: tuple[Problem, Outcome] | None = None,
-) -> Decided:
-    """The exact pipeline after the gates, up to the trace. ``time_limit`` is what is
-    left of the call's limit for deciding (the caller keeps back what the trace needs):
-    past it nothing more is searched, and the answer is what was proven by then.
-
-    ``known`` is a problem an earlier call solved and its outcome (lending the weights
-    of the forms they share to this problem's build): when this problem is
-    equal to it and the outcome was proven OPTIMAL, it is this problem's answer too
-    (the lexicographic order leaves one optimum, so every proof finds that one) and no
-    backend runs. Anything less than a proof is never reused."""
-    deadline = time.monotonic() + time_limit
-    started = time.perf_counter()
+    kept: ExactKept | None = None,
+) -> Choice:
+    """The exact decision after the gates: past ``deadline`` nothing more is searched,
+    and the answer is what was proven by then."""
+    memory = None if kept is None else kept.memory
+    clock = Stopwatch()
     refusal = required_refusal(request, gates)
     if refusal is not None:
-        return Decided(refused_result(request, gates, backend.name, refusal))
-    if time.monotonic() >= deadline:
-        return Decided(undecided_result(request, gates, backend.name, None, (("closure", 0.0),)))
-    # Without a known problem, the build itself gives up once the deadline has passed:
-    # a problem finished past it is answered undecided below, unsearched. A known
-    # problem is always built whole, as its outcome may answer this call.
+        return Choice.refused(refusal, kept=ExactKept(memory=memory))
+    if deadline.passed:
+        return Choice.undecided(timings=(("closure", 0.0),), kept=ExactKept(memory=memory))
+    known = None if kept is None else kept.problem
+    # Without a kept problem, the build gives up once the deadline has passed (a problem
+    # finished past it is answered undecided, unsearched); a kept problem is built whole,
+    # as its outcome may answer this call.
     problem = (
-        build_problem_by(deadline, request, gates)
+        build_problem_by(deadline.at, request, gates)
         if known is None
-        else build_problem(request, gates, known[0])
+        else build_problem(request, gates, known)
     )
-    built_at = time.perf_counter()
-    timings: tuple[tuple[str, float], ...] = (("closure", built_at - started),)
+    clock.lap("closure")
     if problem is None:
-        return Decided(undecided_result(request, gates, backend.name, None, timings))
-    if known is not None and known[1].status is SolveStatus.OPTIMAL and known[0] == problem:
-        return Decided(None, problem, known[1], (*timings, ("solve", 0.0)))
-    if time.monotonic() >= deadline:
-        return Decided(undecided_result(request, gates, backend.name, None, timings))
-    # building the problem is part of the call's time too
-    outcome = backend.solve(
-        problem, time_limit=max(0.001, deadline - time.monotonic()), workers=workers
-    )
-    solved_at = time.perf_counter()
-    timings += (("solve", solved_at - built_at),)
+        return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
+    if (
+        kept is not None
+        and kept.outcome is not None
+        and kept.outcome.status is SolveStatus.OPTIMAL
+        and known == problem
+    ):
+        clock.mark("solve", 0.0)
+        return _chosen(
+            problem, kept.outcome, clock.timings, ExactKept(problem, kept.outcome, memory)
+        )
+    if deadline.passed:
+        return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
+    outcome = backend.solve(problem, time_limit=deadline.limit(), workers=workers)
+    clock.lap("solve")
+    after = ExactKept(problem, outcome, memory)
     if outcome.status is SolveStatus.INFEASIBLE:
         refusal = over_budget_refusal(
             problem,
             backend,
-            time_limit=deadline - time.monotonic(),
+            time_limit=deadline.left(),
             workers=workers,
             priced=outcome.selection,
         )
-        timings += (("refusal", time.perf_counter() - solved_at),)
-        return Decided(refused_result(request, gates, backend.name, refusal, timings))
+        clock.lap("refusal")
+        return Choice.refused(refusal, timings=clock.timings, kept=after)
     if outcome.status is SolveStatus.UNKNOWN:
-        return Decided(undecided_result(request, gates, backend.name, outcome.bound, timings))
-    return Decided(None, problem, outcome, timings)
+        return Choice.undecided(outcome.bound, timings=clock.timings, kept=after)
+    return _chosen(problem, outcome, clock.timings, after)
 
 
-def solve_exact(
-    request: Request, gates: GateReport, backend: Backend, time_limit: float, workers: int
-) -> Result:
-    """The exact pipeline after the gates, for any backend (``decide_exact``, then the
-    trace of the bundle when there is one)."""
-    decided = decide_exact(request, gates, backend, time_limit, workers)
-    if decided.result is not None:
-        return decided.result
-    problem, outcome = decided.problem, decided.outcome
-    assert problem is not None and outcome is not None
-    traced_at = time.perf_counter()
-    result = bundle_result(
-        request,
-        gates,
-        backend.name,
-        (problem.form_ids[f] for f in outcome.selection),
+def _chosen(
+    problem: Problem, outcome: Outcome, timings: tuple[tuple[str, float], ...], kept: ExactKept
+) -> Choice:
+    return Choice.bundle(
+        tuple(problem.form_ids[f] for f in outcome.selection),
         optimal=outcome.status is SolveStatus.OPTIMAL,
-        # bundle_result reports the bundle's own value as the bound when optimal
+        # the trace reports the bundle's own value as the bound when optimal
         bound=outcome.bound,
+        timings=timings,
+        kept=kept,
     )
-    return replace(result, timings=(*decided.timings, ("trace", time.perf_counter() - traced_at)))
 
 
 def exact_backend(memory: LpMemory | None = None) -> Backend:
-    """The backend of the ``cpsat`` strategy: CP-SAT behind the reductions (whose first
-    LP starts from ``memory``'s basis, a session's, when one is given)."""
+    """The exact strategy's backend: CP-SAT behind the reductions (whose first LP starts
+    from ``memory``'s basis, a session's, when one is given)."""
     from .cpsat import CpSat
     from .reducing import Reducing
 
     return Reducing(CpSat(), memory)
 
 
-def cpsat_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    return solve_exact(request, gates, exact_backend(), time_limit, workers)
+def exact_strategy(
+    request: Request,
+    gates: GateReport,
+    deadline: Deadline,
+    workers: int,
+    *,
+    kept: ExactKept | None = None,
+    keep: bool = False,
+) -> Choice:
+    """The exact strategy: ``decide_exact`` with the reducing CP-SAT backend. A session
+    (``keep``) gets an LP memory on its first call and keeps it."""
+    memory = None if kept is None else kept.memory
+    if memory is None and keep:
+        from .relaxation import LpMemory
+
+        memory = LpMemory()
+    if kept is None:
+        kept = ExactKept(memory=memory)
+    elif kept.memory is not memory:
+        kept = ExactKept(kept.problem, kept.outcome, memory)
+    return decide_exact(request, gates, exact_backend(memory), deadline, workers, kept)

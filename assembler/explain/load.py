@@ -18,7 +18,7 @@ from ..ledger.documents import result_from_dict as stored_result
 from ..model.errors import AssemblerError
 from ..model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import Request, Result
-from ..stages.trace import canonical_json
+from ..stages.identities import canonical_json
 
 __all__ = ["InvalidResult", "paired", "result_from_dict"]
 

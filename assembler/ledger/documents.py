@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
 
-from ..model.recorder import Run
 from ..model.types import (
     Candidate,
     Decision,
@@ -200,24 +199,18 @@ def raw_document(request: object) -> tuple[bytes, bool]:
         return canonical(_jsonable(request)).encode("utf-8"), False
 
 
-def run_document(run: Run) -> dict[str, Any]:
-    return {
-        "strategy": _jsonable(run.strategy),
-        "time_limit": _jsonable(run.time_limit),
-        "workers": _jsonable(run.workers),
-        "render": _jsonable(run.render),
-        "counter": _jsonable(run.counter),
-    }
+_SETTINGS = ("strategy", "time_limit", "workers", "render", "counter")
 
 
-def run_from_document(document: dict[str, Any]) -> Run:
-    return Run(
-        strategy=document["strategy"],
-        time_limit=document["time_limit"],
-        workers=document["workers"],
-        render=document.get("render"),
-        counter=document.get("counter"),
-    )
+def run_document(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a call as recorded (``Settings.recorded()``), as JSON values."""
+    return {key: _jsonable(given.get(key)) for key in _SETTINGS}
+
+
+def run_from_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The recorded settings of a compilation (a ledger of an older version may lack
+    ``render`` and ``counter``: None)."""
+    return {key: document.get(key) for key in _SETTINGS}
 
 
 def error_document(error: BaseException) -> dict[str, Any]:

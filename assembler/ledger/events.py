@@ -24,7 +24,7 @@ from json.encoder import encode_basestring as _string  # a str as canonical JSON
 from typing import Any
 
 # the project's canonical JSON (models/README.md section 11), the one package_id uses
-from ..stages.trace import canonical_json as canonical
+from ..stages.identities import canonical_json as canonical
 
 __all__ = [
     "GENESIS",
@@ -44,6 +44,9 @@ class EventKind(StrEnum):
     COMPILED = "compiled"
     REFUSED = "refused"
     FAILED = "failed"
+    # a provider's billed usage for a sent body, against our count of it: numbered like
+    # a request (its own compilation number), so it is never a compilation's outcome
+    USAGE = "usage_reported"
 
 
 class Outcome(StrEnum):

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..model.recorder import Run
+from ..model.recorder import Recorded
 from ..model.types import Request, Result, Status
 from .documents import (
     Fragments,
@@ -98,7 +98,8 @@ class Compilation:
     number: int
     session: str | None
     outcome: Outcome
-    run: Run
+    # the settings as recorded (``Settings.recorded()``'s keys)
+    run: dict[str, Any]
     version: str
     events: tuple[Event, ...]
     # the request as offered (contents restored); None when it never parsed
@@ -214,7 +215,10 @@ class Ledger:
 
     # -- the Recorder protocol ---------------------------------------------------
 
-    def requested(self, request: Request, run: Run) -> _Recording:
+    def requested(self, request: Request, settings: Recorded) -> _Recording:
+        return self._requested(request, settings.recorded())
+
+    def _requested(self, request: Request, given: Mapping[str, Any]) -> _Recording:
         text, contents = request_document(request, self._fragments)
         document = text.encode("utf-8")
         digest = sha256_hex(document)
@@ -223,7 +227,7 @@ class Ledger:
             "request": digest,
             "raw": None,
             "raw_exact": True,
-            "run": run_document(run),
+            "run": run_document(given),
             "version": _version(),
             "task": request.task.id,
             "budget": request.task.budget,
@@ -235,10 +239,10 @@ class Ledger:
         )
         return _Recording(self, event.seq, session)
 
-    def invalid(self, request: object, run: Run, error: Exception) -> None:
+    def invalid(self, request: object, given: Mapping[str, Any], error: Exception) -> None:
         """A call rejected before a request existed: the raw input, then ``failed``."""
         if isinstance(request, Request):
-            recording = self.requested(request, run)
+            recording = self._requested(request, given)
         else:
             raw, exact = raw_document(request)
             digest = sha256_hex(raw)
@@ -249,7 +253,7 @@ class Ledger:
                 "request": None,
                 "raw": digest,
                 "raw_exact": exact,
-                "run": run_document(run),
+                "run": run_document(given),
                 "version": _version(),
                 "task": task_id,
                 "budget": None,
@@ -261,6 +265,33 @@ class Ledger:
             )
             recording = _Recording(self, event.seq, session)
         recording.failed(error)
+
+    # -- calibration: the provider's bill against our count -------------------------
+
+    def record_usage(
+        self, *, model: str, counter: str, counted: int, billed: int, of: int | None = None
+    ) -> None:
+        """Record that a body we counted at ``counted`` tokens with ``counter`` was
+        billed ``billed`` input tokens by ``model`` (``of``: the compilation that chose
+        it, when known). ``calibration`` reads these back."""
+        for name, value in (("counted", counted), ("billed", billed)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of tokens >= 1, not {value!r}")
+        payload = {"model": model, "counter": counter, "counted": counted, "billed": billed,
+                   "of": of}  # fmt: skip
+        self._store.append(EventKind.USAGE.value, None, self.session, canonical(payload), {})
+
+    def calibration(self, model: str, counter: str, *, last: int = 20) -> float:
+        """The factor to scale ``counter``'s counts by for ``model``: the largest
+        billed / counted of its ``last`` usage reports, never below 1 (1 without any)."""
+        ratios: list[float] = [
+            float(data["billed"]) / float(data["counted"])
+            for event in self._store.events()
+            if event.kind == EventKind.USAGE
+            and (data := event.data())["model"] == model
+            and data["counter"] == counter
+        ]
+        return max([1.0, *ratios[-last:]])
 
     # -- reading ------------------------------------------------------------------
 
@@ -280,7 +311,7 @@ class Ledger:
         for event in self._store.events():
             if event.kind == EventKind.REQUESTED:
                 requested[event.compilation] = event
-            else:
+            elif event.kind != EventKind.USAGE:
                 outcomes[event.compilation] = event
         return [_summary(ev, outcomes.get(number)) for number, ev in requested.items()]
 

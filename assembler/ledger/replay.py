@@ -189,7 +189,7 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
     """Re-run ``compilation`` with the current code; ``counter`` stands for a recorded
     token counter that the ledger cannot rebuild (only ``Utf8Bytes`` is rebuilt)."""
     run = compilation.run
-    counting = _counter(run.counter, counter, path)
+    counting = _counter(run["counter"], counter, path)
     if compilation.request is not None:
         request: Any = compilation.request
     else:
@@ -205,10 +205,10 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
             raise request.error
         answer = assemble(
             request,
-            strategy=run.strategy,
-            time_limit=run.time_limit,
-            workers=run.workers,
-            render=run.render,
+            strategy=run["strategy"],
+            time_limit=run["time_limit"],
+            workers=run["workers"],
+            render=run["render"],
             counter=counting,
         )
         result = answer.to_dict()

@@ -107,6 +107,7 @@ _NEEDS = {
     EventKind.COMPILED: ("result", "status", "package_id", "trace_id", "selected"),
     EventKind.REFUSED: ("result", "status", "refusal", "trace_id"),
     EventKind.FAILED: ("error",),
+    EventKind.USAGE: ("model", "counter", "counted", "billed", "of"),
 }
 
 
@@ -191,6 +192,10 @@ def _check_order(
     event: Event, requested: set[int], answered: dict[int, int], problems: list[Problem]
 ) -> None:
     where = _where(event)
+    if event.kind == EventKind.USAGE:
+        if event.compilation != event.seq:
+            problems.append(Problem(ProblemKind.ORDER, where, "a usage report numbers itself"))
+        return
     if event.kind == EventKind.REQUESTED:
         if event.compilation != event.seq:
             problems.append(

@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["RENDER_VERSION", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 
 
 class RenderFormat(StrEnum):
@@ -126,8 +126,9 @@ class Rendering:
 
     @property
     def body(self) -> Any:
-        """The provider body as plain JSON values: a string for ``text``, the messages
-        list for ``openai-chat``, ``{"system", "messages"}`` for ``anthropic-messages``."""
+        """The provider body as plain JSON values: a string for ``text``, ``{"messages",
+        "tools"?}`` for ``openai-chat``, ``{"system", "messages", "tools"?}`` for
+        ``anthropic-messages``."""
         return json.loads(self.body_json)
 
     @property

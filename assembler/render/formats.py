@@ -6,21 +6,27 @@ offsets into the rendered text), or ``RenderError(RENDER_PROVIDER_RULE)`` naming
 rule and the items.
 
 * ``text``: the body is the rendered text itself.
-* ``openai-chat``: a Chat Completions ``messages`` list: one ``system`` message with
-  the stable section, one ``user`` message with the evidence, then one message per
-  conversation item (a tool call is an ``assistant`` message whose content is the
-  item's header and whose ``tool_calls`` carries the content as ``arguments``; its
-  result a ``tool`` message), the query as the last ``user`` message.
-* ``anthropic-messages``: ``{"system": [text blocks], "messages": [...]}``: one block
-  per item, consecutive blocks of one role merged into one message (so roles
-  alternate and a tool result opens the user turn after its call), ``tool_use``
-  ``input`` parsed from the call's content, and ``cache_control`` breakpoints at the
-  end of the stable section, of the evidence and of the conversation (at most 3 of
-  Anthropic's 4).
+* ``openai-chat``: ``{"messages": [...], "tools": [...]}`` (``tools`` only when a
+  tool definition is selected): each tool definition in ``tools`` as a function with
+  its JSON Schema ``parameters``; one ``system`` message with the rest of the stable
+  section, one ``user`` message with the evidence, then one message per conversation
+  item (a tool call is an ``assistant`` message whose content is the item's header and
+  whose ``tool_calls`` carries the content as ``arguments``; its result a ``tool``
+  message), the query as the last ``user`` message.
+* ``anthropic-messages``: ``{"system": [text blocks], "messages": [...], "tools":
+  [...]}``: each tool definition in ``tools`` (``name``, ``description``,
+  ``input_schema``); one block per other item, consecutive blocks of one role merged
+  into one message (so roles alternate and a tool result opens the user turn after
+  its call), ``tool_use`` ``input`` parsed from the call's content, and
+  ``cache_control`` breakpoints at the end of the stable section, of the evidence and
+  of the conversation (at most 3 of Anthropic's 4).
 
-In both chat formats the body's text parts, read in order (message contents and
-text blocks; a call's ``arguments``, or the content its ``input`` was parsed from),
-concatenate to the rendered text: the body is bound to the same bytes.
+In both chat formats the body's parts, read in the order ``tools``, system, messages
+(each tool definition as its whole item block; message contents and text blocks; a
+call's ``arguments``, or the content its ``input`` was parsed from), concatenate to
+the rendered text: the body is bound to the same bytes. A rendering with nothing to
+send (no item but tool definitions, no instruction or query) is
+``RenderError(RENDER_EMPTY)`` in every format.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from ..model.errors import RenderError
 from ..model.rendering import RenderFormat
 from .layout import Block
 
-__all__ = ["build_body", "check_anthropic", "check_openai"]
+__all__ = ["build_body", "check_anthropic", "check_openai", "tool_definition"]
 
 MAX_BREAKPOINTS = 4
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -60,17 +66,59 @@ def _arguments(block: Block) -> dict[str, Any]:
     return value
 
 
+def tool_definition(content: str, provider: str) -> dict[str, Any]:
+    """A tool definition item's content (a JSON object: ``{name, description?,
+    parameters | input_schema}``, or OpenAI's ``{type: "function", function: {...}}``)
+    as the provider's ``tools`` entry; ValueError when it is not one."""
+    value = json.loads(content)
+    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
+        value = value["function"]
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise ValueError("a tool definition is a JSON object with a string name")
+    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
+    if not isinstance(schema, dict):
+        raise ValueError("a tool definition's schema is a JSON object")
+    described = {"description": value["description"]} if "description" in value else {}
+    if provider == "openai":
+        return {"type": "function", "function": {"name": value["name"], **described,
+                                                 "parameters": schema}}  # fmt: skip
+    return {"name": value["name"], **described, "input_schema": schema}
+
+
+def _tools(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
+    tools = []
+    for block in blocks:
+        if block.kind == "tool_definition":
+            try:
+                tools.append(tool_definition(block.content, provider))
+            except ValueError:
+                raise _rule(
+                    "tool-definition",
+                    "a tool definition's content must be a JSON object with a name and a JSON"
+                    " Schema (parameters or input_schema)",
+                    (_id(block),),
+                ) from None
+    return tools
+
+
 def build_body(blocks: tuple[Block, ...], fmt: RenderFormat) -> tuple[Any, tuple[int, ...]]:
     """The provider body and its cache breakpoints."""
+    if all(b.kind == "tool_definition" for b in blocks):
+        raise RenderError(
+            "RENDER_EMPTY",
+            "the bundle renders to no message (no item but tool definitions, no instruction"
+            " or query): there is nothing to send",
+        )
     if fmt is RenderFormat.TEXT:
         return "".join(b.text for b in blocks), ()
     for block in blocks:
         if block.kind == "tool_call":
             _arguments(block)
     if fmt is RenderFormat.OPENAI_CHAT:
-        body: Any = _openai(blocks)
-        check_openai(body)
-        return body, ()
+        tools = _tools(blocks, "openai")
+        messages = _openai(blocks)
+        check_openai(messages)
+        return ({"messages": messages, "tools": tools} if tools else {"messages": messages}), ()
     body, breakpoints = _anthropic(blocks)
     check_anthropic(body)
     return body, breakpoints
@@ -84,7 +132,9 @@ def _call(block: Block) -> tuple[str, str]:
 def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     for section, role in (("stable", "system"), ("evidence", "user")):
-        text = "".join(b.text for b in blocks if b.section == section)
+        text = "".join(
+            b.text for b in blocks if b.section == section and b.kind != "tool_definition"
+        )
         if text:
             messages.append({"role": role, "content": text})
     for block in blocks:
@@ -116,12 +166,22 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
 
 def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ...]]:
     system: list[dict[str, Any]] = []
+    tools = _tools(blocks, "anthropic")
     entries: list[tuple[str, dict[str, Any]]] = []
     breakpoints: list[int] = []
     offset = 0
+    tool_index = 0
     for index, block in enumerate(blocks):
         offset += len(block.text.encode("utf-8"))
         last_of_section = index + 1 == len(blocks) or blocks[index + 1].section != block.section
+        if block.kind == "tool_definition":
+            # tools come first (Anthropic caches tools, then system, then messages): a
+            # stable section of tools alone ends with a breakpoint on its last tool
+            if last_of_section:
+                tools[tool_index]["cache_control"] = dict(_EPHEMERAL)
+                breakpoints.append(offset)
+            tool_index += 1
+            continue
         if block.section == "stable":
             out: list[tuple[str, dict[str, Any]]] = [
                 ("system", {"type": "text", "text": block.text})
@@ -157,7 +217,10 @@ def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ..
             messages[-1]["content"].append(content)
         else:
             messages.append({"role": role, "content": [content]})
-    return {"system": system, "messages": messages}, tuple(breakpoints)
+    body: dict[str, Any] = {"system": system, "messages": messages}
+    if tools:
+        body["tools"] = tools
+    return body, tuple(breakpoints)
 
 
 def check_openai(messages: list[dict[str, Any]]) -> None:
@@ -197,12 +260,16 @@ def check_anthropic(body: dict[str, Any]) -> None:
         raise _rule("messages-non-empty", "there is no message: give evidence or a query")
     if messages[0]["role"] != "user":
         raise _rule("first-message-user", "the first message is not a user turn")
-    marks = sum("cache_control" in b for b in body["system"])
+    system = body.get("system") or []
+    marks = sum("cache_control" in b for b in system) if isinstance(system, list) else 0
+    marks += sum("cache_control" in t for t in body.get("tools", []))
     previous_calls: list[str] = []
     for index, message in enumerate(messages):
         if index and messages[index - 1]["role"] == message["role"]:
             raise _rule("roles-alternate", f"two {message['role']} turns in a row at {index}")
         content = message["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
         marks += sum("cache_control" in b for b in content)
         answered: list[str] = []
         for position, block in enumerate(content):

@@ -1,4 +1,4 @@
-"""Layout: the canonical order and framing of a rendering (``render_version`` 1).
+"""Layout: the canonical order and framing of a rendering (``render_version`` 2).
 
 Input: a validated ``Request`` and the ids of the selected forms.
 Output: a tuple of ``Block`` in rendering order; ``"".join(b.text for b in blocks)``
@@ -9,8 +9,10 @@ candidates were offered, and puts stable material first so that a later call tha
 adds material changes as little of the leading bytes as possible (prompt caches key
 on a prefix):
 
-1. ``stable``: the task's instruction, then ``system``, ``developer``,
-   ``tool_definition`` and ``memory`` items (in that kind order, by id within a kind);
+1. ``stable``: ``tool_definition`` items, then the task's instruction, then
+   ``system``, ``developer`` and ``memory`` items (in that kind order, by id within a
+   kind); tool definitions lead because providers put ``tools`` before the system
+   prompt (and cache them in that order);
 2. ``evidence``: by id;
 3. ``volatile``: conversation turns and tool calls by ``(turn, id)``, each tool call
    directly followed by its result;
@@ -162,8 +164,15 @@ def layout(request: Request, selected: tuple[str, ...] | list[str]) -> tuple[Blo
             rule="tool-result-after-call",
         )
     instruction, query = envelope_blocks(request)
-    blocks: list[Block] = [] if instruction is None else [instruction]
-    blocks.extend(item_block(c) for c in (*stable, *evidence, *volatile))
+    # version 2: tool definitions before the instruction, as the bodies' tools field
+    tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
+    blocks: list[Block] = [item_block(c) for c in tools]
+    if instruction is not None:
+        blocks.append(instruction)
+    blocks.extend(
+        item_block(c)
+        for c in (*(c for c in stable if c.kind is not Kind.TOOL_DEFINITION), *evidence, *volatile)
+    )
     if query is not None:
         blocks.append(query)
     return tuple(blocks)

@@ -19,7 +19,7 @@ import hashlib
 from ..model.errors import InvalidRequest, RenderError
 from ..model.rendering import RENDER_VERSION, Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import Request, Result, Status
-from ..stages.trace import canonical_json, package_id
+from ..stages.identities import canonical_json, package_id
 from .counters import Counter
 from .formats import build_body
 from .layout import layout

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..api import assemble
+from ..deadline import Deadline
 from ..ledger import Ledger
 from ..ledger.store import SqliteStore
 from ..model.arguments import DEFAULT_TIME_LIMIT
@@ -36,7 +37,6 @@ from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result
 from ..session import Session
-from ..session.session import seconds_left
 from .errors import TimeLimitReached, error_reply
 from .memory import BodyMemory
 from .messages import Call, Op
@@ -213,7 +213,7 @@ class Service:
             result = assemble(
                 _decoded(call.payload, limits),
                 strategy=call.strategy,
-                time_limit=seconds_left(deadline),
+                time_limit=Deadline(deadline).limit(),
                 render=call.render,
                 ledger=self._ledger(None),
                 limits=limits,
@@ -236,7 +236,7 @@ class Service:
                 limits=limits,
             )
             # the answer gets what is left once the request is parsed
-            result = session.answer(time_limit=seconds_left(deadline))
+            result = session.answer(time_limit=Deadline(deadline).limit())
             return session, result, _encoded(result)
 
         session, result, encoded = await self._solve(work, deadline, call.time_limit)
@@ -268,7 +268,7 @@ class Service:
 
     async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
         """``work()`` on a solver thread, within the call's deadline (``work`` gives its
-        solve what is left of it, ``seconds_left(deadline)``, when the solve begins)."""
+        solve what is left of it, ``Deadline(deadline).limit()``, when the solve begins)."""
         if not self._slots.locked():
             await self._slots.acquire()  # at once: a free thread costs no time
         else:

@@ -11,20 +11,17 @@ and ``answer``, the one place an answer is produced).
 from __future__ import annotations
 
 from .delta import DELTA_KEYS, RESET, Delta, delta_from_json, parse_delta
-from .session import Options, Proposal, Session, SessionConflict, answer
-from .state import State, Touched, apply_delta, initial_state
+from .session import Proposal, Session, SessionConflict
+from .state import State, apply_delta, initial_state
 
 __all__ = [
     "DELTA_KEYS",
     "RESET",
     "Delta",
-    "Options",
     "Proposal",
     "Session",
     "SessionConflict",
     "State",
-    "Touched",
-    "answer",
     "apply_delta",
     "delta_from_json",
     "initial_state",

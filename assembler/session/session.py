@@ -1,146 +1,77 @@
 """``Session``: one agent's request kept between model calls; deltas in, answers out.
 
 Input: the first request (a mapping or a typed ``Request``, validated once), the
-call's settings (strategy, workers, render format and counter, recorder, limits,
-default time limit), then deltas (``models/session.md``).
+call's ``Settings`` (or their fields as keyword arguments), then deltas
+(``models/session.md``).
 Output: after each delta, the ``Result`` that ``assemble()`` gives for the resulting
-request, identical in selection, ``package_id``, ``trace_id``, decisions and
-rendering; or an error, after which the session is exactly as before the delta.
+request with the same settings, identical in selection, ``package_id``, ``trace_id``,
+decisions and rendering; or an error, after which the session is exactly as before.
 
-The work is split so that each part redoes only what a delta touches:
-``state.apply_delta`` (pure: state + delta -> state, validating only what the delta
-brings) and ``answer`` (state -> result), the one function that produces an answer,
-from what the previous answer kept (``warm``: gates, trace and a proven solve).
-``propose`` computes the next state and its answer without changing the session;
-``commit`` makes it the session's state. ``apply`` does both under the session's lock,
-so concurrent deltas to one session are applied one after the other.
+A session is the pipeline (``assembler.pipeline``) with what each stage kept: the
+state (``state.apply_delta``: pure, validating only what the delta brings) and the
+``Kept`` of the last answer. ``propose`` computes the next state and its answer
+without changing the session; ``commit`` makes it the session's state. ``apply`` does
+both under the session's lock, so concurrent deltas to one session are applied one
+after the other.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..api import assemble_validated
-from ..model.arguments import call_arguments
+from ..api import settings_for
+from ..deadline import Deadline
 from ..model.errors import AssemblerError
-from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import internal_errors, parse_request, request_as_json
-from ..model.recorder import Recorder
-from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
-from ..strategies import load_strategy
+from ..pipeline import Kept, run
+from ..settings import Settings
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state
-from .warm import Options, Warm, warm_answer
 
-if TYPE_CHECKING:
-    from ..render import Counter
-
-__all__ = ["Options", "Proposal", "Session", "SessionConflict", "answer", "seconds_left"]
-
-_LEAST_LIMIT = 0.001
+__all__ = ["Proposal", "Session", "SessionConflict"]
 
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
     """A delta's outcome before it is committed: the state it was applied to, the
-    state it makes, that state's answer and what the answer keeps for the next."""
+    state it makes, that state's answer and what the answer's stages kept."""
 
     base: State
     state: State
     result: Result
-    warm: Warm | None = None
-
-
-def seconds_left(deadline: float) -> float:
-    """What is left until ``deadline`` (``time.monotonic()``), as a time limit (which
-    must be positive: a call already late gets the least, and answers what it can)."""
-    return max(_LEAST_LIMIT, deadline - time.monotonic())
+    kept: Kept | None = None
 
 
 class SessionConflict(AssemblerError):
     """A proposal was committed to a session that had changed since it was made."""
 
 
-def answer(
-    state: State,
-    options: Options,
-    time_limit: float | None = None,
-    kept: Warm | None = None,
-    base: State | None = None,
-) -> tuple[Result, Warm | None]:
-    """THE answer of a session's state: what every delta's result comes from, and what
-    it keeps for the next delta's answer.
-
-    With the exact strategy (and no token counter) it is ``warm.warm_answer``: gates,
-    trace and the proven solve kept from ``kept`` (the answer of ``base``, the state
-    the delta was applied to, or of ``state`` itself) and redone where the delta
-    reaches. Otherwise it runs the whole chain on the state's request (not validated
-    again: every part of it was, when it arrived). Either way the result is identical
-    to ``assemble(state.request)``'s.
-    """
-    warm = warm_answer(state, options, time_limit, kept, base)
-    if warm is not None:
-        return warm
-    result = assemble_validated(
-        state.request,
-        strategy=options.strategy,
-        time_limit=options.time_limit if time_limit is None else time_limit,
-        workers=options.workers,
-        render=options.render,
-        counter=options.counter,
-        ledger=options.ledger,
-        limits=options.limits,
-    )
-    return result, None
-
-
 class Session:
     """A request kept warm between model calls; ``apply(delta)`` returns the answer.
 
-    ``Session(request, strategy=..., workers=..., render=..., counter=..., ledger=...,
-    limits=..., time_limit=...)`` takes ``assemble``'s settings once; each answer is
-    that of ``assemble(session.request, <the same settings>)``. The request is
-    validated here; each delta's new and changed parts when they arrive.
+    ``Session(request, settings)`` or ``Session(request, strategy=..., render=...,
+    ...)`` takes the settings once; each answer is that of ``assemble(session.request,
+    settings)``. The request is validated here; each delta's new and changed parts when
+    they arrive.
     """
 
     def __init__(
         self,
         request: Mapping[str, Any] | Request,
-        *,
-        strategy: str = "cpsat",
-        time_limit: float | None = None,
-        workers: int | None = None,
-        render: str | RenderFormat | None = None,
-        counter: Counter | None = None,
-        ledger: Recorder | None = None,
-        limits: Limits = DEFAULT_LIMITS,
+        settings: Settings | None = None,
+        **options: Any,
     ) -> None:
         # the settings are judged before the request, as assemble() judges them
-        call_arguments(strategy, time_limit, workers)
-        load_strategy(strategy)
-        fmt = None
-        if render is not None:
-            # the renderer is loaded only for a session that renders, as assemble() does
-            from ..render import render_format
-
-            fmt = render_format(render)
-        self.options = Options(
-            strategy=strategy,
-            workers=workers,
-            render=fmt,
-            counter=counter,
-            ledger=ledger,
-            limits=limits,
-            time_limit=time_limit,
-        )
-        self._state = initial_state(parse_request(request, limits=limits))
-        # what the last answer of the current state kept (None: nothing yet)
-        self._warm: Warm | None = None
+        self.settings = settings_for(request, settings, options)
+        with internal_errors("session"):
+            parsed = parse_request(request, limits=self.settings.limits)
+        self._state = initial_state(parsed)
+        # what the stages of the last answer kept (None: nothing yet)
+        self._kept: Kept | None = None
         self._lock = threading.Lock()
 
     @property
@@ -164,13 +95,12 @@ class Session:
 
     def answer(self, *, time_limit: float | None = None) -> Result:
         """The answer for the session's request as it is now."""
-        state, kept = self._state, self._warm
-        result, warm = answer(state, self.options, time_limit, kept)
-        if warm is not None:
-            with self._lock:
-                # kept only if no delta was committed meanwhile
-                if self._state is state:
-                    self._warm = warm
+        state, kept = self._state, self._kept
+        result, after = self._run(state, kept, time_limit)
+        with self._lock:
+            # kept only if no delta was committed meanwhile
+            if self._state is state:
+                self._kept = after
         return result
 
     def propose(
@@ -184,14 +114,14 @@ class Session:
 
         ``deadline`` (a ``time.monotonic()`` instant) instead of ``time_limit``: the
         answer gets what is left of it once the delta is validated and applied."""
-        base, kept = self._state, self._warm
-        limits = self.options.limits
+        base, kept = self._state, self._kept
+        limits = self.settings.limits
         with internal_errors("session"):
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
         if deadline is not None:
-            time_limit = seconds_left(deadline)
-        result, warm = answer(state, self.options, time_limit, kept, base)
-        return Proposal(base, state, result, warm)
+            time_limit = Deadline(deadline).limit()
+        result, after = self._run(state, kept, time_limit)
+        return Proposal(base, state, result, after)
 
     def commit(self, proposal: Proposal) -> None:
         """Make ``proposal``'s state the session's; it must have been made from the
@@ -206,7 +136,7 @@ class Session:
                 f" at version {proposal.base.version}: propose the delta again"
             )
         self._state = proposal.state
-        self._warm = proposal.warm
+        self._kept = proposal.kept
 
     def apply(self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None) -> Result:
         """Apply ``delta`` and return the answer for the resulting request. Atomic: on
@@ -215,3 +145,11 @@ class Session:
             proposal = self.propose(delta, time_limit=time_limit)
             self._commit(proposal)
         return proposal.result
+
+    def _run(
+        self, state: State, kept: Kept | None, time_limit: float | None
+    ) -> tuple[Result, Kept]:
+        settings = self.settings
+        if time_limit is not None:
+            settings = settings.but(time_limit=time_limit)
+        return run(state.request, settings, kept, keep=True)

@@ -12,8 +12,9 @@ identity, by tool call id) and running totals. Only what the delta touches is ju
 again: the request-wide rules that span candidates (unique ids, the sum of costs, the
 tool-call pairing, the size limits) are each checked on the identities, tool call
 ids and totals the delta changes, which is exact because each of those rules is about
-one identity, one tool call id or one total. ``Touched`` records what changed, for
-the work that later redoes only that (see ``session.answer``).
+one identity, one tool call id or one total. Candidates the delta leaves alone are
+the same objects in the new request: the stages that keep work between calls tell
+what changed by that.
 """
 
 from __future__ import annotations
@@ -25,28 +26,15 @@ from types import MappingProxyType
 
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.parse import MAX_INTEGER, check_tool_calls
+from ..model.parse import MAX_INTEGER, check_tool_calls, vouched
 from ..model.rules import shown
 from ..model.types import Candidate, Request, Task
 from .delta import RESET, Delta, reset_value
 
-__all__ = ["State", "Touched", "apply_delta", "initial_state"]
+__all__ = ["State", "apply_delta", "initial_state"]
 
 _BY_ID = attrgetter("id")
 _EMPTY: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class Touched:
-    """What the delta that made a state changed: candidate ids added, removed and
-    updated, and whether the task, the sources or the policy changed."""
-
-    added: frozenset[str] = _EMPTY
-    removed: frozenset[str] = _EMPTY
-    updated: frozenset[str] = _EMPTY
-    task: bool = False
-    sources: bool = False
-    policy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +56,6 @@ class State:
     total_cost: int
     content_bytes: int
     version: int = 0
-    touched: Touched = Touched()
 
 
 def initial_state(request: Request) -> State:
@@ -134,12 +121,16 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
     # two sorted runs: the sort merges them in linear time
     kept.extend(sorted(new, key=_BY_ID))
     kept.sort(key=_BY_ID)
-    request = Request(
-        task=task,
-        candidates=tuple(kept),
-        sources=sources,
-        authority=authority,
-        has_authority_table=has_table,
+    # every part was judged when it arrived, and the request-wide rules above
+    request = vouched(
+        Request(
+            task=task,
+            candidates=tuple(kept),
+            sources=sources,
+            authority=authority,
+            has_authority_table=has_table,
+        ),
+        limits,
     )
     return State(
         request=request,
@@ -150,14 +141,6 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         total_cost=total,
         content_bytes=content,
         version=state.version + 1,
-        touched=Touched(
-            added=frozenset(c.id for c in added),
-            removed=frozenset(delta.remove),
-            updated=frozenset(c.id for c in updated),
-            task=bool(delta.task),
-            sources=bool(delta.sources),
-            policy=delta.drop_authority or delta.authority is not None,
-        ),
     )
 
 

@@ -1,31 +1,28 @@
-"""Trace and render: from a chosen selection to the full, explainable result.
+"""The trace: from a strategy's choice to the full, explainable result.
 
-Input: the request, its gate report, a strategy's selection (or refusal).
-Output: a ``Result`` with a decision for every candidate (sorted by id), the
-canonical render order, and the stable identities:
+Input: the request, its gate report, the strategy's name and its ``Choice``; and
+optionally what the trace of an earlier bundle kept (``TraceKept``, a session's).
+Output: a ``Result`` with a decision for every candidate (sorted by id), the selection
+in canonical order and the identities of ``identities.py``; and, when asked to keep,
+the ``TraceKept`` for the next call.
 
-* ``package_id`` = sha256 of the canonical JSON of the task (defaults filled in,
-  lists sorted), the policy as given, and for each selected form in render order
-  its id, declared cost and the sha256 of its content (null without content).
-  Rewriting a payload under the same id therefore changes the package.
-* ``trace_id`` = sha256 of the canonical JSON of the package_id, the status, the
-  refusal code and every decision's id, verdict and reason (not the free-text
-  detail, so rewording a message does not change an identity).
-
-Also ``render_text``: the human table printed by ``assembler compile --format text``.
+What is kept, and why rewording only part of it is exact: a candidate's decision reads
+the candidate, its gate entry, the relevance threshold and, of the bundle, only facts
+about its own identity (whether it is required, its admitted form, the first selected
+form that needs it, its coupled groups when admitted). Those facts are computed whole
+each time (they follow the selection, which is small); the decisions worded again are
+those of candidates that are new or changed (another object), whose gate entry
+changed, that entered or left the selection, or whose identity's facts changed. Every
+other decision, and its row of ``trace_id``, is the one kept.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import repeat
-from json.encoder import encode_basestring as _string
-from operator import itemgetter
-from typing import Any
+from operator import attrgetter
 
 from ..model.objective import form_value
 from ..model.types import (
@@ -39,153 +36,206 @@ from ..model.types import (
     Status,
     Verdict,
 )
+from .choice import Choice
 from .gates import GateReport
+from .identities import (
+    ROW_ENDS,
+    decision_row,
+    form_piece,
+    package_id,
+    package_of_pieces,
+    render_order,
+    sha256_text,
+    trace_id,
+    trace_of_rows,
+    trace_text,
+)
 
 __all__ = [
     "BundleContext",
+    "TraceKept",
     "bundle_context",
     "bundle_decisions",
     "bundle_result",
-    "canonical_json",
-    "form_json",
-    "package_id",
-    "policy_json",
     "refused_result",
-    "render_order",
-    "render_text",
     "selected_forms",
-    "task_json",
-    "trace_id",
-    "trace_text",
+    "trace",
     "undecided_result",
 ]
 
-
-# One encoder for every call: json.dumps with these arguments builds a new one each time.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def canonical_json(data: Any) -> str:
-    return _CANONICAL.encode(data)
+_BY_ID = attrgetter("id")
+_COST = attrgetter("cost")
+_RELEVANCE = attrgetter("relevance")
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def trace(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    choice: Choice,
+    kept: TraceKept | None = None,
+    *,
+    keep: bool = False,
+) -> tuple[Result, TraceKept | None]:
+    """The result of ``choice``; with ``keep``, also what the next call's trace reuses
+    (a result with no bundle keeps nothing)."""
+    if choice.status is Status.REFUSED:
+        assert choice.refusal is not None
+        return refused_result(request, gates, strategy, choice.refusal, choice.timings), None
+    if choice.status is Status.UNDECIDED:
+        return undecided_result(request, gates, strategy, choice.bound, choice.timings), None
+    if not keep:
+        result = bundle_result(
+            request,
+            gates,
+            strategy,
+            choice.selected,
+            optimal=choice.optimal,
+            bound=choice.bound,
+            timings=choice.timings,
+        )
+        return result, None
+    return _kept_bundle(request, gates, strategy, choice, kept)
 
 
-def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
-    """Instructions first, then everything else; by id within each."""
-    return sorted(candidates, key=lambda c: (c.role is not Role.INSTRUCTION, c.id))
+@dataclass(frozen=True, slots=True)
+class TraceKept:
+    """A bundle's trace, kept for the next call: the request's candidates (by id, and
+    their object ids: a candidate a change left alone is the same object) and the gate
+    entries it was worded from, the forms of each identity, the bundle's facts, every
+    decision with its row of ``trace_id``, and each selected form's piece of
+    ``package_id``."""
+
+    candidates: Mapping[str, Candidate]
+    objects: Mapping[int, Candidate]
+    rejected: Mapping[str, tuple[Reason, str]]
+    notes: Mapping[str, str]
+    forms_of: Mapping[str, tuple[str, ...]]
+    context: BundleContext
+    decisions: dict[str, Decision]
+    rows: dict[str, str]
+    pieces: dict[str, str]
 
 
-def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """The task as ``package_id`` hashes it (defaults filled in, lists sorted)."""
-    task = request.task
-    return {
-        "id": task.id,
-        "budget": task.budget,
-        "scope": task.scope,
-        "operation": task.operation.value,
-        "min_relevance": task.min_relevance,
-        "required": sorted(request.required_identities if required is None else required),
-        "seal": list(task.seal),
-    }
-
-
-def policy_json(request: Request) -> dict[str, Any]:
-    """The policy as ``package_id`` hashes it: the authority table as given, if any."""
-    return {"authority": dict(request.authority)} if request.has_authority_table else {}
-
-
-def form_json(candidate: Candidate) -> dict[str, Any]:
-    """A selected form as ``package_id`` hashes it: id, declared cost, content hash."""
-    content = candidate.content
-    return {
-        "id": candidate.id,
-        "cost": candidate.cost,
-        "content_sha256": None if content is None else _sha256(content),
-    }
-
-
-def package_id(
-    request: Request, selected: list[Candidate], required: tuple[str, ...] | None = None
-) -> str:
-    forms = [form_json(c) for c in render_order(selected)]
-    policy = policy_json(request)
-    task = task_json(request, required)
-    return _sha256(canonical_json({"task": task, "policy": policy, "forms": forms}))
-
-
-def _row_end(verdict: str, reason: str) -> str:
-    """The canonical JSON of a decision's row after its id, and the opening of the next
-    row: ``,"<verdict>","<reason>"],[``."""
-    return f",{canonical_json(verdict)},{canonical_json(reason)}],["
-
-
-class _RowEnds(dict[tuple[str, str], str]):
-    """``_row_end`` by (verdict, reason): every pair of members built once, any other
-    pair (plain strings) when asked for."""
-
-    def __missing__(self, key: tuple[str, str]) -> str:
-        return _row_end(*key)
-
-
-_ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
-
-
-_ID = itemgetter(0)
-_VERDICT_REASON = itemgetter(2, 3)
-
-
-def trace_id(
-    package: str | None, status: Status, refusal: Refusal | None, decisions: Iterable[Decision]
-) -> str:
-    rows = decisions if isinstance(decisions, (list, tuple)) else list(decisions)
-    return _trace_of_rows(
-        package,
-        status,
-        refusal,
-        list(map(_ID, rows)),
-        map(_ROW_ENDS.__getitem__, map(_VERDICT_REASON, rows)),
-    )
-
-
-def _trace_of_rows(
-    package: str | None,
-    status: Status,
-    refusal: Refusal | None,
-    ids: Sequence[str],
-    ends: Iterable[str],
-) -> str:
-    """``trace_id`` from each decision's id and its row's end (``_ROW_ENDS``).
-
-    The rows are joined in C here, each id encoded as the canonical encoder encodes a
-    string, rather than built as 100k lists for the encoder to walk: at 100k forms that
-    was a third of a result with no bundle."""
-    # One flat list of pieces, id, end, id, end...: each end closes its row and opens
-    # the next, so no string is built per row.
-    pieces = [""] * (2 * len(ids))
-    pieces[0::2] = map(_string, ids)
-    pieces[1::2] = ends
-    if pieces:
-        # the last row opens no next one
-        pieces[-1] = pieces[-1][: -len(",[")]
-    rows = "".join(pieces)
-    return _sha256(trace_text(package, status, refusal, f"[{rows}" if rows else ""))
-
-
-def trace_text(package: str | None, status: Status, refusal: Refusal | None, rows: str) -> str:
-    """The text ``trace_id`` hashes: canonical_json of {"decisions": [...], "package_id",
-    "refusal", "status"}, given ``rows``, the decisions' canonical rows joined by commas
-    ("decisions" sorts first, so the rest is one canonical object after it)."""
-    rest = canonical_json(
-        {
-            "package_id": package,
-            "refusal": None if refusal is None else refusal.code.value,
-            "status": status.value,
+def _kept_bundle(
+    request: Request, gates: GateReport, strategy: str, choice: Choice, kept: TraceKept | None
+) -> tuple[Result, TraceKept]:
+    chosen = frozenset(choice.selected)
+    candidates = request.candidates
+    ids = list(map(_BY_ID, candidates))
+    by_id: dict[str, Candidate] = dict(zip(ids, candidates, strict=True))
+    if not chosen <= by_id.keys():
+        selected_forms(request, chosen)  # names the unknown ids
+    # canonical order is the order of ids
+    selected = [by_id[i] for i in sorted(chosen)]
+    required = gates.required_identities(request)
+    context = bundle_context(request, gates, chosen, selected, required)
+    objects = dict(zip(map(id, candidates), candidates, strict=True))
+    if kept is None or kept.context.threshold != context.threshold:
+        decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
+        rows = {i: decision_row(d) for i, d in decisions.items()}
+        pieces = {c.id: form_piece(c) for c in selected}
+        forms_of: dict[str, list[str]] = {}
+        for c in candidates:
+            forms_of.setdefault(c.identity, []).append(c.id)
+        index = {identity: tuple(forms) for identity, forms in forms_of.items()}
+    else:
+        fresh = [objects[o] for o in objects.keys() - kept.objects.keys()]
+        gone = kept.candidates.keys() - by_id.keys()
+        index = _reindexed(kept, fresh, gone)
+        decisions, rows = dict(kept.decisions), dict(kept.rows)
+        for i in gone:
+            del decisions[i], rows[i]
+        for decision in bundle_decisions(
+            _reworded(kept, fresh, index, by_id, gates, context), gates, context
+        ):
+            old = decisions.get(decision.id)
+            if old is None or old[2:4] != decision[2:4]:
+                rows[decision.id] = decision_row(decision)
+            decisions[decision.id] = decision
+        renewed = {c.id for c in fresh}
+        pieces = {
+            i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
+            for i in map(_BY_ID, selected)
         }
+    # render order: instructions first, by id within each (``selected`` is by id)
+    ordered = [c for c in selected if c.role is Role.INSTRUCTION]
+    if ordered:
+        ordered += [c for c in selected if c.role is not Role.INSTRUCTION]
+    else:
+        ordered = selected
+    package = package_of_pieces(request, map(pieces.__getitem__, map(_BY_ID, ordered)), required)
+    rows_text = ",".join(map(rows.__getitem__, ids))
+    threshold = context.threshold
+    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(threshold)))
+    result = Result(
+        status=Status.BUNDLE,
+        strategy=strategy,
+        selected=tuple(map(_BY_ID, ordered)),
+        cost=sum(map(_COST, selected)),
+        value=value,
+        budget=request.task.budget,
+        optimal=choice.optimal,
+        decisions=tuple(map(decisions.__getitem__, ids)),
+        trace_id=sha256_text(trace_text(package, Status.BUNDLE, None, rows_text)),
+        package_id=package,
+        bound=value if choice.optimal else choice.bound,
+        timings=choice.timings,
     )
-    return f'{{"decisions":[{rows}],{rest[1:]}'
+    after = TraceKept(
+        by_id, objects, gates.rejected, gates.notes, index, context, decisions, rows, pieces
+    )
+    return result, after
+
+
+def _reindexed(
+    kept: TraceKept, fresh: list[Candidate], gone: AbstractSet[str]
+) -> dict[str, tuple[str, ...]]:
+    """The kept forms of each identity, after the change (``fresh``: the candidates the
+    kept trace did not read; ``gone``: the ids no longer offered)."""
+    index = dict(kept.forms_of)
+    touched: dict[str, set[str]] = {}
+    for i in gone:
+        identity = kept.candidates[i].identity
+        touched.setdefault(identity, set(index[identity])).discard(i)
+    for c in fresh:
+        before = kept.candidates.get(c.id)
+        if before is not None and before.identity != c.identity:
+            touched.setdefault(before.identity, set(index[before.identity])).discard(c.id)
+        touched.setdefault(c.identity, set(index.get(c.identity, ()))).add(c.id)
+    for identity, forms in touched.items():
+        if forms:
+            index[identity] = tuple(sorted(forms))
+        else:
+            del index[identity]
+    return index
+
+
+def _reworded(
+    kept: TraceKept,
+    fresh: list[Candidate],
+    index: Mapping[str, tuple[str, ...]],
+    by_id: Mapping[str, Candidate],
+    gates: GateReport,
+    context: BundleContext,
+) -> list[Candidate]:
+    """The candidates whose decision may differ from the kept one (module docstring)."""
+    was = kept.context
+    again = {c.id for c in fresh}
+    # gate entries and bundle facts that differ (items' symmetric differences, in C)
+    again.update(k for k, _ in gates.rejected.items() ^ kept.rejected.items())
+    again.update(k for k, _ in gates.notes.items() ^ kept.notes.items())
+    again.update(context.chosen ^ was.chosen)
+    moved = {k for k, _ in context.admitted.items() ^ was.admitted.items()}
+    moved.update(k for k, _ in context.needed.items() ^ was.needed.items())
+    groups, groups_before = context.identity_groups, was.identity_groups
+    moved.update(
+        k for k in groups.keys() | groups_before.keys() if groups.get(k) != groups_before.get(k)
+    )
+    moved.update(context.required ^ was.required)
+    for identity in moved:
+        again.update(index.get(identity, ()))
+    return [by_id[i] for i in sorted(again) if i in by_id]
 
 
 def selected_forms(request: Request, chosen: AbstractSet[str]) -> list[Candidate]:
@@ -209,18 +259,18 @@ class BundleContext:
     identity, the coupled groups of each admitted identity, the required identities and
     the relevance threshold."""
 
-    chosen: Container[str]
+    chosen: AbstractSet[str]
     admitted: Mapping[str, str]
     needed: Mapping[str, str]
     identity_groups: Mapping[str, Sequence[str]]
-    required: Container[str]
+    required: AbstractSet[str]
     threshold: float
 
 
 def bundle_context(
     request: Request,
     gates: GateReport,
-    chosen: Container[str],
+    chosen: AbstractSet[str],
     selected: list[Candidate],
     required: tuple[str, ...] | None = None,
 ) -> BundleContext:
@@ -245,7 +295,7 @@ def bundle_context(
         admitted=admitted_identity,
         needed=needed,
         identity_groups=identity_groups,
-        required=set(request.required_identities if required is None else required),
+        required=frozenset(request.required_identities if required is None else required),
         threshold=request.task.min_relevance,
     )
 
@@ -323,7 +373,7 @@ def bundle_result(
 ) -> Result:
     """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
     they are recorded as admitted (the verifier, not this function, judges legality)."""
-    chosen = set(selected_ids)
+    chosen = frozenset(selected_ids)
     candidates = request.candidates
     selected = selected_forms(request, chosen)
     required = gates.required_identities(request)
@@ -377,7 +427,7 @@ def _no_bundle_result(
     detail_with.update((n, _with_note(detail, n)) for n in set(noted) if n is not None)
     details = list(map(detail_with.__getitem__, noted))
     reasons: list[Reason] = [reason] * len(ids)
-    ends = [_ROW_ENDS[refused, reason]] * len(ids)
+    ends = [ROW_ENDS[refused, reason]] * len(ids)
     if rejected:
         # the rejected forms are among those with no note: only those are looked up in
         # ``rejected`` (one lookup per form was already spent on the notes)
@@ -388,7 +438,7 @@ def _no_bundle_result(
             gated = [i for i, cid in enumerate(ids) if cid in rejected]
         for i in gated:
             gate, details[i] = rejected[ids[i]]
-            reasons[i], ends[i] = gate, _ROW_ENDS[refused, gate]
+            reasons[i], ends[i] = gate, ROW_ENDS[refused, gate]
     columns = zip(ids, identities, repeat(refused), reasons, details)
     # Decision(*row) without a Python call per row: a named tuple's __new__ is
     # tuple.__new__ of its fields
@@ -402,7 +452,7 @@ def _no_bundle_result(
         budget=request.task.budget,
         optimal=False,
         decisions=decisions,
-        trace_id=_trace_of_rows(None, status, refusal, ids, ends),
+        trace_id=trace_of_rows(None, status, refusal, ids, ends),
         package_id=None,
         bound=bound,
         refusal=refusal,
@@ -428,62 +478,3 @@ def undecided_result(
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
     return _no_bundle_result(request, gates, strategy, Status.UNDECIDED, None, bound, timings)
-
-
-# Widths in the text table: ids wider than this are cut (the JSON output has them
-# whole), so that one long id cannot pad every row of the table.
-ID_COLUMN = 48
-_DETAIL_CHARACTERS = 240
-
-
-def render_text(result: Result) -> str:
-    """A readable table: admitted forms, then rejected ones, then the budget line.
-
-    Safe for a terminal: every control or formatting character of an id, a detail or
-    a message is shown escaped (``\\x1b``, ``\\u202e``), so no escape sequence, line
-    break or bidirectional override passes through; ids longer than ``ID_COLUMN`` and
-    details longer than a few lines' worth are cut, marked with ``…``.
-    """
-    lines = [f"{result.status.value.upper()} ({_safe(result.strategy, 40)})"]
-    if result.refusal is not None:
-        refusal = result.refusal
-        lines.append(f"refusal: {refusal.code.value}: {_safe(refusal.message, _DETAIL_CHARACTERS)}")
-    ids = {d.id: _safe(d.id, ID_COLUMN) for d in result.decisions}
-    width = max([len(shown) for shown in ids.values()] + [4])
-    for verdict in (Verdict.ADMITTED, Verdict.REJECTED):
-        rows = [d for d in result.decisions if d.verdict is verdict]
-        if verdict is Verdict.ADMITTED:
-            order = {form: i for i, form in enumerate(result.selected)}
-            rows.sort(key=lambda d: order.get(d.id, len(order)))
-        lines.append(f"\n{verdict.value} ({len(rows)}):")
-        for d in rows:
-            detail = _safe(d.detail, _DETAIL_CHARACTERS)
-            lines.append(f"  {ids[d.id]:<{width}}  {d.reason.value:<22}  {detail}")
-    if result.status is Status.BUNDLE:
-        proof = "proven optimal" if result.optimal else _unproven(result)
-        lines.append(
-            f"\nbudget {result.budget}: cost {result.cost}, slack {result.slack},"
-            f" value {result.value} ({proof})"
-        )
-        lines.append(f"package {result.package_id}")
-    else:
-        lines.append(f"\nbudget {result.budget}")
-    lines.append(f"trace   {result.trace_id}")
-    return "\n".join(lines) + "\n"
-
-
-def _safe(text: str, limit: int) -> str:
-    """``text`` on one line, unprintable characters escaped, at most ``limit`` long."""
-    if not text.isprintable():
-        # isprintable() is false for controls, format characters (bidirectional
-        # overrides, zero widths), line and paragraph separators and lone surrogates
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
-
-
-def _unproven(result: Result) -> str:
-    if result.bound is None:
-        return "not proven optimal, no bound"
-    return f"not proven optimal: bound {result.bound}, gap {result.gap:.2%}"

@@ -1,11 +1,13 @@
 """The strategies, by name: the exact one and the baselines it is measured against.
 
 Input: a strategy name. Output: the strategy function
-``(request, gates, time_limit, workers) -> Result``.
+``(request, gates, deadline, workers, *, kept=None, keep=False) -> Choice``.
 
-Every strategy takes the validated ``Request`` and its ``GateReport`` and returns the
-same ``Result`` type; their bundles are judged by ``assembler.verifiers``, never by
-their own claim. ``STRATEGIES`` maps each name to ``"module:function"``, imported
+Every strategy takes the validated ``Request``, its ``GateReport``, the call's
+``Deadline`` and a worker count, and returns a ``Choice`` that the trace turns into the
+``Result`` (``kept``/``keep``: what a strategy keeps between a session's calls; only
+the exact one keeps anything). Their bundles are judged by ``assembler.verifiers``,
+never by their own claim. ``STRATEGIES`` maps each name to ``"module:function"``, imported
 only when asked for, so that a baseline never loads OR-Tools. A new strategy is a
 module here and one line in ``STRATEGIES``.
 """
@@ -13,18 +15,33 @@ module here and one line in ``STRATEGIES``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from typing import Any, Protocol
 
+from ..deadline import Deadline
 from ..model.errors import UnknownStrategy
-from ..model.types import Request, Result
+from ..model.types import Request
+from ..stages.choice import Choice
 from ..stages.gates import GateReport
 
 __all__ = ["EXACT_STRATEGIES", "STRATEGIES", "Strategy", "load_strategy"]
 
-Strategy = Callable[[Request, GateReport, float, int], Result]
+
+
+class Strategy(Protocol):
+    def __call__(
+        self,
+        request: Request,
+        gates: GateReport,
+        deadline: Deadline,
+        workers: int,
+        *,
+        kept: Any = None,
+        keep: bool = False,
+    ) -> Choice: ...
+
 
 STRATEGIES: dict[str, str] = {
-    "cpsat": "assembler.exact.solve:cpsat_strategy",
+    "cpsat": "assembler.exact.solve:exact_strategy",
     "enumerate": "assembler.strategies.bruteforce:enumerate_strategy",
     "greedy": "assembler.strategies.greedy:greedy_strategy",
     "top-k": "assembler.strategies.baselines:top_k_strategy",

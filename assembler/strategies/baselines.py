@@ -7,7 +7,7 @@ none of them refuses, not even when a required identity is missing or cannot fit
 An empty request gives an empty bundle.
 
 These are the designs the exact strategy is measured against, so they ignore the
-hard rules *on purpose*; their picks go to ``bundle_result`` as they are, which
+hard rules *on purpose*; their picks go to the trace as they are, which
 records an ineligible admitted form honestly, and the independent verifier judges
 the bundle. Only ``weighted`` reads the ``GateReport`` (for its penalties); none
 reads the evaluation ``labels``.
@@ -45,11 +45,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
+from ..deadline import Deadline
 from ..model.objective import form_value
-from ..model.types import Candidate, Request, Result
+from ..model.types import Candidate, Request
+from ..stages.choice import Choice
 from ..stages.gates import GateReport
-from ..stages.trace import bundle_result
 
 __all__ = [
     "GATE_PENALTY",
@@ -78,24 +80,26 @@ def _fill_until_full(request: Request, ordered: Iterable[Candidate]) -> list[str
     return taken
 
 
-def top_k_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def top_k_strategy(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """Rank by relevance (ties by id) and fill until the first misfit."""
-    del time_limit, workers
     threshold = request.task.min_relevance
     ranked = sorted(
         (c for c in request.candidates if form_value(c.relevance, threshold) > 0),
         key=lambda c: (-c.relevance, c.id),
     )
     taken = _fill_until_full(request, ranked)
-    return bundle_result(request, gates, "top-k", taken, optimal=False, bound=None)
+    return Choice.bundle(tuple(taken), optimal=False, bound=None)
 
 
-def dump_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
+def dump_strategy(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """Everything, in arrival order, until the first misfit."""
-    del time_limit, workers
     arrival = sorted(request.candidates, key=lambda c: c.position)
     taken = _fill_until_full(request, arrival)
-    return bundle_result(request, gates, "dump", taken, optimal=False, bound=None)
+    return Choice.bundle(tuple(taken), optimal=False, bound=None)
 
 
 def weighted_score(
@@ -119,10 +123,9 @@ def weighted_score(
 
 
 def weighted_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
     """Fill by blended-score density, with dependencies, ignoring groups."""
-    del time_limit, workers
     required = frozenset(request.required_identities)
     score = {c.id: weighted_score(request, gates, c, required) for c in request.candidates}
     forms_of: dict[str, list[Candidate]] = defaultdict(list)
@@ -156,4 +159,4 @@ def weighted_strategy(
             admitted.update(plan)
             spent += cost
     taken = [c.id for c in admitted.values()]
-    return bundle_result(request, gates, "weighted", taken, optimal=False, bound=None)
+    return Choice.bundle(tuple(taken), optimal=False, bound=None)

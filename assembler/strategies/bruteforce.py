@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
+from ..deadline import Deadline
 from ..exact.backend import Outcome, SolveStatus
 from ..exact.closure import Problem
-from ..exact.solve import solve_exact
+from ..exact.solve import decide_exact
 from ..model.errors import EnumerationTooLarge
 from ..model.objective import bundle_key
-from ..model.types import Request, Result
+from ..model.types import Request
+from ..stages.choice import Choice
 from ..stages.gates import GateReport
 
 __all__ = ["ENUMERATION_LIMIT", "BruteForce", "combinations", "enumerate_strategy"]
@@ -89,6 +92,6 @@ class BruteForce:
 
 
 def enumerate_strategy(
-    request: Request, gates: GateReport, time_limit: float, workers: int
-) -> Result:
-    return solve_exact(request, gates, BruteForce(), time_limit, workers)
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
+    return decide_exact(request, gates, BruteForce(), deadline, workers)

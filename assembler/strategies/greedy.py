@@ -59,12 +59,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
+from typing import Any
 
+from ..deadline import Deadline
 from ..exact.refusal import required_refusal
 from ..model.objective import form_value
-from ..model.types import Candidate, Refusal, RefusalCode, Request, Result
+from ..model.types import Candidate, Refusal, RefusalCode, Request
+from ..stages.choice import Choice
 from ..stages.gates import GateReport
-from ..stages.trace import bundle_result, refused_result
 
 __all__ = ["greedy_strategy"]
 
@@ -190,15 +192,17 @@ def _cost(plan: dict[str, Candidate]) -> int:
     return sum(c.cost for c in plan.values())
 
 
-def greedy_strategy(request: Request, gates: GateReport, time_limit: float, workers: int) -> Result:
-    """Run greedy (see the module docstring) on one request."""
-    del time_limit, workers  # greedy runs in one pass; there is nothing to limit
+def greedy_strategy(
+    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+) -> Choice:
+    """Run greedy (see the module docstring) on one request (in one pass: there is
+    nothing to limit)."""
     refusal = required_refusal(request, gates)
     if refusal is not None:
-        return refused_result(request, gates, NAME, refusal)
+        return Choice.refused(refusal)
     state = _Greedy(request, gates)
     refusal = state.run()
     if refusal is not None:
-        return refused_result(request, gates, NAME, refusal)
-    selected = (c.id for c in state.admitted.values())
-    return bundle_result(request, gates, NAME, selected, optimal=False, bound=None)
+        return Choice.refused(refusal)
+    selected = tuple(c.id for c in state.admitted.values())
+    return Choice.bundle(selected, optimal=False, bound=None)

@@ -34,6 +34,7 @@ it cheaply.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass
@@ -198,9 +199,10 @@ def _tool_pairs(rng: random.Random, n_forms: int) -> dict[str, Any]:
                                "relevance": 0.1, "content": f"note {turn}"})  # fmt: skip
             break
         call = f"call-{turn}"
+        arguments = json.dumps({"turn": turn})
         candidates.append({"id": f"{call}.use", "kind": "tool_call", "tool_call_id": call,
                            "tool_name": "lookup", "turn": turn, "cost": rng.randint(10, 40),
-                           "relevance": _relevance(rng), "content": f"[{turn}]"})  # fmt: skip
+                           "relevance": _relevance(rng), "content": arguments})  # fmt: skip
         candidates.append({"id": f"{call}.result", "kind": "tool_result", "tool_call_id": call,
                            "turn": turn, "cost": rng.randint(30, 400),
                            "relevance": _relevance(rng), "content": f"result {turn}"})  # fmt: skip

@@ -18,6 +18,7 @@ calls.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
 from collections.abc import Iterator
@@ -88,7 +89,13 @@ def agent_loop(
     ]  # fmt: skip
     if content:
         for candidate in candidates:
-            candidate.setdefault("content", words(rng, 4 * candidate["cost"]))
+            text = words(rng, 4 * candidate["cost"])
+            if candidate.get("kind") == "tool_definition":
+                # a tool definition renders into the body's tools field: a JSON Schema
+                name = candidate["id"].removeprefix("tool-")
+                schema = {"type": "object", "properties": {"query": {"type": "string"}}}
+                text = json.dumps({"name": name, "description": text, "parameters": schema})
+            candidate.setdefault("content", text)
     deltas = tuple(_call(rng, number, content) for number in range(1, calls + 1))
     return AgentLoop(first, deltas)
 

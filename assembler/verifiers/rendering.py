@@ -81,6 +81,25 @@ def _header(c: Candidate) -> bytes:
     return ("<item " + " ".join(f"{k}={v}" for k, v in fields) + ">\n").encode("utf-8")
 
 
+def _tool_entry(content: str, provider: str) -> Any:
+    """A tool definition's ``tools`` entry, re-derived from models/README.md §14."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
+        value = value["function"]
+    if not isinstance(value, dict):
+        return None
+    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
+    entry: dict[str, Any] = {"name": value.get("name")}
+    if "description" in value:
+        entry["description"] = value["description"]
+    if provider == "openai":
+        return {"type": "function", "function": {**entry, "parameters": schema}}
+    return {**entry, "input_schema": schema}
+
+
 def _footer(c: Candidate) -> bytes:
     return b"" if c.kind.value == "tool_call" else b"\n</item>\n"
 
@@ -135,7 +154,7 @@ class _Judge:
                 self.flag("render-record", f"the manifest's {key} is not the result's")
         if m.get("format") != self.rendering.get("format"):
             self.flag("render-record", "the manifest's format is not the rendering's")
-        if m.get("render_version") != 1:
+        if m.get("render_version") != 2:
             self.flag("render-record", f"unknown render_version {m.get('render_version')!r}")
         if m.get("rendered_sha256") != _sha(self.data):
             self.flag("render-hash", "rendered_sha256 does not hash the rendered text")
@@ -174,7 +193,10 @@ class _Judge:
             volatile.append(c)
             if c.kind.value == "tool_call":
                 volatile.extend(results.get(c.tool_call_id, ()))
-        return [*stable, *evidence, *volatile]
+        # version 2: tool definitions lead (the bodies' tools field comes first)
+        tools = [c for c in stable if c.kind.value == "tool_definition"]
+        rest = [c for c in stable if c.kind.value != "tool_definition"]
+        return [*tools, *rest, *evidence, *volatile]
 
     def _check_items(self, expected: list[Candidate]) -> None:
         previous_end = 0
@@ -255,8 +277,13 @@ class _Judge:
 
     def _check_accounting(self, expected: list[Candidate]) -> None:
         parts = {p: h + b + f for p, h, b, f in self._envelope_parts()}
-        pieces = [parts.get("instruction", b"")]
-        pieces += [_header(c) + (c.content or "").encode() + _footer(c) for c in expected]
+        tools = [c for c in expected if c.kind.value == "tool_definition"]
+        pieces = [_header(c) + (c.content or "").encode() + _footer(c) for c in tools]
+        pieces.append(parts.get("instruction", b""))
+        pieces += [
+            _header(c) + (c.content or "").encode() + _footer(c)
+            for c in expected[len(tools) :]
+        ]
         pieces.append(parts.get("query", b""))
         expected_bytes = b"".join(pieces)
         if expected_bytes != self.data:
@@ -352,6 +379,26 @@ class _Judge:
         cursor = 0
         ends: list[int] = []
         marks: list[int] = []
+        definitions = [
+            i
+            for i in self.items
+            if i.get("kind") == "tool_definition" and str(i.get("id")) in self.by_id
+        ]
+
+        def tool_part(position: int, entry: Any, provider: str) -> None:
+            nonlocal cursor
+            if position >= len(definitions):
+                self.flag("render-body", f"tools[{position}] is not a selected tool definition")
+                return
+            item = definitions[position]
+            c = self.by_id[str(item["id"])]
+            block = _header(c) + (c.content or "").encode("utf-8") + _footer(c)
+            if self.data[cursor : cursor + len(block)] != block:
+                self.flag("render-body", f"tools[{position}] is not at its place in the text", c.id)
+            bare = {k: v for k, v in entry.items() if k != "cache_control"}
+            if bare != _tool_entry(c.content or "", provider):
+                self.flag("render-body", f"tools[{position}] is not its item's definition", c.id)
+            cursor += len(block)
 
         def text_part(part: Any) -> None:
             nonlocal cursor
@@ -373,6 +420,11 @@ class _Judge:
 
         try:
             if fmt == "openai-chat":
+                for position, entry in enumerate(body.get("tools", [])):
+                    tool_part(position, entry, "openai")
+                if len(body.get("tools", [])) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
+                body = body["messages"]
                 for message in body:
                     if isinstance(message.get("content"), str):
                         text_part(message["content"])
@@ -380,6 +432,12 @@ class _Judge:
                         call_part(call["id"], call["function"]["arguments"], parsed=False)
                 self._openai_rules(body)
             elif fmt == "anthropic-messages":
+                for position, entry in enumerate(body.get("tools", [])):
+                    tool_part(position, entry, "anthropic")
+                    if "cache_control" in entry:
+                        marks.append(cursor)
+                if len(body.get("tools", [])) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
                 blocks = [("system", b) for b in body["system"]]
                 blocks += [(m["role"], b) for m in body["messages"] for b in m["content"]]
                 for _, block in blocks:

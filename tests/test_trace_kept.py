@@ -1,10 +1,10 @@
 """A trace kept between calls equals the trace of the whole request, after any change.
 
-A session's trace state (``stages/retrace.py``) is updated from what each delta took
-away and brought and from how the selection moved; after every step of a random delta
-sequence, for a random selection of eligible forms (at most one per identity, as the
-exact strategy's), its result must equal ``bundle_result`` on the whole request in
-every field: selection, package_id, trace_id, decisions word for word.
+The trace stage (``stages/trace.py``) rewords only the decisions a change may reach,
+from what it kept of the previous bundle; after every step of a random delta sequence,
+for a random selection of eligible forms (at most one per identity, as the exact
+strategy's), its result must equal ``bundle_result`` on the whole request in every
+field: selection, package_id, trace_id, decisions word for word.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from assembler.model.parse import parse_request
 from assembler.model.types import Result
 from assembler.session.delta import parse_delta
 from assembler.session.state import State, apply_delta, initial_state
-from assembler.stages.regate import GateState, regate
-from assembler.stages.retrace import TraceState, retrace
-from assembler.stages.trace import bundle_result
+from assembler.stages.choice import Choice
+from assembler.stages.gates import GateReport, apply_gates
+from assembler.stages.trace import TraceKept, bundle_result, trace
 from assembler.tooling.generate import Shape
 
 
-def _selection(data: st.DataObject, state: State, gates: GateState) -> list[str]:
+def _selection(data: st.DataObject, state: State, gates: GateReport) -> list[str]:
     """Eligible forms, at most one per identity; sometimes the previous selection's
     survivors are kept, so that most of a selection stays put as a session's does."""
     by_identity: dict[str, list[str]] = {}
     for c in state.request.candidates:
-        if c.id in gates.report.notes:
+        if c.id in gates.notes:
             by_identity.setdefault(c.identity, []).append(c.id)
     chosen = []
     for identity in sorted(by_identity):
@@ -45,39 +45,24 @@ def _selection(data: st.DataObject, state: State, gates: GateState) -> list[str]
 
 
 def _step(
-    data: st.DataObject,
-    previous: TraceState | None,
-    gates: GateState,
-    state: State,
-    gone: list[Any],
-    new: list[Any],
-) -> tuple[Result, TraceState]:
+    data: st.DataObject, previous: TraceKept | None, gates: GateReport, state: State
+) -> tuple[Result, TraceKept]:
     selection = _selection(data, state, gates)
     optimal = data.draw(st.booleans(), label="optimal")
     bound = None if optimal else data.draw(st.none() | st.integers(0, 10**6), label="bound")
-    got, kept = retrace(
-        previous,
-        state.request,
-        gates,
-        "cpsat",
-        selection,
-        optimal=optimal,
-        bound=bound,
-        by_id=state.by_id,
-        forms_of=state.forms_of,
-        gone=gone,
-        new=new,
-    )
+    choice = Choice.bundle(tuple(selection), optimal=optimal, bound=bound)
+    got, kept = trace(state.request, gates, "cpsat", choice, previous, keep=True)
     expected = bundle_result(
-        state.request, gates.report, "cpsat", selection, optimal=optimal, bound=bound
+        state.request, gates, "cpsat", selection, optimal=optimal, bound=bound
     )
     assert got == expected
     assert got.to_dict() == expected.to_dict()
+    assert kept is not None
     return got, kept
 
 
 @settings(
-    max_examples=int(os.environ.get("RETRACE_EXAMPLES", "300")),
+    max_examples=int(os.environ.get("TRACE_KEPT_EXAMPLES", "300")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -86,12 +71,8 @@ def test_a_trace_kept_between_deltas_equals_the_trace_of_the_whole_request(
     base: dict[str, Any], require_content: bool, data: st.DataObject
 ) -> None:
     state = initial_state(parse_request(base))
-    request = state.request
-    gates = regate(
-        None, request, state.by_id, state.forms_of, (), request.candidates,
-        require_content=require_content,
-    )  # fmt: skip
-    _, trace = _step(data, None, gates, state, [], list(request.candidates))
+    gates = apply_gates(state.request, require_content=require_content)
+    _, kept_trace = _step(data, None, gates, state)
     current = base
     for step in range(data.draw(st.integers(1, 6))):
         delta = data.draw(deltas(current, step))
@@ -99,15 +80,9 @@ def test_a_trace_kept_between_deltas_equals_the_trace_of_the_whole_request(
             after = apply_delta(state, parse_delta(delta))
         except InvalidRequest:
             continue
-        touched = after.touched
-        gone = [state.by_id[i] for i in (*touched.removed, *touched.updated)]
-        new = [after.by_id[i] for i in (*touched.updated, *touched.added)]
-        gates = regate(
-            gates, after.request, after.by_id, after.forms_of, gone, new,
-            require_content=require_content,
-        )  # fmt: skip
+        gates = apply_gates(after.request, require_content=require_content)
         # a kept threshold is what takes the incremental path (a new one rewords all)
         kept = after.request.task.min_relevance == state.request.task.min_relevance
-        result, trace = _step(data, trace, gates, after, gone, new)
+        result, kept_trace = _step(data, kept_trace, gates, after)
         event(f"threshold kept: {kept}, selected: {min(len(result.selected), 3)}")
         state, current = after, applied(current, delta)

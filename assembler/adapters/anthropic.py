@@ -1,0 +1,225 @@
+"""Anthropic Messages: a body's ``system``, ``messages`` and ``tools`` to units and back.
+
+Input: the messages (``content`` a string or blocks: text, image, document,
+thinking, redacted_thinking, tool_use, tool_result), the system prompt and the tool
+definitions a caller would pass to ``client.messages.create``, and a ``Meter``.
+Output: ``Unit`` values (``units_of``) and, from the chosen forms, the messages back
+(``messages_of``), in the original order, ready to send.
+
+* An assistant message is one unit, sent whole or not at all: its thinking blocks
+  keep their signatures and are never edited, and its ``tool_use`` blocks stay with
+  them. When it calls tools, the ``tool_result`` blocks that answer it (each its own
+  unit, with shorter forms when long) are coupled with it by a group.
+* A user message's other blocks (text, images, documents) are one unit; an assistant
+  message depends on the user message before it when that one holds no tool result,
+  so that two assistant turns never meet when a user turn is left out.
+* The first and the last user messages, the newest message, the system prompt and
+  the tools are required.
+
+Coming back, the kept blocks of each message are put together in their order, and
+neighbouring messages of one role are merged (Anthropic's roles alternate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from ..model.errors import InvalidRequest
+from ..model.types import Kind
+from ..render.registry import Meter
+from .units import Form, Unit, tool_result_forms
+
+__all__ = ["content_text", "messages_of", "system_unit", "units_of"]
+
+
+def content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping):
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(str(block.get("text", "")))
+            elif kind == "thinking":
+                parts.append(str(block.get("thinking", "")))
+            elif kind == "tool_result":
+                parts.append(content_text(block.get("content", "")))
+    return "\n".join(parts)
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content", "")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def system_unit(system: Any, meter: Meter) -> Unit | None:
+    if not system:
+        return None
+    return Unit(
+        "system", -2, 0, Kind.SYSTEM, (Form("full", system, meter.anthropic_system(system)),),
+        required=True, text=content_text(system),
+    )  # fmt: skip
+
+
+def units_of(
+    messages: Sequence[Any],
+    tools: Sequence[Mapping[str, Any]],
+    meter: Meter,
+    elide_above: int,
+) -> list[Unit]:
+    units: list[Unit] = []
+    open_calls: dict[str, int] = {}
+    user_indices = [
+        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
+    ]
+    keep = {user_indices[0], user_indices[-1]} if user_indices else set()
+    previous_plain_user: str | None = None
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
+            raise InvalidRequest(
+                f"messages[{index}]", "must be a message with role 'user' or 'assistant'"
+            )
+        key = f"m{index:05d}"
+        blocks = _blocks(message)
+        if message["role"] == "assistant":
+            if open_calls:
+                raise _unanswered(open_calls)
+            calls = [
+                b.get("id")
+                for b in blocks
+                if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            ]
+            for call in calls:
+                open_calls[str(call)] = index
+            units.append(
+                Unit(
+                    key, index, 0, Kind.ASSISTANT_TURN,
+                    (Form("full", message, meter.anthropic_message(message)),),
+                    required=index == len(messages) - 1,
+                    group=f"calls:{index}" if calls else None,
+                    depends_on=(previous_plain_user,) if previous_plain_user else (),
+                    text=content_text(blocks),
+                )
+            )  # fmt: skip
+            previous_plain_user = None
+            continue
+        results = [b for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        others = [
+            b for b in blocks if not (isinstance(b, Mapping) and b.get("type") == "tool_result")
+        ]
+        for part, block in enumerate(results, start=1):
+            call_id = str(block.get("tool_use_id"))
+            if call_id not in open_calls:
+                raise InvalidRequest(
+                    f"messages[{index}].content",
+                    f"a tool_result answers {call_id!r}, which the turn before did not call",
+                )
+            owner = open_calls.pop(call_id)
+            content = block.get("content", "")
+            # the first result also pays its message's framing, in case it travels alone
+            framing = meter.anthropic_message({"role": "user", "content": []}) if part == 1 else 0
+            forms = tool_result_forms(
+                content_text(content),
+                call_id,
+                partial(_with_content, block),
+                partial(_priced, meter, framing),
+                elide_above,
+            )
+            if not (
+                isinstance(content, str)
+                or all(isinstance(c, Mapping) and c.get("type") == "text" for c in content)
+            ):
+                forms = forms[:1]  # images in a result are sent whole or not at all
+            units.append(
+                Unit(f"{key}.r{part}", index, part, Kind.USER_TURN, forms,
+                     group=f"calls:{owner}", text=content_text(content))
+            )  # fmt: skip
+        if open_calls:
+            raise _unanswered(open_calls)
+        if others:
+            # the message's framing is paid by this unit, or by its results when it has none
+            piece = {**message, "content": others}
+            units.append(
+                Unit(
+                    f"{key}.u", index, len(results) + 1, Kind.USER_TURN,
+                    (Form("full", others, meter.anthropic_message(piece)),),
+                    required=index in keep or index == len(messages) - 1,
+                    text=content_text(others),
+                )
+            )  # fmt: skip
+        previous_plain_user = f"{key}.u" if others and not results else None
+        if index == len(messages) - 1 and results:
+            _require(units, {u.key for u in units if u.message == index})
+    if open_calls:
+        raise _unanswered(open_calls)
+    for number, tool in enumerate(tools):
+        if not isinstance(tool, Mapping):
+            raise InvalidRequest(f"tools[{number}]", "must be a tool definition object")
+        units.append(
+            Unit(
+                f"tool{number:04d}", -1, number, Kind.TOOL_DEFINITION,
+                (Form("full", tool, meter.anthropic_tools([tool])),),
+                required=True, text=str(tool.get("name", "")),
+            )
+        )  # fmt: skip
+    return units
+
+
+def _with_content(block: Mapping[str, Any], text: str) -> dict[str, Any]:
+    return {**block, "content": text}
+
+
+def _priced(meter: Meter, framing: int, piece: Mapping[str, Any]) -> int:
+    return meter.anthropic_block(piece) + framing
+
+
+def _unanswered(open_calls: Mapping[str, int]) -> InvalidRequest:
+    call, index = next(iter(open_calls.items()))
+    return InvalidRequest(
+        f"messages[{index}].content",
+        f"tool_use {call!r} is not answered by the next user message",
+    )
+
+
+def _require(units: list[Unit], keys: set[str]) -> None:
+    for position, unit in enumerate(units):
+        if unit.key in keys and not unit.required:
+            units[position] = replace(unit, required=True)
+
+
+def messages_of(
+    messages: Sequence[Mapping[str, Any]], units: Sequence[Unit], chosen: Mapping[str, Form]
+) -> list[dict[str, Any]]:
+    """The chosen pieces as messages, in order, neighbours of one role merged."""
+    by_message: dict[int, list[Unit]] = {}
+    for unit in units:
+        if unit.message >= 0 and unit.key in chosen:
+            by_message.setdefault(unit.message, []).append(unit)
+    out: list[dict[str, Any]] = []
+    for index in sorted(by_message):
+        original = messages[index]
+        if original["role"] == "assistant" or isinstance(original.get("content"), str):
+            piece = dict(original)  # whole, as given: an assistant turn is never edited
+        else:
+            content: list[Any] = []
+            for unit in sorted(by_message[index], key=lambda u: u.part):
+                payload = chosen[unit.key].payload
+                # a result unit's payload is one block, the other blocks' a list
+                content.extend(payload) if isinstance(payload, list) else content.append(payload)
+            piece = {**original, "content": content}
+        if out and out[-1]["role"] == piece["role"]:
+            merged = _as_blocks(out[-1]["content"]) + _as_blocks(piece["content"])
+            out[-1] = {**out[-1], "content": merged}
+        else:
+            out.append(piece)
+    return out
+
+
+def _as_blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)

@@ -1,0 +1,181 @@
+"""The stable identities of a result: ``package_id`` and ``trace_id`` (models/README.md 11).
+
+Input: the request, the selected forms (for ``package_id``); the package, status,
+refusal and decisions (for ``trace_id``).
+Output: hex sha256 digests of canonical JSON:
+
+* ``package_id`` = sha256 of the canonical JSON of the task (defaults filled in,
+  lists sorted), the policy as given, and for each selected form in render order
+  its id, declared cost and the sha256 of its content (null without content).
+  Rewriting a payload under the same id therefore changes the package.
+* ``trace_id`` = sha256 of the canonical JSON of the package_id, the status, the
+  refusal code and every decision's id, verdict and reason (not the free-text
+  detail, so rewording a message does not change an identity).
+
+Both are built from pieces (one per selected form, one row per decision) joined in C,
+so that a caller keeping the pieces between calls re-encodes only what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from json.encoder import encode_basestring as _string
+from operator import itemgetter
+from typing import Any
+
+from ..model.types import Candidate, Decision, Reason, Refusal, Request, Role, Status, Verdict
+
+__all__ = [
+    "ROW_ENDS",
+    "canonical_json",
+    "decision_row",
+    "form_json",
+    "form_piece",
+    "package_id",
+    "package_of_pieces",
+    "policy_json",
+    "render_order",
+    "sha256_text",
+    "task_json",
+    "trace_id",
+    "trace_of_rows",
+    "trace_text",
+]
+
+# One encoder for every call: json.dumps with these arguments builds a new one each time.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_json(data: Any) -> str:
+    return _CANONICAL.encode(data)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Instructions first, then everything else; by id within each."""
+    return sorted(candidates, key=lambda c: (c.role is not Role.INSTRUCTION, c.id))
+
+
+def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The task as ``package_id`` hashes it (defaults filled in, lists sorted)."""
+    task = request.task
+    return {
+        "id": task.id,
+        "budget": task.budget,
+        "scope": task.scope,
+        "operation": task.operation.value,
+        "min_relevance": task.min_relevance,
+        "required": sorted(request.required_identities if required is None else required),
+        "seal": list(task.seal),
+    }
+
+
+def policy_json(request: Request) -> dict[str, Any]:
+    """The policy as ``package_id`` hashes it: the authority table as given, if any."""
+    return {"authority": dict(request.authority)} if request.has_authority_table else {}
+
+
+def form_json(candidate: Candidate) -> dict[str, Any]:
+    """A selected form as ``package_id`` hashes it: id, declared cost, content hash."""
+    content = candidate.content
+    return {
+        "id": candidate.id,
+        "cost": candidate.cost,
+        "content_sha256": None if content is None else sha256_text(content),
+    }
+
+
+def form_piece(candidate: Candidate) -> str:
+    """``form_json`` as canonical JSON: one selected form's piece of ``package_id``."""
+    return canonical_json(form_json(candidate))
+
+
+def package_of_pieces(
+    request: Request, pieces: Iterable[str], required: tuple[str, ...] | None = None
+) -> str:
+    """``package_id`` from the selected forms' pieces, in render order."""
+    policy = canonical_json(policy_json(request))
+    task = canonical_json(task_json(request, required))
+    return sha256_text(f'{{"forms":[{",".join(pieces)}],"policy":{policy},"task":{task}}}')
+
+
+def package_id(
+    request: Request, selected: list[Candidate], required: tuple[str, ...] | None = None
+) -> str:
+    return package_of_pieces(request, map(form_piece, render_order(selected)), required)
+
+
+def _row_end(verdict: str, reason: str) -> str:
+    """The canonical JSON of a decision's row after its id, and the opening of the next
+    row: ``,"<verdict>","<reason>"],[``."""
+    return f",{canonical_json(verdict)},{canonical_json(reason)}],["
+
+
+class _RowEnds(dict[tuple[str, str], str]):
+    """``_row_end`` by (verdict, reason): every pair of members built once, any other
+    pair (plain strings) when asked for."""
+
+    def __missing__(self, key: tuple[str, str]) -> str:
+        return _row_end(*key)
+
+
+ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
+_ID = itemgetter(0)
+_VERDICT_REASON = itemgetter(2, 3)
+
+
+def decision_row(decision: Decision) -> str:
+    """One decision's row of ``trace_id``: canonical JSON of [id, verdict, reason]."""
+    return f"[{_string(decision.id)},{_string(decision.verdict)},{_string(decision.reason)}]"
+
+
+def trace_id(
+    package: str | None, status: Status, refusal: Refusal | None, decisions: Iterable[Decision]
+) -> str:
+    rows = decisions if isinstance(decisions, list | tuple) else list(decisions)
+    return trace_of_rows(
+        package,
+        status,
+        refusal,
+        list(map(_ID, rows)),
+        map(ROW_ENDS.__getitem__, map(_VERDICT_REASON, rows)),
+    )
+
+
+def trace_of_rows(
+    package: str | None,
+    status: Status,
+    refusal: Refusal | None,
+    ids: Sequence[str],
+    ends: Iterable[str],
+) -> str:
+    """``trace_id`` from each decision's id and its row's end (``ROW_ENDS``), joined in C
+    rather than built as a list per row for the encoder to walk."""
+    # one flat list id, end, id, end...: each end closes its row and opens the next
+    pieces = [""] * (2 * len(ids))
+    pieces[0::2] = map(_string, ids)
+    pieces[1::2] = ends
+    if pieces:
+        # the last row opens no next one
+        pieces[-1] = pieces[-1][: -len(",[")]
+    rows = "".join(pieces)
+    return sha256_text(trace_text(package, status, refusal, f"[{rows}" if rows else ""))
+
+
+def trace_text(package: str | None, status: Status, refusal: Refusal | None, rows: str) -> str:
+    """The text ``trace_id`` hashes: canonical_json of {"decisions": [...], "package_id",
+    "refusal", "status"}, given ``rows``, the decisions' canonical rows joined by commas
+    ("decisions" sorts first, so the rest is one canonical object after it)."""
+    rest = canonical_json(
+        {
+            "package_id": package,
+            "refusal": None if refusal is None else refusal.code.value,
+            "status": status.value,
+        }
+    )
+    return f'{{"decisions":[{rows}],{rest[1:]}'

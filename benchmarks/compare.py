@@ -1,0 +1,272 @@
+"""Same answers before and after a change: ``python -m benchmarks.compare --before REV``.
+
+Input: a git revision to compare the working tree with (``--before``), and how many
+generated requests and session sequences to run (defaults: 10,000 and 200).
+Output: a line per family on stderr, ``benchmarks/results/compare.json`` (every count
+and the first differences), exit 0 when every answer matches, 1 otherwise.
+
+One set of inputs is generated here, with this checkout's generator, and handed to two
+child processes: one importing the package as it is at ``REV`` (checked out with
+``git worktree`` into a temporary directory), one importing the working tree. Each
+answers through the public API only (``assemble``, ``Session.apply``), so any revision
+with that API can be compared. Compared per answer: status, selection, ``package_id``,
+``trace_id`` and the sha256 of the rendered bytes and of the provider body.
+
+* the corpus: every case of ``corpus/`` with the exact strategy and greedy;
+* generated requests (``Shape.small`` and ``Shape.scale`` at a few sizes), some with
+  content, rendered in every format;
+* session sequences: a first request and random deltas (add, remove, update, task
+  patches), each step's ``Session.apply`` answer and a fresh ``assemble`` of the same
+  request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "results" / "compare.json"
+FORMATS = ("text", "openai-chat", "anthropic-messages")
+_LIMIT = 30.0
+
+
+# -- the inputs (this checkout's generator) ------------------------------------------
+
+
+def _requests(count: int, seed: int) -> list[dict[str, Any]]:
+    from assembler.tooling.generate import Shape, generate
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        if i % 50 == 49:
+            shape = Shape.scale(rng.choice((100, 300, 1000)))
+        else:
+            shape = Shape.small(rng.randint(1, 14))
+        request = generate(rng, shape)
+        if i % 4 == 0:
+            # content on every form, so that each format renders it
+            for c in request["candidates"]:
+                c.setdefault("content", f"content of {c['id']}")
+        out.append(request)
+    return out
+
+
+def _sessions(count: int, seed: int) -> list[dict[str, Any]]:
+    from assembler.tooling.generate import Shape, generate
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        first = generate(rng, Shape.small(rng.randint(2, 14)))
+        out.append({"first": first, "deltas": _deltas(rng, first, rng.randint(1, 8))})
+    return out
+
+
+def _deltas(rng: random.Random, first: dict[str, Any], steps: int) -> list[dict[str, Any]]:
+    from assembler.tooling.generate import Shape, generate
+
+    ids = [c["id"] for c in first["candidates"] if "tool_call_id" not in c]
+    deltas = []
+    for step in range(steps):
+        delta: dict[str, Any] = {}
+        kind = rng.random()
+        if kind < 0.4:
+            fresh = generate(rng, Shape.small(rng.randint(1, 4)))["candidates"]
+            fresh = [c for c in fresh if "tool_call_id" not in c]
+            for c in fresh:
+                c["id"] = f"s{step}-{c['id']}"
+            delta["add"] = fresh
+            ids += [c["id"] for c in fresh]
+        elif kind < 0.6 and ids:
+            gone = rng.choice(ids)
+            ids.remove(gone)
+            delta["remove"] = [gone]
+        elif kind < 0.85 and ids:
+            # a re-scoring: the candidate as it was, with another relevance
+            target = rng.choice(ids)
+            delta["rescore"] = (target, round(rng.random(), 3))
+        else:
+            delta["task"] = {"budget": rng.randint(0, 3000)}
+        deltas.append(delta)
+    return deltas
+
+
+# -- one side's answers (a child process) --------------------------------------------
+
+
+def _digest(result: Any) -> dict[str, Any]:
+    rendering = result.rendering
+    return {
+        "status": result.status.value,
+        "selected": list(result.selected),
+        "package_id": result.package_id,
+        "trace_id": result.trace_id,
+        "rendered": None if rendering is None else _sha(rendering.text),
+        "body": None if rendering is None else _sha(rendering.body_json),
+    }
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _answer(call: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    import assembler
+
+    try:
+        return _digest(call(*args, **kwargs))
+    except assembler.AssemblerError as error:
+        return {"error": type(error).__name__}
+
+
+def _side(inputs: Path) -> None:
+    import assembler
+
+    data = json.loads(inputs.read_text(encoding="utf-8"))
+    out: dict[str, Any] = {
+        "package": assembler.__file__,
+        "corpus": [],
+        "requests": [],
+        "sessions": [],
+    }
+    for case in data["corpus"]:
+        for strategy in ("cpsat", "greedy"):
+            out["corpus"].append(
+                _answer(assembler.assemble, case, strategy=strategy, time_limit=_LIMIT)
+            )
+    for i, request in enumerate(data["requests"]):
+        fmt = FORMATS[i % len(FORMATS)] if i % 4 == 0 else None
+        out["requests"].append(_answer(assembler.assemble, request, time_limit=_LIMIT, render=fmt))
+    for sequence in data["sessions"]:
+        out["sessions"].append(_session_answers(sequence))
+    json.dump(out, sys.stdout)
+
+
+def _session_answers(sequence: dict[str, Any]) -> list[Any]:
+    import assembler
+
+    session = assembler.Session(sequence["first"], time_limit=_LIMIT)
+    request = json.loads(json.dumps(sequence["first"]))
+    answers = [_answer(session.answer)]
+    for delta in sequence["deltas"]:
+        delta = _concrete(delta, request)
+        try:
+            session.apply(delta)
+        except assembler.AssemblerError as error:
+            answers.append({"error": type(error).__name__})
+            continue
+        request = session.to_dict()
+        answers.append(_answer(session.answer))
+        answers.append(_answer(assembler.assemble, request, time_limit=_LIMIT))
+    return answers
+
+
+def _concrete(delta: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """A re-scoring becomes an update of the candidate as the session has it."""
+    if "rescore" not in delta:
+        return delta
+    target, relevance = delta["rescore"]
+    for c in request["candidates"]:
+        if c["id"] == target:
+            return {"update": [{**c, "relevance": relevance}]}
+    return {}
+
+
+# -- both sides ----------------------------------------------------------------------
+
+
+def _run_side(path: Path, inputs: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    done = subprocess.run(
+        # this file is loaded by its path: the package imported is the side's own
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util as u, sys, pathlib;"
+            f" spec = u.spec_from_file_location('compare', {str(Path(__file__))!r});"
+            " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
+            f" m._side(pathlib.Path({str(inputs)!r}))",
+        ],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the side at {path} failed:\n{done.stderr[-3000:]}")
+    answers: dict[str, Any] = json.loads(done.stdout)
+    return answers
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__)
+    parser.add_argument("--before", required=True, help="the git revision to compare with")
+    parser.add_argument("--requests", type=int, default=10_000)
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    corpus = [json.loads(p.read_text()) for p in sorted((ROOT / "corpus").glob("*.json"))]
+    inputs = {
+        "corpus": [case.get("request", case) for case in corpus],
+        "requests": _requests(args.requests, args.seed),
+        "sessions": _sessions(args.sessions, args.seed + 1),
+    }
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch:
+        before = Path(scratch) / "before"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
+            check=True,
+        )
+        try:
+            given = Path(scratch) / "inputs.json"
+            given.write_text(json.dumps(inputs), encoding="utf-8")
+            old = _run_side(before, given)
+            new = _run_side(ROOT, given)
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)],
+                check=False,
+            )
+    report: dict[str, Any] = {
+        "before": args.before,
+        "packages": [old["package"], new["package"]],
+        "seconds": time.monotonic() - started,
+    }
+    if old["package"] == new["package"]:
+        raise SystemExit(f"both sides imported {old['package']}: nothing was compared")
+    failed = False
+    for family in ("corpus", "requests", "sessions"):
+        pairs = list(zip(old[family], new[family], strict=True))
+        differ = [i for i, (a, b) in enumerate(pairs) if a != b]
+        answers = sum(len(a) if isinstance(a, list) else 1 for a, _ in pairs)
+        report[family] = {
+            "inputs": len(pairs),
+            "answers": answers,
+            "differ": len(differ),
+            "first": [
+                {"index": i, "before": old[family][i], "after": new[family][i]} for i in differ[:5]
+            ],
+        }
+        failed |= bool(differ)
+        print(f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ",
+              file=sys.stderr)  # fmt: skip
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""The counter registry: model profiles, real encodings from local files, images."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+
+from assembler import InvalidRequest
+from assembler.render.encodings import load_encoding
+from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
+from assembler.render.registry import counter_named, meter_for, model_profile
+from benchmarks.transcripts import png
+
+
+def test_dated_snapshots_find_their_family() -> None:
+    assert model_profile("gpt-4o-2024-08-06").name == "gpt-4o"
+    assert model_profile("gpt-4o-mini").name == "gpt-4o-mini"
+    assert model_profile("claude-sonnet-4-5-20250929").name == "claude-sonnet-4"
+    profile = model_profile("gpt-4o")
+    assert profile.input_window == 128_000 - 16_384
+
+
+def test_unknown_names_are_one_line_errors() -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        model_profile("gpt-9")
+    assert caught.value.field == "model" and "gpt-4o" in str(caught.value)
+    with pytest.raises(InvalidRequest) as caught:
+        counter_named("p50k")
+    assert caught.value.field == "counter"
+
+
+def test_real_encodings_load_from_local_files_only() -> None:
+    o200k = load_encoding("o200k_base")
+    if o200k is None:
+        pytest.skip("no local copy of o200k_base (pip install 'assembler[encodings]')")
+    # token ids of the real encodings, as published
+    assert o200k._encoding.encode("Hello, world!") == [13225, 11, 2375, 0]
+    cl100k = load_encoding("cl100k_base")
+    assert cl100k is not None and cl100k._encoding.encode("Hello, world!") == [9906, 11, 1917, 0]
+    assert meter_for("gpt-4o").counter.name == "tiktoken:o200k_base"
+    assert meter_for("claude-sonnet-4").counter.name == "tiktoken:o200k_basex1.25"
+
+
+def test_openai_message_framing_follows_the_published_recipe() -> None:
+    meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
+    # 3 per message + role + content (+1 and the name for a name), 3 priming the reply
+    assert meter.openai_message({"role": "user", "content": "abcd"}) == 3 + 4 + 4
+    assert meter.openai_message({"role": "user", "content": "ab", "name": "x"}) == 3 + 4 + 2 + 2
+    assert meter.openai_body({"messages": [{"role": "user", "content": "abcd"}]}) == 11 + 3
+
+
+@pytest.mark.parametrize(
+    ("size", "detail", "tokens"),
+    # OpenAI's published examples for gpt-4o
+    [((1024, 1024), "high", 765), ((2048, 4096), "high", 1105), ((4096, 8192), "low", 85)],
+)
+def test_openai_image_formula(size: tuple[int, int], detail: str, tokens: int) -> None:
+    assert openai_image_tokens(size, detail, base=85, per_tile=170) == tokens
+
+
+def test_anthropic_image_formula_and_unknown_sizes_priced_at_the_most() -> None:
+    assert anthropic_image_tokens((1000, 1000)) == 1334
+    assert anthropic_image_tokens((200, 200)) == 54
+    assert anthropic_image_tokens((4000, 3000)) <= anthropic_image_tokens(None)
+    assert openai_image_tokens(None, "high", base=85, per_tile=170) == 85 + 170 * 8
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
+def test_image_size_is_read_from_the_header(fmt: str) -> None:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (321, 123)).save(buffer, format=fmt)
+    data = buffer.getvalue()
+    assert image_size(data) == (321, 123)
+    assert image_size(base64.b64encode(data).decode()) == (321, 123)
+
+
+def test_generated_png_reads_back() -> None:
+    assert image_size(png(640, 480)) == (640, 480)
+    assert image_size(b"not an image") is None
