@@ -157,9 +157,7 @@ def _stalled(server: Http, count: int, path: str = "/assemble") -> list[socket.s
     stalled = []
     for _ in range(count):
         sock = server.socket()
-        sock.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode()
-        )
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
         stalled.append(sock)
     return stalled
 
@@ -264,7 +262,7 @@ def test_a_client_that_disconnects_during_its_body_is_not_a_bug(servers: Starter
     server: Http = servers(Http, env={"ASSEMBLER_TRACEBACK": "1"})
     for _ in range(3):
         sock = server.socket()
-        sock.sendall(b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{\"t")
+        sock.sendall(b'POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"t')
         time.sleep(0.2)
         sock.close()
     _wait_until(
@@ -372,9 +370,7 @@ def test_a_remote_server_says_so_and_wants_its_token(servers: Starter, tmp_path:
     token = tmp_path / "token"
     secret = "s3cret-" + "x" * 20
     token.write_text(secret + "\n")
-    server: Http = servers(
-        Http, "--host", "0.0.0.0", "--allow-remote", "--token-file", str(token)
-    )
+    server: Http = servers(Http, "--host", "0.0.0.0", "--allow-remote", "--token-file", str(token))
     review = example("review-migration.json")
     status, headers, reply = server.call("POST", "/assemble", review)
     assert (status, reply["exit"], reply["error"]["code"]) == (401, 2, "unauthorized")
@@ -417,9 +413,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_the_servers_ledger_is_readable_by_its_owner_only(
-    servers: Starter, tmp_path: Path
-) -> None:
+def test_the_servers_ledger_is_readable_by_its_owner_only(servers: Starter, tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
         path = tmp_path / "run.db"

@@ -38,7 +38,7 @@ from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result
 from ..session import Session
 from .errors import TimeLimitReached, error_reply
-from .memory import BodyMemory
+from .memory import BodyMemory, give_back
 from .messages import Call, Op
 from .store import SessionStore, weight
 
@@ -75,6 +75,8 @@ DEFAULT_MAX_SESSION_MEMORY = 4 * 2**30
 _LEAST_SOLVE = 0.01
 # the longest wait between two sweeps of idle sessions
 _SWEEP_SECONDS = 30.0
+# how soon after a busy spell ends its memory is given back
+_IDLE_TRIM_SECONDS = 5.0
 
 T = TypeVar("T")
 
@@ -121,8 +123,9 @@ class Service:
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="solve")
         self._store = None if settings.ledger is None else SqliteStore(settings.ledger)
-        # calls being answered; of them, those on a solver thread
+        # calls being answered; of them, those on a solver thread; calls answered so far
         self.in_flight = 0
+        self.answered = 0
         self.solving = 0
         # set by a transport once it stops taking calls
         self.draining = False
@@ -139,11 +142,20 @@ class Service:
             self._store.close()
 
     async def sweep_forever(self) -> None:
-        """Sweep out idle sessions, a few times per idle period, until cancelled."""
+        """Sweep out idle sessions, a few times per idle period, and give memory back
+        once the calls of a busy spell are answered, until cancelled."""
         every = min(_SWEEP_SECONDS, max(0.05, self.settings.idle_seconds / 4))
+        swept = time.monotonic()
+        answered = self.answered
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(every)
-            self.sessions.sweep()
+            await asyncio.sleep(min(every, _IDLE_TRIM_SECONDS))
+            if time.monotonic() - swept >= every:
+                self.sessions.sweep()
+                swept = time.monotonic()
+            if self.in_flight == 0 and self.answered != answered:
+                answered = self.answered
+                await loop.run_in_executor(None, give_back)
 
     def health(self) -> dict[str, Any]:
         """``/healthz``: ``status`` is ``ok``, ``saturated`` (a call now would wait for
@@ -202,6 +214,7 @@ class Service:
             return self.count(error(exc, call.id))
         finally:
             self.in_flight -= 1
+            self.answered += 1
 
     # -- operations -------------------------------------------------------------
 
