@@ -94,6 +94,7 @@ class _Tally:
     broken: list[str] = field(default_factory=list)
     bugs: list[str] = field(default_factory=list)
     proven: dict[tuple[int, int], set[str]] = field(default_factory=dict)
+    proven_count: int = 0
     stall_latencies: list[float] = field(default_factory=list)
     stalling: bool = False
 
@@ -224,8 +225,10 @@ class _Client:
     def _proven(self, scenario: int, step: int, reply: dict[str, Any]) -> None:
         result = reply.get("result")
         if result is not None and result.get("optimal"):
+            digest = _digest(result)
             with self.tally.lock:
-                self.tally.proven.setdefault((scenario, step), set()).add(_digest(result))
+                self.tally.proven_count += 1
+                self.tally.proven.setdefault((scenario, step), set()).add(digest)
 
     def run(self) -> None:
         sessions = 0
@@ -517,13 +520,15 @@ def run(plan: Plan, folder: Path | None = None, log: Any = None) -> dict[str, An
         "elapsed_s": round(elapsed, 1),
         "calls": tally.calls,
         "calls_per_s": round(tally.calls / elapsed, 1),
+        "results": len(tally.latencies),
+        "results_per_s": round(len(tally.latencies) / elapsed, 1),
         "latency_p50_s": _percentile(tally.latencies, 0.5),
         "latency_p99_s": _percentile(tally.latencies, 0.99),
         "codes": dict(sorted(tally.codes.items())),
         "broken_replies": tally.broken[:20],
         "broken_count": len(tally.broken),
         "internal_errors": tally.bugs,
-        "proven_answers": sum(len(v) for v in tally.proven.values()),
+        "proven_answers": tally.proven_count,
         "check": checked,
         "ledger_verify": ledger,
         "faults": faults.done,
@@ -599,15 +604,19 @@ def markdown(report: dict[str, Any], machine: dict[str, Any]) -> str:
         "",
         "| figure | value |",
         "|---|---|",
-        f"| calls answered | {report['calls']} ({report['calls_per_s']:g}/s) |",
-        f"| latency p50 / p99 (200 replies) | {_ms(report['latency_p50_s'])} /"
+        f"| replies | {report['calls']} ({report['calls_per_s']:g}/s) |",
+        f"| of them results (HTTP 200) | {report.get('results', '-')}"
+        f" ({report.get('results_per_s', '-')}/s) |",
+        f"| latency of a result p50 / p99 | {_ms(report['latency_p50_s'])} /"
         f" {_ms(report['latency_p99_s'])} |",
         f"| replies by error code | {report['codes'] or 'none'} |",
         f"| lost or merged replies | {report['broken_count']} |",
-        f"| proven answers (distinct requests) | {report['proven_answers']}"
-        f" ({report['check']['distinct_requests']}), unlike assemble():"
+        f"| proven answers, of distinct requests | {report['proven_answers']}, of"
+        f" {report['check']['distinct_requests']}; unlike assemble():"
         f" {len(report['check']['answers_unlike_assemble'])} |",
         f"| ledger verify after the restarts | exit {report['ledger_verify']['exit']} |",
+        f"| idle {report['idle_after']['seconds']:g} s after the last client |"
+        f" {report['idle_after']['rss_mb']} MB, {report['idle_after']['sessions']} sessions |",
         f"| RSS after warm-up, first process | {rss.get('low_mb')}-{rss.get('high_mb')} MB"
         f" (median {rss.get('median_mb')}, spread {rss.get('spread')}); peak {rss['peak_mb']} MB |",
         f"| calls during the 64 stalled bodies | {report['stall_64']['calls_during']}, p50"

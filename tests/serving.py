@@ -70,7 +70,20 @@ def result_of(request: dict[str, Any], data: dict[str, Any], **options: Any) -> 
     return result
 
 
-class Lines:
+class _Served:
+    proc: subprocess.Popen[bytes]
+
+    def stderr(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode("utf-8", "replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Lines(_Served):
     """``assembler serve`` on a pipe: one JSON message per line each way."""
 
     def __init__(
@@ -119,17 +132,8 @@ class Lines:
         self.proc.stdin.close()
         return self.proc.wait(timeout=WAIT)
 
-    def stderr(self) -> str:
-        assert self.proc.stderr is not None
-        return self.proc.stderr.read().decode("utf-8", "replace")
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Http:
+class Http(_Served):
     """``assembler serve --port 0``; the address is read from its first line."""
 
     def __init__(
@@ -182,15 +186,6 @@ class Http:
             return data
         finally:
             connection.close()
-
-    def stderr(self) -> str:
-        assert self.proc.stderr is not None
-        return self.proc.stderr.read().decode("utf-8", "replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def started() -> Iterator[Starter]:

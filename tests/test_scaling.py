@@ -35,7 +35,7 @@ from assembler.model.rendering import RenderFormat
 from assembler.render.manifest import build_rendering
 from assembler.stages.gates import apply_gates
 from assembler.stages.trace import bundle_result
-from assembler.tooling.adversarial import Adversary, build
+from assembler.tooling.adversarial import Adversary, build, with_content
 
 SMALL = 1_000
 SCALE = 4
@@ -58,18 +58,8 @@ class Case:
     numbers: tuple[int, int]
 
 
-def _with_content(request: dict[str, Any]) -> dict[str, Any]:
-    # the renderer and the render verifier need content; the shapes mostly have none
-    request = copy.deepcopy(request)
-    for candidate in request["candidates"]:
-        candidate.setdefault("content", f"the text of {candidate['id']}")
-    # a provider body needs a message even when nothing is selected
-    request["task"].setdefault("query", "what matters here?")
-    return request
-
-
 def _case(kind: Adversary, size: int, folder: Path) -> Case:
-    raw = _with_content(build(kind, size).request)
+    raw = with_content(build(kind, size).request)
     parsed = parse_request(raw)
     ledger = folder / f"{kind.value}-{size}.db"
     with assembler.Ledger(ledger) as book:

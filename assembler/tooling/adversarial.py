@@ -34,6 +34,7 @@ it cheaply.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Adversary", "Built", "build"]
+__all__ = ["Adversary", "Built", "build", "with_content"]
 
 
 class Adversary(StrEnum):
@@ -82,6 +83,16 @@ def build(kind: Adversary, n_forms: int, seed: int = 0) -> Built:
     if kind is Adversary.TOOL_PAIRS:
         return Built(_tool_pairs(rng, n_forms))
     return _mandatory(rng, n_forms, below=kind is Adversary.BELOW_MANDATORY)
+
+
+def with_content(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` (a copy) with a short content for every candidate that has none and a
+    query, so that every shape can be rendered (a provider body needs a message)."""
+    request = copy.deepcopy(request)
+    for candidate in request["candidates"]:
+        candidate.setdefault("content", f"the text of {candidate['id']}")
+    request["task"].setdefault("query", "what matters here?")
+    return request
 
 
 def _relevance(rng: random.Random) -> float:
