@@ -120,14 +120,20 @@ def _chain(
     elif counter is None:
         result = decide_and_trace(parsed)
         if result.status is Status.BUNDLE:
+            from .render.layout import Headers
             from .render.manifest import build_rendering
 
-            result = replace(result, rendering=build_rendering(parsed, result, fmt, None))
+            headers = Headers(settings.headers)
+            rendering = build_rendering(parsed, result, fmt, None, headers=headers)
+            result = replace(result, rendering=rendering)
             clock.lap("render")
     else:
         from .render import fit_to_budget
+        from .render.layout import Headers
 
-        result = fit_to_budget(parsed, fmt, counter, decide_and_trace)
+        result = fit_to_budget(
+            parsed, fmt, counter, decide_and_trace, headers=Headers(settings.headers)
+        )
         clock.lap("render")
     total = sum(seconds for _, seconds in clock.laps)
     return replace(result, timings=(*clock.laps, ("total", total))), kept_now[0]

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TIME_LIMIT", "Settings", "recorded_settings"]
 
+_HEADERS = ("provenance", "minimal", "none")
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -31,7 +33,9 @@ class Settings:
     seconds for the whole call, parsing included (None: ``DEFAULT_TIME_LIMIT``);
     ``workers``: CP-SAT's search workers (None: 1); ``render``: a format, and the
     result carries its ``Rendering`` (forms without content are then gated
-    ``no-content``); ``counter`` (needs ``render``): each form's cost is counted from
+    ``no-content``); ``headers``: how the rendering frames each item (``provenance``:
+    id, kind, form, sha256 and length; ``minimal``: the id; ``none``); ``counter``
+    (needs ``render``): each form's cost is counted from
     its rendered block and the whole rendering fits the budget; ``limits``: the
     request's size limits; ``ledger``: a recorder (``assembler.Ledger``) told of
     every compilation. Time limit and workers keep the value given (None for the
@@ -41,6 +45,8 @@ class Settings:
     time_limit: float | None = None
     workers: int | None = None
     render: str | RenderFormat | None = None
+    # how a rendering frames each item: "provenance", "minimal" or "none"
+    headers: str = "provenance"
     counter: Counter | None = None
     limits: Limits = DEFAULT_LIMITS
     ledger: Recorder | None = None
@@ -55,6 +61,11 @@ class Settings:
             from .render import render_format
 
             object.__setattr__(self, "render", render_format(self.render))
+        if self.headers not in _HEADERS:
+            raise InvalidRequest(
+                "headers",
+                f"must be one of {', '.join(_HEADERS)}, not {self.headers!r:.60}",
+            )
         if self.counter is not None and self.render is None:
             raise InvalidRequest("counter", "counts rendered text: give a render format too")
         if not isinstance(self.limits, Limits):
@@ -86,9 +97,12 @@ class Settings:
     def recorded(self) -> dict[str, Any]:
         """The settings a recorder writes down: each as given (None for a default), the
         render format by its name and the counter by its name and version."""
-        return recorded_settings(
+        given = recorded_settings(
             self.strategy, self.time_limit, self.workers, self.render, self.counter_name
         )
+        if self.headers != "provenance":
+            given["headers"] = self.headers
+        return given
 
     def but(self, **changes: Any) -> Settings:
         """These settings with ``changes`` (checked again)."""

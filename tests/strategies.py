@@ -351,3 +351,70 @@ def problem_of(request: dict[str, Any]) -> Problem:
 def problems(shape: Shape | None = None) -> st.SearchStrategy[Problem]:
     """Problems of the requests drawn by ``requests(shape)``."""
     return requests(shape).map(problem_of)
+
+
+# ---------------------------------------------------------------------------
+# agent transcripts and cache settings (tests/test_cached.py)
+
+_TOOL = json.dumps({"name": "read", "description": "read a file", "parameters": {"type": "object"}})
+
+
+@st.composite
+def transcripts(draw: st.DrawFn, most_turns: int = 3) -> dict[str, Any]:
+    """A small agent transcript as a request: a required system prompt, sometimes a
+    tool definition and evidence, a required user turn, then turns of an assistant
+    message and a tool call with its result (sometimes also offered compact); every
+    form has content, so every request renders."""
+    cost = st.integers(1, 60)
+    relevance = st.integers(0, 10).map(lambda n: n / 10)
+    candidates: list[dict[str, Any]] = [
+        {"id": "sys", "kind": "system", "cost": draw(cost), "relevance": 1.0,
+         "required": True, "channel": "system", "content": "be brief"},
+        {"id": "user", "kind": "user_turn", "turn": 0, "cost": draw(cost), "relevance": 1.0,
+         "required": True, "content": "fix it"},
+    ]  # fmt: skip
+    if draw(st.booleans()):
+        candidates.append({"id": "tool", "kind": "tool_definition", "cost": draw(cost),
+                           "relevance": draw(relevance), "content": _TOOL})  # fmt: skip
+    if draw(st.booleans()):
+        candidates.append({"id": "doc", "kind": "evidence", "cost": draw(cost),
+                           "relevance": draw(relevance), "content": "a document"})  # fmt: skip
+    for t in range(draw(st.integers(0, most_turns))):
+        candidates += turn(t, draw(cost), draw(cost), draw(relevance), draw(st.booleans()))
+    total = sum(c["cost"] for c in candidates)
+    budget = draw(st.integers(total // 3, total + 10))
+    return {"task": {"id": "t", "budget": budget}, "candidates": candidates}
+
+
+def turn(t: int, cost: int, result_cost: int, relevance: float, compact: bool) -> list[Any]:
+    """Turn ``t`` of a transcript: an assistant message, a tool call and its result."""
+    call = f"call{t}"
+    out: list[dict[str, Any]] = [
+        {"id": f"a{t}", "kind": "assistant_turn", "turn": 3 * t + 1, "cost": cost,
+         "relevance": relevance, "content": f"step {t}"},
+        {"id": f"c{t}", "kind": "tool_call", "turn": 3 * t + 2, "tool_call_id": call,
+         "tool_name": "read", "cost": 5, "relevance": relevance, "content": '{"path": "x"}'},
+        {"id": f"r{t}", "identity": f"result{t}", "kind": "tool_result", "turn": 3 * t + 3,
+         "tool_call_id": call, "cost": result_cost, "relevance": relevance,
+         "content": f"output {t}"},
+    ]  # fmt: skip
+    if compact:
+        out.append({"id": f"r{t}-short", "identity": f"result{t}", "form": "compact",
+                    "kind": "tool_result", "turn": 3 * t + 3, "tool_call_id": call,
+                    "cost": max(1, result_cost // 4), "relevance": relevance / 2,
+                    "content": f"out {t}"})  # fmt: skip
+    return out
+
+
+def cache_settings() -> st.SearchStrategy[dict[str, Any]]:
+    """A request's cache section without its previous blocks: Anthropic's breakpoints
+    or OpenAI's automatic caching, small minimum prefixes so that small requests read,
+    any tolerance and headroom."""
+    return st.fixed_dictionaries(
+        {
+            "provider": st.sampled_from(["anthropic", "openai"]),
+            "min_prefix_tokens": st.integers(1, 80),
+            "tolerance": st.sampled_from([0.0, 0.05, 0.2, 0.5]),
+            "headroom": st.sampled_from([0.0, 0.25, 0.5]),
+        }
+    ).map(lambda c: {**c, "step_tokens": 16} if c["provider"] == "openai" else c)

@@ -22,6 +22,8 @@ LAYERS = (
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",
+    # provider cache rules and their simulator: data and pure functions over the model
+    "cache",
     "stages",
     "exact",
     "strategies",

@@ -57,6 +57,9 @@ from .incumbent import is_legal
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model as cp_model_type
 
+    from ..model.cache import CacheTerms
+    from .prefix import Prefix
+
 __all__ = ["CpSat", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
@@ -109,6 +112,21 @@ class CpSat:
         if hint is not None:
             session.hint(hint)
         return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
+
+    def solve_cached(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        *,
+        time_limit: float,
+        workers: int,
+        hint: tuple[int, ...] | None = None,
+    ) -> Outcome:
+        """The cache-aware order's optimum (``cached.CachedSearch``)."""
+        from .cached import CachedSearch
+
+        return CachedSearch(problem, prefix, terms, time_limit, workers).run_cached(hint)
 
 
 class _Session:

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .backend import Backend, Outcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .reduce import Level, Plan, Reduction, plan
 
 if TYPE_CHECKING:
+    from ..model.cache import CacheTerms
+    from .cached import CachedBackend
+    from .prefix import Prefix
     from .relaxation import LpMemory
 
 __all__ = ["Reducing"]
@@ -110,6 +113,23 @@ class Reducing:
             reduction, value_known = tightened
         optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
+
+    def solve_cached(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        *,
+        time_limit: float,
+        workers: int,
+        hint: tuple[int, ...] | None = None,
+    ) -> Outcome:
+        """The cache-aware order's optimum, by the inner backend on the whole problem:
+        the reductions bound the value, which the price does not follow."""
+        inner = cast("CachedBackend", self.inner)
+        return inner.solve_cached(
+            problem, prefix, terms, time_limit=time_limit, workers=workers, hint=hint
+        )
 
     def _levels(
         self,

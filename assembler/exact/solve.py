@@ -19,7 +19,7 @@ the basis the previous LP ended with (``relaxation.LpMemory``: a start, never a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..deadline import Deadline, Stopwatch
@@ -103,7 +103,28 @@ def decide_exact(
         return Choice.refused(refusal, timings=clock.timings, kept=after)
     if outcome.status is SolveStatus.UNKNOWN:
         return Choice.undecided(outcome.bound, timings=clock.timings, kept=after)
-    return _chosen(problem, outcome, clock.timings, after)
+    return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
+
+
+def _bundle(
+    request: Request,
+    problem: Problem,
+    outcome: Outcome,
+    backend: Backend,
+    deadline: Deadline,
+    workers: int,
+    clock: Stopwatch,
+    kept: ExactKept,
+) -> Choice:
+    """The bundle of a proven or stopped search; with a cache section, the cache-aware
+    order's (``cached.py``) from the cache-blind optimum."""
+    if request.cache is None:
+        return _chosen(problem, outcome, clock.timings, kept)
+    from .cached import decide_cached
+
+    cached, report = decide_cached(request, problem, outcome, backend, deadline, workers)
+    clock.lap("cache")
+    return replace(_chosen(problem, cached, clock.timings, kept), cache=report)
 
 
 def _chosen(

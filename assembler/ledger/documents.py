@@ -200,17 +200,23 @@ def raw_document(request: object) -> tuple[bytes, bool]:
 
 
 _SETTINGS = ("strategy", "time_limit", "workers", "render", "counter")
+# settings recorded only when not their default (older ledgers have none of them)
+_OPTIONAL_SETTINGS = ("headers",)
 
 
 def run_document(given: Mapping[str, Any]) -> dict[str, Any]:
     """The settings of a call as recorded (``Settings.recorded()``), as JSON values."""
-    return {key: _jsonable(given.get(key)) for key in _SETTINGS}
+    out = {key: _jsonable(given.get(key)) for key in _SETTINGS}
+    out.update((key, _jsonable(given[key])) for key in _OPTIONAL_SETTINGS if key in given)
+    return out
 
 
 def run_from_document(document: dict[str, Any]) -> dict[str, Any]:
     """The recorded settings of a compilation (a ledger of an older version may lack
     ``render`` and ``counter``: None)."""
-    return {key: document.get(key) for key in _SETTINGS}
+    out = {key: document.get(key) for key in _SETTINGS}
+    out.update((key, document[key]) for key in _OPTIONAL_SETTINGS if key in document)
+    return out
 
 
 def error_document(error: BaseException) -> dict[str, Any]:

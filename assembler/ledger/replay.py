@@ -209,6 +209,7 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
             time_limit=run["time_limit"],
             workers=run["workers"],
             render=run["render"],
+            headers=run.get("headers", "provenance"),
             counter=counting,
         )
         result = answer.to_dict()

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from .cache import Cache, cache_json, parse_cache
 from .collector import no_cyclic_gc
 from .errors import AssemblerError, InternalError, InvalidRequest, RequestTooLarge
 from .jsontext import load_json
@@ -119,7 +120,7 @@ CANDIDATE_SPEC: dict[str, tuple[str, Rule]] = {
 }
 TASK_FIELDS = tuple(TASK_SPEC)
 CANDIDATE_FIELDS = tuple(CANDIDATE_SPEC)
-_TOP_KEYS = ("task", "candidates", "sources", "policy")
+_TOP_KEYS = ("task", "candidates", "sources", "policy", "cache")
 _REQUIRED_TASK_KEYS = ("id", "budget")
 
 _STANDINGS = enum_rule(("instruction", "data"))
@@ -222,7 +223,8 @@ def _parse(data: Any, limits: Limits) -> Request:
             actual=len(raw_candidates),
         )
     candidates = [parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
-    return _assembled(task, candidates, sources, authority, has_table)
+    cache = parse_cache(root["cache"], limits) if "cache" in root else None
+    return _assembled(task, candidates, sources, authority, has_table, cache)
 
 
 def _assembled(
@@ -231,6 +233,7 @@ def _assembled(
     sources: dict[str, str],
     authority: dict[str, str],
     has_table: bool,
+    cache: Cache | None = None,
 ) -> Request:
     seen: dict[str, int] = {}
     total = 0
@@ -256,6 +259,7 @@ def _assembled(
         sources=tuple(sorted(sources.items())),
         authority=tuple(sorted(authority.items())),
         has_authority_table=has_table,
+        cache=cache,
     )
 
 
@@ -489,6 +493,8 @@ def _as_json(request: Request) -> dict[str, Any]:
     }
     if request.has_authority_table:
         out["policy"] = {"authority": _pairs(request.authority, "policy.authority")}
+    if request.cache is not None:
+        out["cache"] = cache_json(request.cache)
     return out
 
 

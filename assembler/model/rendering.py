@@ -11,6 +11,7 @@ rendered is not received.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from enum import StrEnum
@@ -80,6 +81,8 @@ class Manifest:
     total_tokens: int | None
     # tokens of everything that is not an item (instruction, query); None when declared
     envelope_tokens: int | None
+    # how items are framed: "provenance", "minimal" or "none" (``render.layout.Headers``)
+    headers: str = "provenance"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,7 +107,43 @@ class Manifest:
             "budget": self.budget,
             "total_tokens": self.total_tokens,
             "envelope_tokens": self.envelope_tokens,
+            "headers": self.headers,
         }
+
+    def cache_blocks(self, text: str) -> list[dict[str, Any]]:
+        """The blocks this rendering sent, in order, as a later request's
+        ``cache.previous.blocks`` lists them: each item's id, form, content hash and
+        tokens, the instruction's hash, and whether a cache breakpoint ended each."""
+        data = text.encode("utf-8")
+        ends = self.breakpoints
+        placed: list[tuple[int, int, dict[str, Any]]] = []
+        for item in self.items:
+            block = {
+                "id": item.id,
+                "form": item.form,
+                "content_sha256": item.content_sha256,
+                "tokens": item.tokens,
+            }
+            placed.append((item.offset, item.offset + item.length, block))
+        for part, offset, length in self.envelope:
+            if part == "instruction":
+                digest = hashlib.sha256(data[offset : offset + length]).hexdigest()
+                instruction = {"part": "instruction", "content_sha256": digest, "tokens": 0}
+                placed.append((offset, offset + length, instruction))
+        placed.sort(key=lambda entry: entry[0])
+        # a breakpoint ends a block's text: after its content, at or before the next
+        # block's content (the first block whose span holds it owns it)
+        marks = sorted(ends)
+        out = []
+        for index, (_, end, block) in enumerate(placed):
+            after = placed[index + 1][0] if index + 1 < len(placed) else len(data)
+            while marks and marks[0] < end:
+                marks.pop(0)
+            if marks and marks[0] <= after:
+                block["breakpoint"] = True
+                marks.pop(0)
+            out.append(block)
+        return out
 
     def changed_items(self, other: Manifest) -> tuple[str, ...]:
         """Ids whose content differs between two manifests (or that only one has)."""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from .cache import Cache, CacheOutcome
     from .limits import Limits
     from .rendering import Rendering
 
@@ -204,6 +205,9 @@ class Request:
     authority: tuple[tuple[str, str], ...] = ()
     # True when the request gave a policy.authority table (it overrides the defaults)
     has_authority_table: bool = False
+    # what the provider holds: the previous call's rendering and the cache's rules
+    # (models/README.md section 6b); None prices nothing and keeps section 6's order
+    cache: Cache | None = None
     # The limits this very object was validated under by ``parse_request`` (None for a
     # request built by hand). Not an init field: ``dataclasses.replace`` (any edit)
     # yields a request that is checked again, while passing a parsed request back in
@@ -327,6 +331,8 @@ class Result:
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
     # the prepared model input, when assemble(render=...) asked for one
     rendering: Rendering | None = None
+    # with a request's cache section: what the cache-aware decision priced (section 6b)
+    cache: CacheOutcome | None = None
 
     @property
     def slack(self) -> int | None:
@@ -365,6 +371,7 @@ class Result:
             "refusal": None if self.refusal is None else self.refusal.to_dict(),
             "timings": {stage: round(seconds, 6) for stage, seconds in self.timings},
             "rendering": None if self.rendering is None else self.rendering.to_dict(),
+            "cache": None if self.cache is None else self.cache.to_dict(self.value),
         }
 
 

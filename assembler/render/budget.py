@@ -27,7 +27,7 @@ from ..model.errors import RenderError
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result, Status
 from .counters import Counter
-from .layout import block_text, envelope_blocks
+from .layout import Headers, block_text, envelope_blocks
 from .manifest import build_rendering
 
 __all__ = ["envelope_tokens", "fit_to_budget", "priced_request"]
@@ -37,14 +37,19 @@ def envelope_tokens(request: Request, counter: Counter) -> int:
     return sum(counter.count(b.text) for b in envelope_blocks(request) if b is not None)
 
 
-def priced_request(request: Request, counter: Counter, budget: int | None = None) -> Request:
-    """``request`` with each form's cost counted from its block (a form without content
-    keeps its declared cost: it cannot be admitted when rendering) and ``task.budget``
-    set to ``budget`` (default: the budget less the envelope)."""
+def priced_request(
+    request: Request,
+    counter: Counter,
+    budget: int | None = None,
+    headers: Headers = Headers.PROVENANCE,
+) -> Request:
+    """``request`` with each form's cost counted from its block framed by ``headers`` (a
+    form without content keeps its declared cost: it cannot be admitted when rendering)
+    and ``task.budget`` set to ``budget`` (default: the budget less the envelope)."""
     if budget is None:
         budget = max(0, request.task.budget - envelope_tokens(request, counter))
     candidates = tuple(
-        c if c.content is None else replace(c, cost=counter.count(block_text(c)))
+        c if c.content is None else replace(c, cost=counter.count(block_text(c, headers)))
         for c in request.candidates
     )
     return replace(request, candidates=candidates, task=replace(request.task, budget=budget))
@@ -55,6 +60,7 @@ def fit_to_budget(
     fmt: RenderFormat,
     counter: Counter,
     solve: Callable[[Request], Result],
+    headers: Headers = Headers.PROVENANCE,
 ) -> Result:
     budget = request.task.budget
     envelope = envelope_tokens(request, counter)
@@ -63,7 +69,7 @@ def fit_to_budget(
             "RENDER_ENVELOPE_OVER_BUDGET",
             f"the task's instruction and query count {envelope} tokens, above the budget {budget}",
         )
-    priced = priced_request(request, counter)
+    priced = priced_request(request, counter, headers=headers)
     reserve = 0
     rounds = 0
     while True:
@@ -72,7 +78,9 @@ def fit_to_budget(
         result = solve(attempt)
         if result.status is not Status.BUNDLE:
             return result
-        rendering = build_rendering(attempt, result, fmt, counter, budget=budget, counted=True)
+        rendering = build_rendering(
+            attempt, result, fmt, counter, budget=budget, counted=True, headers=headers
+        )
         total = rendering.manifest.total_tokens
         assert total is not None
         if total <= budget:

@@ -130,22 +130,29 @@ def _call(block: Block) -> tuple[str, str]:
 
 
 def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
+    """Messages in block order: each run of system-prompt blocks one ``system`` message,
+    each run of evidence one ``user`` message, every conversation item its own."""
     messages: list[dict[str, Any]] = []
-    for section, role in (("stable", "system"), ("evidence", "user")):
-        text = "".join(
-            b.text for b in blocks if b.section == section and b.kind != "tool_definition"
-        )
-        if text:
-            messages.append({"role": role, "content": text})
-    for block in blocks:
-        if block.section not in ("volatile", "query"):
+    run: list[Block] = []
+    for block in (*blocks, None):
+        if block is not None and block.kind == "tool_definition":
             continue
-        if block.kind == "tool_call":
+        grouped = None if block is None else _RUNS.get(block.section)
+        if run and (grouped is None or grouped != _RUNS[run[0].section]):
+            messages.append(
+                {"role": _RUNS[run[0].section], "content": "".join(b.text for b in run)}
+            )
+            run = []
+        if block is None:
+            break
+        if grouped is not None:
+            run.append(block)
+        elif block.kind == "tool_call":
             call_id, name = _call(block)
             messages.append(
                 {
                     "role": "assistant",
-                    "content": block.header,
+                    "content": block.header or None,
                     "tool_calls": [
                         {
                             "id": call_id,
@@ -164,6 +171,10 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     return messages
 
 
+# the sections whose consecutive blocks make one message, and its role
+_RUNS = {"stable": "system", "evidence": "user"}
+
+
 def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ...]]:
     system: list[dict[str, Any]] = []
     tools = _tools(blocks, "anthropic")
@@ -171,13 +182,14 @@ def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ..
     breakpoints: list[int] = []
     offset = 0
     tool_index = 0
+    placed = any(b.breakpoint for b in blocks)
     for index, block in enumerate(blocks):
         offset += len(block.text.encode("utf-8"))
         last_of_section = index + 1 == len(blocks) or blocks[index + 1].section != block.section
         if block.kind == "tool_definition":
             # tools come first (Anthropic caches tools, then system, then messages): a
             # stable section of tools alone ends with a breakpoint on its last tool
-            if last_of_section:
+            if block.breakpoint if placed else last_of_section:
                 tools[tool_index]["cache_control"] = dict(_EPHEMERAL)
                 breakpoints.append(offset)
             tool_index += 1
@@ -188,22 +200,19 @@ def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ..
             ]
         elif block.kind == "tool_call":
             call_id, name = _call(block)
-            out = [
-                ("assistant", {"type": "text", "text": block.header}),
-                (
-                    "assistant",
-                    {"type": "tool_use", "id": call_id, "name": name, "input": _arguments(block)},
-                ),
-            ]
+            use = {"type": "tool_use", "id": call_id, "name": name, "input": _arguments(block)}
+            # a text block may not be empty: a call without a header is its use alone
+            out = [("assistant", {"type": "text", "text": block.header})] if block.header else []
+            out.append(("assistant", use))
         elif block.kind == "tool_result":
             call_id, _ = _call(block)
             out = [("user", {"type": "tool_result", "tool_use_id": call_id, "content": block.text})]
         else:
             role = "assistant" if block.kind == "assistant_turn" else "user"
             out = [(role, {"type": "text", "text": block.text})]
-        # A breakpoint caches the prefix up to the end of a section; the query ends the
-        # body, so caching it would buy nothing on the next call.
-        if last_of_section and block.section != "query":
+        # A breakpoint caches the prefix up to the end of a section (or where a
+        # cache-aware layout put one); the query ends the body: caching it buys nothing.
+        if block.breakpoint if placed else last_of_section and block.section != "query":
             out[-1][1]["cache_control"] = dict(_EPHEMERAL)
             breakpoints.append(offset)
         for role, content in out:

@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 
+from ..exact.prefix import build_prefix, rank
 from ..model.errors import RenderError
 from ..model.types import Candidate, Kind, Request
 
 __all__ = [
     "SECTIONS",
     "Block",
+    "Headers",
     "block_text",
     "envelope_blocks",
     "item_block",
@@ -54,9 +57,20 @@ def section_of(kind: Kind) -> str:
     return "evidence" if kind is Kind.EVIDENCE else "volatile"
 
 
+class Headers(StrEnum):
+    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
+    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
+    locates and hashes every item whatever the choice."""
+
+    PROVENANCE = "provenance"
+    MINIMAL = "minimal"
+    NONE = "none"
+
+
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One framed piece of the rendering: an item (``candidate`` set) or the envelope."""
+    """One framed piece of the rendering: an item (``candidate`` set) or the envelope;
+    ``breakpoint``: a cache breakpoint ends it (a cache-aware layout places them)."""
 
     section: str
     # the candidate's kind, or "instruction" / "query" for the envelope
@@ -65,6 +79,7 @@ class Block:
     header: str
     content: str
     footer: str
+    breakpoint: bool = False
 
     @property
     def text(self) -> str:
@@ -75,27 +90,33 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def item_block(candidate: Candidate) -> Block:
+def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> Block:
     content = candidate.content
     if content is None:
         raise RenderError(
             "RENDER_MISSING_CONTENT", "a selected form has no content", items=(candidate.id,)
         )
-    data = content.encode("utf-8")
-    header = (
-        f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
-        f" form={_quoted(candidate.form)} sha256={_quoted(hashlib.sha256(data).hexdigest())}"
-        f" bytes={len(data)}>\n"
-    )
-    footer = "" if candidate.kind is Kind.TOOL_CALL else _CLOSE
+    call = candidate.kind is Kind.TOOL_CALL
+    if headers is Headers.PROVENANCE:
+        data = content.encode("utf-8")
+        header = (
+            f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
+            f" form={_quoted(candidate.form)} sha256={_quoted(hashlib.sha256(data).hexdigest())}"
+            f" bytes={len(data)}>\n"
+        )
+        footer = "" if call else _CLOSE
+    elif headers is Headers.MINIMAL:
+        header, footer = f"<item id={_quoted(candidate.id)}>\n", "" if call else _CLOSE
+    else:
+        header, footer = "", "" if call else "\n"
     return Block(
         section_of(candidate.kind), candidate.kind.value, candidate, header, content, footer
     )
 
 
-def block_text(candidate: Candidate) -> str:
+def block_text(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> str:
     """The exact text an item adds to a rendering: what a counter prices it at."""
-    return item_block(candidate).text
+    return item_block(candidate, headers).text
 
 
 def envelope_blocks(request: Request) -> tuple[Block | None, Block | None]:
@@ -116,8 +137,13 @@ def envelope_blocks(request: Request) -> tuple[Block | None, Block | None]:
     return instruction, query
 
 
-def layout(request: Request, selected: tuple[str, ...] | list[str]) -> tuple[Block, ...]:
-    """The blocks of a rendering of ``selected``, in order."""
+def layout(
+    request: Request,
+    selected: tuple[str, ...] | list[str],
+    headers: Headers = Headers.PROVENANCE,
+) -> tuple[Block, ...]:
+    """The blocks of a rendering of ``selected``, in order: with a cache section, the
+    previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
     missing = [c.id for c in chosen if c.content is None]
@@ -127,6 +153,61 @@ def layout(request: Request, selected: tuple[str, ...] | list[str]) -> tuple[Blo
             "selected forms have no content: nothing unrenderable is prepared",
             items=tuple(missing),
         )
+    _check_pairs(chosen)
+    instruction, query = envelope_blocks(request)
+    kept: list[Block] = []
+    read_entry: int | None = None
+    prefix = build_prefix(request, [c.id for c in chosen], [c.cost for c in chosen])
+    if prefix is not None:
+        count = prefix.kept(range(len(chosen)))
+        for form in prefix.forms[:count]:
+            if form is not None:
+                kept.append(item_block(chosen[form], headers))
+            elif instruction is not None:  # the run holds it only when the task has one
+                kept.append(instruction)
+                instruction = None
+        read_entry = prefix.read(count)[1]
+        done = {b.candidate.id for b in kept if b.candidate is not None}
+        chosen = [c for c in chosen if c.id not in done]
+    blocks = kept + _canonical(chosen, instruction, kept, headers)
+    if query is not None:
+        blocks.append(query)
+    if prefix is not None and prefix.cache.breakpoints > 0:
+        blocks = _with_breakpoints(blocks, read_entry, prefix.cache.breakpoints)
+    return tuple(blocks)
+
+
+def _check_pairs(chosen: list[Candidate]) -> None:
+    calls = {c.tool_call_id for c in chosen if c.kind is Kind.TOOL_CALL}
+    answered = {c.tool_call_id for c in chosen if c.kind is Kind.TOOL_RESULT}
+    unanswered = tuple(
+        c.id for c in chosen if c.kind is Kind.TOOL_CALL and c.tool_call_id not in answered
+    )
+    if unanswered:
+        raise RenderError(
+            "RENDER_PROVIDER_RULE",
+            "a tool call is selected without its result",
+            items=unanswered,
+            rule="tool-call-answered",
+        )
+    orphans = tuple(
+        c.id for c in chosen if c.kind is Kind.TOOL_RESULT and c.tool_call_id not in calls
+    )
+    if orphans:
+        raise RenderError(
+            "RENDER_PROVIDER_RULE",
+            "a tool result is selected without its tool call",
+            items=orphans,
+            rule="tool-result-after-call",
+        )
+
+
+def _canonical(
+    chosen: list[Candidate], instruction: Block | None, kept: list[Block], headers: Headers
+) -> list[Block]:
+    """The canonical order of what the kept blocks leave: tool definitions, the
+    instruction, system, developer and memory items, evidence, then the conversation,
+    each tool result right after its call (first, when its call ends the kept ones)."""
     stable = sorted(
         (c for c in chosen if c.kind in _STABLE_RANK), key=lambda c: (_STABLE_RANK[c.kind], c.id)
     )
@@ -135,44 +216,49 @@ def layout(request: Request, selected: tuple[str, ...] | list[str]) -> tuple[Blo
     for c in chosen:
         if c.kind is Kind.TOOL_RESULT:
             results.setdefault(str(c.tool_call_id), []).append(c)
+    last = kept[-1].candidate if kept else None
+    dangling = (
+        results.pop(str(last.tool_call_id), [])
+        if last is not None and last.kind is Kind.TOOL_CALL
+        else []
+    )
     conversation = sorted(
         (c for c in chosen if section_of(c.kind) == "volatile" and c.kind is not Kind.TOOL_RESULT),
         key=lambda c: (c.turn, c.id),
     )
     volatile: list[Candidate] = []
-    unanswered: list[str] = []
     for c in conversation:
         volatile.append(c)
         if c.kind is Kind.TOOL_CALL:
-            answers = results.pop(str(c.tool_call_id), [])
-            volatile.extend(answers)
-            if not answers:
-                unanswered.append(c.id)
-    if unanswered:
-        raise RenderError(
-            "RENDER_PROVIDER_RULE",
-            "a tool call is selected without its result",
-            items=tuple(unanswered),
-            rule="tool-call-answered",
-        )
-    if results:
-        orphans = tuple(r.id for rs in results.values() for r in rs)
-        raise RenderError(
-            "RENDER_PROVIDER_RULE",
-            "a tool result is selected without its tool call",
-            items=orphans,
-            rule="tool-result-after-call",
-        )
-    instruction, query = envelope_blocks(request)
-    # version 2: tool definitions before the instruction, as the bodies' tools field
+            volatile.extend(results.pop(str(c.tool_call_id), []))
     tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
-    blocks: list[Block] = [item_block(c) for c in tools]
+    system = [c for c in stable if c.kind is not Kind.TOOL_DEFINITION]
+    blocks = [item_block(c, headers) for c in (*dangling, *tools)]
     if instruction is not None:
         blocks.append(instruction)
-    blocks.extend(
-        item_block(c)
-        for c in (*(c for c in stable if c.kind is not Kind.TOOL_DEFINITION), *evidence, *volatile)
-    )
-    if query is not None:
-        blocks.append(query)
-    return tuple(blocks)
+    blocks.extend(item_block(c, headers) for c in (*system, *evidence, *volatile))
+    return blocks
+
+
+def _with_breakpoints(blocks: list[Block], read_entry: int | None, most: int) -> list[Block]:
+    """Cache breakpoints where the next call is likeliest to read: the block whose entry
+    this call reads, the end of the system prompt, and the last block before the
+    query (at most ``most``, the last ones first)."""
+    marks: list[int] = []
+    content = [i for i, b in enumerate(blocks) if b.kind != "query"]
+    if content:
+        marks.append(content[-1])
+    system = [i for i in content if _rank(blocks[i]) < 2]
+    if system and system[-1] not in marks:
+        marks.append(system[-1])
+    if read_entry is not None and read_entry not in marks:
+        marks.append(read_entry)
+    chosen = set(marks[:most])
+    return [replace(b, breakpoint=i in chosen) for i, b in enumerate(blocks)]
+
+
+def _rank(block: Block) -> int:
+    """A block's place in the provider's order (``exact.prefix.rank``)."""
+    if block.candidate is None:
+        return 1 if block.kind == "instruction" else 2
+    return rank(block.candidate.kind)

@@ -22,7 +22,7 @@ from ..model.types import Request, Result, Status
 from ..stages.identities import canonical_json, package_id
 from .counters import Counter
 from .formats import build_body
-from .layout import layout
+from .layout import Headers, layout
 
 __all__ = ["build_rendering", "render_format"]
 
@@ -47,9 +47,11 @@ def build_rendering(
     *,
     budget: int | None = None,
     counted: bool = False,
+    headers: Headers = Headers.PROVENANCE,
 ) -> Rendering:
     """The rendering of ``result``'s bundle. ``counted`` says the bundle's costs were
-    counted by ``counter`` (the budget guarantee); ``budget`` defaults to the task's."""
+    counted by ``counter`` (the budget guarantee); ``budget`` defaults to the task's;
+    ``headers`` frames each item."""
     if result.status is not Status.BUNDLE or result.package_id is None:
         raise RenderError(
             "RENDER_NOT_A_BUNDLE", f"only a bundle renders; this result is {result.status.value}"
@@ -62,7 +64,7 @@ def build_rendering(
             "the result's package_id is not that of its selection under this request",
             items=tuple(unknown),
         )
-    blocks = layout(request, result.selected)
+    blocks = layout(request, result.selected, headers)
     body, breakpoints = build_body(blocks, fmt)
     text = "".join(block.text for block in blocks)
     items: list[ManifestItem] = []
@@ -100,5 +102,6 @@ def build_rendering(
         budget=request.task.budget if budget is None else budget,
         total_tokens=None if counter is None else counter.count(text),
         envelope_tokens=None if counter is None else envelope_tokens,
+        headers=headers.value,
     )
     return Rendering(fmt, text, canonical_json(body), manifest)

@@ -9,23 +9,29 @@ decisions and rendering; or an error, after which the session is exactly as befo
 
 A session is the pipeline (``assembler.pipeline``) with what each stage kept: the
 state (``state.apply_delta``: pure, validating only what the delta brings) and the
-``Kept`` of the last answer. ``propose`` computes the next state and its answer
-without changing the session; ``commit`` makes it the session's state. ``apply`` does
-both under the session's lock, so concurrent deltas to one session are applied one
-after the other.
+``Kept`` of the last answer. With a cache section (the request's, or ``cache=`` a
+provider's name or a section), the session writes into the request it solves what the
+provider holds: the blocks its last rendering sent, when, and the time of this call;
+``Session.to_dict()`` is that request, so nothing is hidden.
+``propose`` computes the next state and its answer without changing the session;
+``commit`` makes it the session's state. ``apply`` does both under the session's lock,
+so concurrent deltas to one session are applied one after the other.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..api import settings_for
 from ..deadline import Deadline
+from ..model.cache import PreviousBlock, parse_cache
 from ..model.errors import AssemblerError
-from ..model.parse import internal_errors, parse_request, request_as_json
+from ..model.parse import internal_errors, parse_request, request_as_json, vouched
+from ..model.rendering import Rendering
 from ..model.types import Request, Result
 from ..pipeline import Kept, run
 from ..settings import Settings
@@ -63,12 +69,20 @@ class Session:
         self,
         request: Mapping[str, Any] | Request,
         settings: Settings | None = None,
+        *,
+        cache: str | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> None:
         # the settings are judged before the request, as assemble() judges them
         self.settings = settings_for(request, settings, options)
         with internal_errors("session"):
             parsed = parse_request(request, limits=self.settings.limits)
+            if cache is not None:
+                section = {"provider": cache} if isinstance(cache, str) else dict(cache)
+                parsed = vouched(
+                    replace(parsed, cache=parse_cache(section, self.settings.limits)),
+                    self.settings.limits,
+                )
         self._state = initial_state(parsed)
         # what the stages of the last answer kept (None: nothing yet)
         self._kept: Kept | None = None
@@ -89,18 +103,19 @@ class Session:
         return self._state.version
 
     def to_dict(self) -> dict[str, Any]:
-        """The request as JSON (candidates in arrival order): a fresh
-        ``assemble(session.to_dict())`` gives the session's answer."""
+        """The request as JSON (candidates in arrival order), with what the provider
+        holds when it has a cache section: a fresh ``assemble(session.to_dict())``
+        gives the session's answer."""
         return request_as_json(self._state.request)
 
     def answer(self, *, time_limit: float | None = None) -> Result:
         """The answer for the session's request as it is now."""
         state, kept = self._state, self._kept
-        result, after = self._run(state, kept, time_limit)
+        result, after, sent = self._run(state, kept, time_limit)
         with self._lock:
             # kept only if no delta was committed meanwhile
             if self._state is state:
-                self._kept = after
+                self._kept, self._state = after, sent
         return result
 
     def propose(
@@ -120,8 +135,8 @@ class Session:
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
         if deadline is not None:
             time_limit = Deadline(deadline).limit()
-        result, after = self._run(state, kept, time_limit)
-        return Proposal(base, state, result, after)
+        result, after, sent = self._run(state, kept, time_limit)
+        return Proposal(base, sent, result, after)
 
     def commit(self, proposal: Proposal) -> None:
         """Make ``proposal``'s state the session's; it must have been made from the
@@ -148,8 +163,41 @@ class Session:
 
     def _run(
         self, state: State, kept: Kept | None, time_limit: float | None
-    ) -> tuple[Result, Kept]:
+    ) -> tuple[Result, Kept, State]:
+        """The answer of ``state``, the stages' kept work, and the state the next call
+        starts from (with a cache section: what this answer's rendering sent)."""
         settings = self.settings
         if time_limit is not None:
             settings = settings.but(time_limit=time_limit)
-        return run(state.request, settings, kept, keep=True)
+        request = state.request
+        cache = request.cache
+        if cache is not None:
+            # the time of this call decides whether the previous call's entries live
+            now = replace(cache, now=time.time())
+            request = vouched(replace(request, cache=now), settings.limits)
+        result, after = run(request, settings, kept, keep=True)
+        if request.cache is not None and result.rendering is not None:
+            held = replace(
+                request.cache,
+                previous=_sent(result.rendering),
+                previous_at=request.cache.now,
+                now=None,
+            )
+            state = replace(
+                state, request=vouched(replace(state.request, cache=held), settings.limits)
+            )
+        return result, after, state
+
+
+def _sent(rendering: Rendering) -> tuple[PreviousBlock, ...]:
+    """The blocks a rendering sends, as the next call's cache section lists them."""
+    return tuple(
+        PreviousBlock(
+            id=block.get("id"),
+            form=block.get("form"),
+            content_sha256=block["content_sha256"],
+            tokens=block["tokens"],
+            breakpoint=block.get("breakpoint", False),
+        )
+        for block in rendering.manifest.cache_blocks(rendering.text)
+    )

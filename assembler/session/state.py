@@ -129,6 +129,7 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
             sources=sources,
             authority=authority,
             has_authority_table=has_table,
+            cache=state.request.cache,
         ),
         limits,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.cache import CacheOutcome
 from ..model.types import Refusal, Status
 
 __all__ = ["Choice", "Timings"]
@@ -28,6 +29,8 @@ class Choice:
     bound: int | None = None
     refusal: Refusal | None = None
     timings: Timings = ()
+    # what a cache-aware decision priced (a request with a cache section)
+    cache: CacheOutcome | None = None
     # what the strategy keeps for the next call of a session (opaque to the chain)
     kept: Any = field(default=None, compare=False, repr=False)
 

@@ -25,6 +25,7 @@ from json.encoder import encode_basestring as _string
 from operator import itemgetter
 from typing import Any
 
+from ..model.cache import cache_identity
 from ..model.types import Candidate, Decision, Reason, Refusal, Request, Role, Status, Verdict
 
 __all__ = [
@@ -64,7 +65,7 @@ def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
 def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The task as ``package_id`` hashes it (defaults filled in, lists sorted)."""
     task = request.task
-    return {
+    out: dict[str, Any] = {
         "id": task.id,
         "budget": task.budget,
         "scope": task.scope,
@@ -73,6 +74,11 @@ def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict
         "required": sorted(request.required_identities if required is None else required),
         "seal": list(task.seal),
     }
+    if request.cache is not None:
+        # the cache's rules and the previous rendering decide the bundle too (the
+        # clock only through whether the previous call's entries live)
+        out["cache"] = cache_identity(request.cache)
+    return out
 
 
 def policy_json(request: Request) -> dict[str, Any]:

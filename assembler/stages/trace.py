@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import attrgetter
 
@@ -94,8 +94,12 @@ def trace(
             bound=choice.bound,
             timings=choice.timings,
         )
-        return result, None
-    return _kept_bundle(request, gates, strategy, choice, kept)
+        traced: TraceKept | None = None
+    else:
+        result, traced = _kept_bundle(request, gates, strategy, choice, kept)
+    if choice.cache is not None:
+        result = replace(result, cache=choice.cache)
+    return result, traced
 
 
 @dataclass(frozen=True, slots=True)

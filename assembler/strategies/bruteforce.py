@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..deadline import Deadline
-from ..exact.backend import Outcome, SolveStatus
+from ..exact.backend import Outcome, SolveStatus, selection_cost, selection_value
+from ..exact.cached import feasible
 from ..exact.closure import Problem
+from ..exact.prefix import Prefix
 from ..exact.solve import decide_exact
+from ..model.cache import CacheTerms
 from ..model.errors import EnumerationTooLarge
 from ..model.objective import bundle_key
 from ..model.types import Request
@@ -55,6 +59,40 @@ class BruteForce:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> Outcome:
+        best = min(
+            ((_key(problem, selection), selection) for selection in self._legal(problem)),
+            default=None,
+        )
+        if best is None:
+            return Outcome(SolveStatus.INFEASIBLE)
+        return Outcome(SolveStatus.OPTIMAL, best[1], bound=selection_value(problem, best[1]))
+
+    def solve_cached(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        *,
+        time_limit: float = 0.0,
+        workers: int = 1,
+        hint: tuple[int, ...] | None = None,
+    ) -> Outcome:
+        """The cache-aware order by enumeration: the least price among the feasible
+        legal selections, then section 6's order."""
+        best = min(
+            (
+                ((prefix.price(selection).price, *_key(problem, selection)), selection)
+                for selection in self._legal(problem)
+                if feasible(problem, prefix, terms, selection)
+            ),
+            default=None,
+        )
+        if best is None:
+            return Outcome(SolveStatus.INFEASIBLE)
+        return Outcome(SolveStatus.OPTIMAL, best[1], bound=selection_value(problem, best[1]))
+
+    def _legal(self, problem: Problem) -> Iterator[tuple[int, ...]]:
+        """Every selection meeting C2-C6, each once."""
         total = combinations(problem)
         if total > self.limit:
             raise EnumerationTooLarge(total, self.limit)
@@ -64,31 +102,26 @@ class BruteForce:
         for identity in problem.required:
             options[identity] = options[identity][1:]
         budget = math.inf if problem.budget is None else problem.budget
-
-        best: tuple[int, ...] | None = None
-        best_key: tuple[int, int, int, tuple[bool, ...]] | None = None
         for choice in itertools.product(*options):
             admitted = {i for i, form in enumerate(choice) if form is not None}
             selection = tuple(sorted(form for form in choice if form is not None))
-            cost = sum(problem.cost[f] for f in selection)
-            if cost > budget:
+            if sum(problem.cost[f] for f in selection) > budget:
                 continue
             if any(not set(problem.needs[f]) <= admitted for f in selection):
                 continue
             if any(0 < len(admitted.intersection(g)) < len(g) for g in problem.groups):
                 continue
-            members = tuple(f in selection for f in range(problem.size))
-            key = bundle_key(
-                sum(problem.value[f] for f in selection),
-                cost,
-                sum(problem.weight[f] for f in selection),
-                members,
-            )
-            if best_key is None or key < best_key:
-                best, best_key = selection, key
-        if best is None:
-            return Outcome(SolveStatus.INFEASIBLE)
-        return Outcome(SolveStatus.OPTIMAL, best, bound=sum(problem.value[f] for f in best))
+            yield selection
+
+
+def _key(problem: Problem, selection: tuple[int, ...]) -> tuple[int, int, int, tuple[bool, ...]]:
+    chosen = set(selection)
+    return bundle_key(
+        selection_value(problem, selection),
+        selection_cost(problem, selection),
+        sum(problem.weight[f] for f in selection),
+        tuple(f in chosen for f in range(problem.size)),
+    )
 
 
 def enumerate_strategy(

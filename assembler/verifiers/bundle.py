@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
+from ..model.cache import cache_identity
 from ..model.parse import parse_request
 from ..model.types import Candidate, Request, Result, Violation
+from .cache import verify_cache
 
 __all__ = ["ViolationKind", "verify"]
 
@@ -58,7 +60,8 @@ def verify(
     """Every way ``result`` breaks ``request``; an empty list means it is legal."""
     req = parse_request(request)
     data = result.to_dict() if isinstance(result, Result) else dict(result)
-    return _Judge(req, data).run()
+    # with a cache section, the prefix and the price as well (``cache.py``)
+    return _Judge(req, data).run() + verify_cache(req, data)
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -303,6 +306,12 @@ class _Judge:
                 "min_relevance": task.min_relevance,
                 "required": sorted(self.request.required_identities),
                 "seal": sorted(task.seal),
+                # a cache section, as its JSON (models/README.md section 11)
+                **(
+                    {}
+                    if self.request.cache is None
+                    else {"cache": cache_identity(self.request.cache)}
+                ),
             },
             "policy": (
                 {"authority": dict(self.request.authority)}

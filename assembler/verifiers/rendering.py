@@ -36,6 +36,7 @@ from typing import Any
 from ..model.parse import parse_request
 from ..model.rendering import Rendering
 from ..model.types import Candidate, Request, Result, Violation
+from .cache import kept_prefix
 
 __all__ = ["verify_rendering"]
 
@@ -69,7 +70,11 @@ def _section(kind: str) -> str:
     return "evidence" if kind == "evidence" else "volatile"
 
 
-def _header(c: Candidate) -> bytes:
+def _header(c: Candidate, headers: str = "provenance") -> bytes:
+    if headers == "none":
+        return b""
+    if headers == "minimal":
+        return f"<item id={json.dumps(c.id, ensure_ascii=False)}>\n".encode()
     content = (c.content or "").encode("utf-8")
     fields = [
         ("id", json.dumps(c.id, ensure_ascii=False)),
@@ -100,8 +105,10 @@ def _tool_entry(content: str, provider: str) -> Any:
     return {**entry, "input_schema": schema}
 
 
-def _footer(c: Candidate) -> bytes:
-    return b"" if c.kind.value == "tool_call" else b"\n</item>\n"
+def _footer(c: Candidate, headers: str = "provenance") -> bytes:
+    if c.kind.value == "tool_call":
+        return b""
+    return b"\n" if headers == "none" else b"\n</item>\n"
 
 
 def _runs_of_zeros(marks: bytearray) -> list[tuple[int, int]]:
@@ -128,6 +135,16 @@ class _Judge:
         self.manifest: dict[str, Any] = dict(rendering.get("manifest") or {})
         self.items: list[dict[str, Any]] = list(self.manifest.get("items", []))
         self.accounted = bytearray(len(self.data))
+        self.headers = str(self.manifest.get("headers", "provenance"))
+        if self.headers not in ("provenance", "minimal", "none"):
+            self.flag("render-record", f"unknown headers {self.headers!r}")
+            self.headers = "provenance"
+
+    def _head(self, c: Candidate) -> bytes:
+        return _header(c, self.headers)
+
+    def _foot(self, c: Candidate) -> bytes:
+        return _footer(c, self.headers)
 
     def flag(self, kind: str, detail: str, *forms: str) -> None:
         self.found.append(Violation(kind, detail, tuple(forms)))
@@ -173,9 +190,15 @@ class _Judge:
 
     # -- the layout, re-derived -------------------------------------------------------
 
-    def _expected_order(self) -> list[Candidate]:
+    def _expected_blocks(self) -> list[Candidate | None]:
+        """The blocks in layout order (None: the task's instruction): with a cache
+        section the previous blocks kept first (``cache.kept_prefix``), then the rest
+        in canonical order, a tool result whose call ends the kept blocks first."""
         chosen = [self.by_id[i] for i in sorted(set(self.result.get("selected", [])))]
         chosen = [c for c in chosen if c.content is not None]
+        kept = kept_prefix(self.request, chosen)
+        done = {c.id for c in kept if c is not None}
+        chosen = [c for c in chosen if c.id not in done]
         stable = sorted(
             (c for c in chosen if c.kind.value in _STABLE),
             key=lambda c: (_STABLE.index(c.kind.value), c.id),
@@ -185,18 +208,30 @@ class _Judge:
             (c for c in chosen if c.kind.value in _CONVERSATION[:3]), key=lambda c: (c.turn, c.id)
         )
         results: dict[str | None, list[Candidate]] = {}
-        for r in chosen:
-            if r.kind.value == "tool_result":
-                results.setdefault(r.tool_call_id, []).append(r)
+        for c in chosen:
+            if c.kind.value == "tool_result":
+                results.setdefault(c.tool_call_id, []).append(c)
+        last = kept[-1] if kept else None
+        dangling = (
+            results.pop(last.tool_call_id, [])
+            if last is not None and last.kind.value == "tool_call"
+            else []
+        )
         volatile: list[Candidate] = []
         for c in turns:
             volatile.append(c)
             if c.kind.value == "tool_call":
-                volatile.extend(results.get(c.tool_call_id, ()))
+                volatile.extend(results.pop(c.tool_call_id, []))
         # version 2: tool definitions lead (the bodies' tools field comes first)
         tools = [c for c in stable if c.kind.value == "tool_definition"]
         rest = [c for c in stable if c.kind.value != "tool_definition"]
-        return [*tools, *rest, *evidence, *volatile]
+        instruction: list[Candidate | None] = (
+            [None] if self.request.task.instruction is not None and None not in kept else []
+        )
+        return [*kept, *dangling, *tools, *instruction, *rest, *evidence, *volatile]
+
+    def _expected_order(self) -> list[Candidate]:
+        return [c for c in self._expected_blocks() if c is not None]
 
     def _check_items(self, expected: list[Candidate]) -> None:
         previous_end = 0
@@ -228,7 +263,7 @@ class _Judge:
             if self.data[offset:end] != content:
                 self.flag("render-bytes", "its content is not at its recorded offset", c.id)
                 continue
-            head, foot = _header(c), _footer(c)
+            head, foot = self._head(c), self._foot(c)
             if self.data[offset - len(head) : offset] != head or offset < len(head):
                 self.flag("render-bytes", "its header is not the exact header of its content", c.id)
                 continue
@@ -277,12 +312,11 @@ class _Judge:
 
     def _check_accounting(self, expected: list[Candidate]) -> None:
         parts = {p: h + b + f for p, h, b, f in self._envelope_parts()}
-        tools = [c for c in expected if c.kind.value == "tool_definition"]
-        pieces = [_header(c) + (c.content or "").encode() + _footer(c) for c in tools]
-        pieces.append(parts.get("instruction", b""))
-        pieces += [
-            _header(c) + (c.content or "").encode() + _footer(c)
-            for c in expected[len(tools) :]
+        pieces = [
+            parts.get("instruction", b"")
+            if c is None
+            else self._head(c) + (c.content or "").encode() + self._foot(c)
+            for c in self._expected_blocks()
         ]
         pieces.append(parts.get("query", b""))
         expected_bytes = b"".join(pieces)
@@ -392,7 +426,7 @@ class _Judge:
                 return
             item = definitions[position]
             c = self.by_id[str(item["id"])]
-            block = _header(c) + (c.content or "").encode("utf-8") + _footer(c)
+            block = self._head(c) + (c.content or "").encode("utf-8") + self._foot(c)
             if self.data[cursor : cursor + len(block)] != block:
                 self.flag("render-body", f"tools[{position}] is not at its place in the text", c.id)
             bare = {k: v for k, v in entry.items() if k != "cache_control"}
@@ -448,7 +482,7 @@ class _Judge:
                     if "cache_control" in block:
                         marks.append(cursor)
                     ends.append(cursor)
-                self._anthropic_rules(body, marks)
+                self._anthropic_rules(body, marks, ends)
             else:
                 self.flag("render-record", f"unknown format {fmt!r}")
                 return
@@ -465,7 +499,7 @@ class _Judge:
         for item in self.items:
             c = self.by_id.get(str(item.get("id")))
             if c is not None and isinstance(item.get("offset"), int):
-                end = int(item["offset"]) + int(item.get("length", 0)) + len(_footer(c))
+                end = int(item["offset"]) + int(item.get("length", 0)) + len(self._foot(c))
                 spans.append((_section(c.kind.value), end))
         for e in self.manifest.get("envelope", []):
             if e.get("part") == "instruction" and isinstance(e.get("offset"), int):
@@ -499,7 +533,7 @@ class _Judge:
         if pending:
             self.flag("render-rule", "tool-call-answered: a tool call is not answered")
 
-    def _anthropic_rules(self, body: dict[str, Any], marks: list[int]) -> None:
+    def _anthropic_rules(self, body: dict[str, Any], marks: list[int], ends: list[int]) -> None:
         messages = body["messages"]
         if not messages or messages[0]["role"] != "user":
             self.flag("render-rule", "first-message-user: the messages must open with a user turn")
@@ -522,7 +556,15 @@ class _Judge:
             self.flag("render-rule", f"cache-breakpoints: {len(marks)} breakpoints, at most 4")
         if sorted(marks) != list(self.manifest.get("breakpoints", [])):
             self.flag("render-rule", "the manifest's breakpoints are not the body's")
-        boundaries = self._section_ends()
+        cache = self.request.cache
+        if cache is not None:
+            # a cache-aware layout places its own (at most the section's limit), each
+            # at the end of a block
+            if len(marks) > cache.breakpoints:
+                self.flag("render-rule", f"cache-breakpoints: more than {cache.breakpoints}")
+            boundaries = set(ends)
+        else:
+            boundaries = self._section_ends()
         for mark in marks:
             if mark not in boundaries:
                 self.flag("render-rule", f"a cache breakpoint at byte {mark} is not a section end")

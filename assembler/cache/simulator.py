@@ -1,0 +1,343 @@
+"""A provider's prompt cache, replayed over a session of calls.
+
+Input: ``CacheRules`` (``assembler.model.providers``) and a sequence of ``Call``: a
+time in seconds and the prompt as ``Block`` values in provider order (a ``key``
+naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
+count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
+provider content blocks it stands for).
+Output: per call a ``CallCost`` (tokens read from the cache, written to it and sent
+uncached, the price in units of the base input price per token, and in dollars when
+the table knows the base price), and a ``SessionCost`` with the totals.
+``blocks_of_rendering`` turns a ``Rendering`` into the block list.
+
+Rules, the same as ``models/cache-providers.md``:
+
+* **Prefixes.** An entry names a prefix of whole blocks (the chain of their keys);
+  two prompts share a prefix only block for block, so a block that changes at all is
+  a miss from that block on (a provider that matches tokens inside a block may read
+  a little more than this counts).
+* **Lifetimes.** An entry written or refreshed at time t with a TTL of s seconds is
+  alive at a later time u exactly when u < t + s. Times must not go backwards.
+* **Breakpoints** (Anthropic). A call may carry at most ``rules.breakpoints``
+  breakpoints, with non-increasing TTLs (1-hour entries before 5-minute ones); each
+  must name a TTL of the rules. Entries are written only at breakpoints, and only
+  when the prefix up to the breakpoint has at least ``min_prefix_tokens`` tokens (a
+  shorter breakpoint is ignored). A read looks back from each breakpoint: the
+  breakpoint's own boundary first, then one boundary earlier at a time, at most
+  ``rules.lookback`` boundaries counted in provider content blocks (``span``); the
+  first live entry found is that breakpoint's hit. The call reads the longest hit
+  (A); the tokens from A to each later breakpoint are written, each segment at the
+  TTL of the breakpoint that ends it (so 1-hour writes up to the last 1-hour
+  breakpoint, 5-minute writes after it: the pricing page's rule); the tokens after
+  the last breakpoint are sent uncached. Every entry hit is refreshed (when
+  ``refresh_on_hit``), every breakpoint's entry is written or refreshed with its TTL.
+* **Automatic** (OpenAI, Gemini implicit). Breakpoints are ignored. The call reads
+  the longest prefix that is alive in the cache, if it has at least
+  ``min_prefix_tokens`` tokens, rounded down to ``min_prefix_tokens + k *
+  step_tokens``. A prompt of at least ``min_prefix_tokens`` tokens is then cached
+  (every prefix of it written or refreshed with the default TTL); the rest of its
+  tokens are written when the provider bills writes (``bills_writes``, at the TTL's
+  write rate), else sent uncached (billed as plain input, as the provider reports
+  them).
+* **Price** = read x ``rules.read`` + written x the TTL's write rate + uncached.
+
+Each call costs time linear in its blocks (a breakpoint's lookback is bounded), so a
+session is linear in its total blocks; the cache keeps one entry per distinct
+prefix seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..model.errors import AssemblerError
+from ..model.providers import CacheMode, CacheRules, UnknownCacheModel
+from ..model.rendering import RenderFormat, Rendering
+
+__all__ = [
+    "Block",
+    "CacheSimulator",
+    "Call",
+    "CallCost",
+    "SessionCost",
+    "SessionError",
+    "blocks_of_rendering",
+    "simulate",
+]
+
+
+class SessionError(AssemblerError, ValueError):
+    """A call the rules cannot take: ``call`` is its index, ``field`` what is wrong."""
+
+    def __init__(self, call: int, field: str, message: str) -> None:
+        self.call = call
+        self.field = field
+        super().__init__(f"calls[{call}].{field}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of a prompt, in provider order."""
+
+    key: str
+    tokens: int
+    # TTL in seconds of the cache breakpoint that ends this block (None: no breakpoint)
+    breakpoint: int | None = None
+    # provider content blocks this block stands for (a lookback counts these)
+    span: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    at: float
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallCost:
+    """What one call cost: every token is read, written or uncached."""
+
+    at: float
+    tokens: int
+    read: int
+    written: int
+    uncached: int
+    # (TTL seconds, tokens) written at that lifetime's rate
+    writes: tuple[tuple[int, int], ...]
+    # blocks of the prompt that the read covers
+    read_blocks: int
+    # units of the base input price per token
+    price: float
+    usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCost:
+    calls: tuple[CallCost, ...]
+    tokens: int
+    read: int
+    written: int
+    uncached: int
+    price: float
+    usd: float | None
+
+    @property
+    def ratio(self) -> float:
+        """The price against sending every token uncached (1.0 = no saving)."""
+        return self.price / self.tokens if self.tokens else 1.0
+
+
+@dataclass(slots=True)
+class _Entry:
+    expiry: float
+    ttl: int
+
+
+def _chain(blocks: tuple[Block, ...]) -> tuple[list[bytes], list[int], list[int]]:
+    """Per boundary after block j: the prefix's hash, its tokens, its content blocks."""
+    hashes: list[bytes] = []
+    tokens: list[int] = []
+    spans: list[int] = []
+    digest = b""
+    total = covered = 0
+    for block in blocks:
+        digest = hashlib.sha256(digest + block.key.encode("utf-8")).digest()
+        total += block.tokens
+        covered += block.span
+        hashes.append(digest)
+        tokens.append(total)
+        spans.append(covered)
+    return hashes, tokens, spans
+
+
+class CacheSimulator:
+    """The provider's cache for one session: feed it the calls in order."""
+
+    def __init__(self, rules: CacheRules) -> None:
+        self.rules = rules
+        self._entries: dict[bytes, _Entry] = {}
+        self._calls = 0
+        self._last: float | None = None
+
+    def call(self, call: Call) -> CallCost:
+        index = self._calls
+        self._check(index, call)
+        self._calls += 1
+        self._last = call.at
+        hashes, tokens, spans = _chain(call.blocks)
+        if self.rules.mode is CacheMode.BREAKPOINTS:
+            return self._explicit(index, call, hashes, tokens, spans)
+        return self._automatic(call, hashes, tokens)
+
+    def _check(self, index: int, call: Call) -> None:
+        if self._last is not None and call.at < self._last:
+            raise SessionError(index, "at", f"{call.at} is before the previous call ({self._last})")
+        for number, block in enumerate(call.blocks):
+            if not block.key:
+                raise SessionError(index, f"blocks[{number}].key", "must be a non-empty string")
+            if block.tokens < 0 or block.span < 1:
+                raise SessionError(
+                    index, f"blocks[{number}]", f"tokens {block.tokens} and span {block.span}"
+                    " must be >= 0 and >= 1",
+                )  # fmt: skip
+
+    def _alive(self, digest: bytes, at: float) -> _Entry | None:
+        entry = self._entries.get(digest)
+        return entry if entry is not None and at < entry.expiry else None
+
+    def _keep(self, digest: bytes, at: float, ttl: int) -> None:
+        entry = self._entries.get(digest)
+        if entry is None or at >= entry.expiry:
+            self._entries[digest] = _Entry(at + ttl, ttl)
+        elif self.rules.refresh_on_hit:
+            entry.ttl = max(entry.ttl, ttl)
+            entry.expiry = max(entry.expiry, at + ttl)
+
+    def _breakpoints(self, index: int, call: Call, tokens: list[int]) -> list[tuple[int, int]]:
+        """(block index, TTL) of the call's breakpoints that can hold an entry."""
+        marks = [(j, b.breakpoint) for j, b in enumerate(call.blocks) if b.breakpoint is not None]
+        limit = self.rules.breakpoints
+        if len(marks) > limit:
+            raise SessionError(index, "blocks", f"{len(marks)} cache breakpoints, at most {limit}")
+        previous: int | None = None
+        for j, ttl in marks:
+            try:
+                self.rules.ttl(ttl)
+            except UnknownCacheModel as error:
+                raise SessionError(index, f"blocks[{j}].breakpoint", str(error)) from None
+            if previous is not None and ttl > previous:
+                raise SessionError(
+                    index, f"blocks[{j}].breakpoint",
+                    f"a {ttl}-second entry after a {previous}-second one (longer TTLs come first)",
+                )  # fmt: skip
+            previous = ttl
+        return [(j, ttl) for j, ttl in marks if tokens[j] >= self.rules.min_prefix_tokens]
+
+    def _explicit(
+        self, index: int, call: Call, hashes: list[bytes], tokens: list[int], spans: list[int]
+    ) -> CallCost:
+        at, rules = call.at, self.rules
+        marks = self._breakpoints(index, call, tokens)
+        window = rules.lookback
+        hit = -1
+        touched: list[int] = []
+        for b, _ttl in marks:
+            j = b
+            while j >= 0 and (window is None or spans[b] - spans[j] < window):
+                if self._alive(hashes[j], at) is not None:
+                    touched.append(j)
+                    hit = max(hit, j)
+                    break
+                j -= 1
+        read = tokens[hit] if hit >= 0 else 0
+        writes: list[tuple[int, int]] = []
+        done = read
+        for b, ttl in marks:
+            if b > hit:
+                writes.append((ttl, tokens[b] - done))
+                done = tokens[b]
+        if rules.refresh_on_hit:
+            for j in touched:
+                entry = self._entries[hashes[j]]
+                entry.expiry = max(entry.expiry, at + entry.ttl)
+        for b, ttl in marks:
+            self._keep(hashes[b], at, ttl)
+        total = tokens[-1] if tokens else 0
+        return self._cost(at, total, read, hit + 1, _merged(writes))
+
+    def _automatic(self, call: Call, hashes: list[bytes], tokens: list[int]) -> CallCost:
+        at, rules = call.at, self.rules
+        minimum, step = rules.min_prefix_tokens, rules.step_tokens
+        total = tokens[-1] if tokens else 0
+        hit = -1
+        for j in range(len(hashes) - 1, -1, -1):
+            if self._alive(hashes[j], at) is not None:
+                hit = j
+                break
+        matched = tokens[hit] if hit >= 0 else 0
+        read = minimum + (matched - minimum) // step * step if matched >= minimum else 0
+        writes: tuple[tuple[int, int], ...] = ()
+        if total >= minimum:
+            ttl = rules.default_ttl.seconds
+            for digest in hashes:
+                self._keep(digest, at, ttl)
+            if rules.bills_writes and total > read:
+                writes = ((ttl, total - read),)
+        return self._cost(at, total, read, hit + 1 if read else 0, writes)
+
+    def _cost(
+        self, at: float, total: int, read: int, blocks: int, writes: tuple[tuple[int, int], ...]
+    ) -> CallCost:
+        rules = self.rules
+        written = sum(n for _ttl, n in writes)
+        uncached = total - read - written
+        price = read * rules.read + uncached
+        price += sum(n * rules.ttl(ttl).write for ttl, n in writes)
+        usd = rules.usd_per_mtok(price / 1e6)
+        return CallCost(at, total, read, written, uncached, writes, blocks, price, usd)
+
+
+def _merged(writes: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    merged: dict[int, int] = {}
+    for ttl, n in writes:
+        merged[ttl] = merged.get(ttl, 0) + n
+    return tuple(sorted(merged.items(), reverse=True))
+
+
+def simulate(rules: CacheRules, calls: Iterable[Call]) -> SessionCost:
+    """Replay ``calls`` in order from an empty cache."""
+    simulator = CacheSimulator(rules)
+    costs = tuple(simulator.call(call) for call in calls)
+    usd = None if rules.input_usd_per_mtok is None else sum(c.usd or 0.0 for c in costs)
+    return SessionCost(
+        costs,
+        tokens=sum(c.tokens for c in costs),
+        read=sum(c.read for c in costs),
+        written=sum(c.written for c in costs),
+        uncached=sum(c.uncached for c in costs),
+        price=sum(c.price for c in costs),
+        usd=usd,
+    )
+
+
+def blocks_of_rendering(
+    rendering: Rendering, *, ttl: int = 300, envelope_tokens: int = 0
+) -> tuple[Block, ...]:
+    """The simulator's blocks of ``rendering`` (``render_version`` 1, any format).
+
+    One block per manifest item and envelope part, each from the end of the one before
+    to the end of its footer (``\\n</item>\\n``, ``\\n</query>\\n``, ...; a tool call has
+    none), keyed by the sha256 of those bytes; an item's tokens are its manifest
+    ``tokens``, an envelope part's ``envelope_tokens`` (declared costs do not count the
+    envelope). A manifest breakpoint, which falls on a block's end, becomes a breakpoint
+    of ``ttl`` seconds. In ``anthropic-messages`` a tool call is two content blocks (its
+    header as text and its ``tool_use``), hence ``span`` 2. This is the one place that
+    knows the renderer's framing: a change of layout or framing changes only this.
+    """
+    data = rendering.data
+    manifest = rendering.manifest
+    anthropic = manifest.format is RenderFormat.ANTHROPIC_MESSAGES
+    parts = sorted(
+        [(i.offset, i.length, i.tokens, 2 if anthropic and i.kind == "tool_call" else 1)
+         for i in manifest.items]
+        + [(offset, length, envelope_tokens, 1) for _part, offset, length in manifest.envelope]
+    )  # fmt: skip
+    marks = set(manifest.breakpoints)
+    blocks: list[Block] = []
+    start = 0
+    for offset, length, tokens, span in parts:
+        end = offset + length
+        if data.startswith(b"\n</", end):
+            end = data.index(b">\n", end) + 2
+        key = hashlib.sha256(data[start:end]).hexdigest()
+        blocks.append(Block(key, tokens, ttl if end in marks else None, span))
+        marks.discard(end)
+        start = end
+    if start != len(data) or marks:
+        raise ValueError(
+            f"the rendering's framing is not the one this adapter knows (blocks end at byte"
+            f" {start} of {len(data)}; breakpoints {sorted(marks)} fall inside a block)"
+        )
+    return tuple(blocks)

@@ -1,0 +1,53 @@
+"""Smoke test of the cache benchmark: a short run end to end, its files and its checks.
+
+No timing is asserted (performance goals live in benchmarks/, never in tests).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+# benchmarks/ lives in the checkout, next to tests/, and is not an installed package
+CHECKOUT = Path(__file__).resolve().parents[1]
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
+
+from benchmarks import cache  # noqa: E402
+
+BASELINES = {"exact", "hysteresis", "window", "compaction", "trim_messages"}
+
+
+def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path) -> None:
+    assert cache.main(["--turns", "24", "--retrieval-calls", "15", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "cache.json").read_text(encoding="utf-8"))
+    assert {"machine", "load_before", "load_after", "settings", "sessions"} <= data.keys()
+    assert [s["session"] for s in data["sessions"]] == [
+        "coding-recency", "coding-static", "retrieval-refresh",
+    ]  # fmt: skip
+    for session in data["sessions"]:
+        rows = {row["policy"]: row for row in session["policies"]}
+        assert set(rows) == BASELINES
+        assert rows["exact"]["value_share"] == 1.0
+        for row in rows.values():
+            # the baselines keep pairs, the head and the budget by construction
+            assert row["violations"] == {"orphaned": 0, "missing_required": 0, "over_budget": 0}
+            assert 0 < row["value_share"] <= 1.0
+            assert 0 <= row["prefix_kept_mean"] <= 1
+            for provider in ("anthropic/claude-sonnet-4-5", "openai/gpt-5"):
+                f = row["providers"][provider]
+                assert f["read"] + f["written"] + f["uncached"] == f["tokens"]
+                assert 0 < f["vs_uncached"] <= 1.25
+        assert rows["exact"]["providers"]["openai/gpt-5"]["vs_exact"] == 1.0
+    text = (tmp_path / "CACHE.md").read_text(encoding="utf-8")
+    assert text.startswith("# Cache benchmark") and "## coding-static" in text
+    assert (tmp_path / "cache.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_quick_and_full_sizes_and_the_cache_aware_plug() -> None:
+    assert (cache.parse_args(["--quick"]).turns, cache.parse_args([]).turns) == (150, 1000)
+    assert cache.parse_args([]).retrieval_calls == 300
+    # adding the cache-aware policy is one (tolerance, headroom) pair per sweep point
+    names = set(cache.policies([(0.05, 0.25)]))
+    assert names == BASELINES | {"cache-aware t=0.05 h=0.25"}
