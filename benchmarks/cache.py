@@ -73,8 +73,13 @@ COMPACT_TO = 0.5  # compaction drops down to this share of the budget
 # The cache-aware exact policy plugs in here: one (tolerance, headroom) pair per point
 # of its sweep, e.g. [(0.0, 0.0), (0.02, 0.1), (0.05, 0.25), (0.1, 0.3)]. Each pair runs
 # ``cache_aware(tolerance, headroom)`` as a policy named "cache-aware t=.. h=..".
-# Empty until assemble() accepts the request's ``cache`` field (issue 24).
-CACHE_AWARE_SWEEP: list[tuple[float, float]] = []
+CACHE_AWARE_SWEEP: list[tuple[float, float]] = [
+    (0.0, 0.0),
+    (0.02, 0.1),
+    (0.05, 0.25),
+    (0.1, 0.3),
+    (0.2, 0.5),
+]
 # ---------------------------------------------------------------------------------
 
 
@@ -259,15 +264,10 @@ def cache_aware(tolerance: float, headroom: float) -> Policy:
         }  # fmt: skip
         previous = view.previous.rendering if view.previous else None
         if previous is not None and view.call > 0:
-            # the sessions have no envelope, so blocks and manifest items pair up in order
-            pairs = zip(previous.manifest.items, view.previous_blocks, strict=False)
-            marks = {item.id for item, blk in pairs if blk.breakpoint is not None}
             cache["previous"] = {
-                "at": view.session.times[view.call - 1], "format": FORMAT, "headers": "none",
-                "blocks": [{"id": i.id, "form": i.form, "content_sha256": i.content_sha256,
-                            "tokens": i.tokens, "breakpoint": i.id in marks}
-                           for i in previous.manifest.items],
-            }  # fmt: skip
+                "at": view.session.times[view.call - 1],
+                "blocks": previous.manifest.cache_blocks(previous.text),
+            }
         request["cache"] = cache
         result = assembler.assemble(request, render=FORMAT)
         return Pick(frozenset(result.selected), result.rendering)

@@ -57,6 +57,9 @@ def applied(request: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
                     table[key] = value
     removed = set(delta.get("remove", []))
     updated = {c["id"]: c for c in delta.get("update", [])}
+    for c in out["candidates"]:
+        if c["id"] in delta.get("relevance", {}):
+            updated[c["id"]] = {**c, "relevance": delta["relevance"][c["id"]]}
     out["candidates"] = [
         copy.deepcopy(updated.get(c["id"], c)) for c in out["candidates"] if c["id"] not in removed
     ]
@@ -164,8 +167,13 @@ def deltas(draw: st.DrawFn, request: dict[str, Any], step: int) -> dict[str, Any
     if chosen[:split]:
         delta["remove"] = chosen[:split]
     by_id = {c["id"]: c for c in request["candidates"]}
-    if chosen[split:]:
-        delta["update"] = [draw(_changed(by_id[i], prefix)) for i in chosen[split:]]
+    kept = chosen[split:]
+    scored = draw(st.integers(0, len(kept)))
+    if kept[:scored]:
+        # a re-scoring: those candidates keep every field but their relevance
+        delta["relevance"] = {i: draw(st.sampled_from([0, 0.2, 0.5, 1])) for i in kept[:scored]}
+    if kept[scored:]:
+        delta["update"] = [draw(_changed(by_id[i], prefix)) for i in kept[scored:]]
     if draw(st.booleans()):
         delta["add"] = draw(_fresh_candidates(prefix))
     if draw(st.integers(0, 2)) == 0:

@@ -209,6 +209,10 @@ def test_a_delta_names_the_field_and_the_candidate() -> None:
             "ticket-note",
         ),
         ({"remove": ["call-lookup-4471"]}, "remove", "result-lookup-4471"),
+        ({"relevance": {"nope": 0.5}}, "relevance.nope", "nope"),
+        ({"relevance": {"ticket-note": 2}}, "relevance.ticket-note", None),
+        ({"remove": ["ticket-note"], "relevance": {"ticket-note": 0.1}}, "relevance.ticket-note",
+         "ticket-note"),
         ({"add": [_LONE_CALL]}, "add[0].tool_call_id", "c"),
     ]
     for delta, field, candidate in cases:

@@ -85,7 +85,7 @@ def decide_cached(
     terms = CacheTerms(
         append_floor=cache.value_floor(blind_value) if prefix.complete else None,
         rewrite_budget=rewrite_budget,
-        rewrite_floor=cache.value_floor(rewrite_value),
+        rewrite_floor=cache.value_floor(rewrite_value, rewrite=True),
     )
     blind_price = prefix.price(blind.selection).price
     hint = blind.selection if rewrite_hint is None else rewrite_hint

@@ -91,6 +91,8 @@ class Cache:
     breakpoints: int
     lookback: int
     tolerance: float
+    # the tolerance of a bundle that does not keep every previous block (a rewrite)
+    rewrite_tolerance: float
     headroom: float
     now: float | None
     previous_at: float | None
@@ -106,9 +108,11 @@ class Cache:
             return True
         return 0 <= self.now - self.previous_at <= self.ttl
 
-    def value_floor(self, optimum: int) -> int:
-        """The least value within the tolerance of ``optimum``: ceil((1 - tol) V*)."""
-        exact = (1 - Decimal(repr(self.tolerance))) * optimum
+    def value_floor(self, optimum: int, *, rewrite: bool = False) -> int:
+        """The least value within the tolerance of ``optimum``: ceil((1 - tol) V*) (a
+        rewrite's: with ``rewrite_tolerance``)."""
+        tolerance = self.rewrite_tolerance if rewrite else self.tolerance
+        exact = (1 - Decimal(repr(tolerance))) * optimum
         return int(exact.to_integral_value(rounding=ROUND_CEILING))
 
     def rewrite_budget(self, budget: int) -> int:
@@ -127,6 +131,7 @@ _KEYS = {
     "breakpoints",
     "lookback",
     "tolerance",
+    "rewrite_tolerance",
     "headroom",
     "now",
     "previous",
@@ -164,6 +169,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         place.fail("pricing", "a read must cost no more than an input or a write")
     breakpoints = rules.breakpoints if rules.mode is CacheMode.BREAKPOINTS else 0
     previous_at, blocks = _previous(record.get("previous"), limits)
+    tolerance = _unit(record, place, "tolerance", 0.05, limits)
     headroom = _unit(record, place, "headroom", 0.25, limits)
     if headroom >= 1:
         place.fail("headroom", "must be below 1 (a rewrite must leave some budget)")
@@ -179,7 +185,8 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         step_tokens=_positive(record, place, "step_tokens", rules.step_tokens, limits),
         breakpoints=_breakpoints(record, place, breakpoints, limits),
         lookback=_count(record, place, "lookback", rules.lookback or 0, limits),
-        tolerance=_unit(record, place, "tolerance", 0.05, limits),
+        tolerance=tolerance,
+        rewrite_tolerance=_unit(record, place, "rewrite_tolerance", tolerance, limits),
         headroom=headroom,
         now=_seconds(record, place, "now"),
         previous_at=previous_at,
@@ -333,6 +340,7 @@ def cache_json(cache: Cache) -> dict[str, Any]:
         "breakpoints": cache.breakpoints,
         "lookback": cache.lookback,
         "tolerance": cache.tolerance,
+        "rewrite_tolerance": cache.rewrite_tolerance,
         "headroom": cache.headroom,
     }
     if cache.model is not None:

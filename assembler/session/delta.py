@@ -26,12 +26,12 @@ from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import TASK_SPEC, parse_candidate, parse_standing, policy_record
-from ..model.rules import Place, Rule, kind, mapping, name
+from ..model.rules import Place, Rule, kind, mapping, name, unit_number
 from ..model.types import Candidate, Task
 
 __all__ = ["DELTA_KEYS", "RESET", "Delta", "delta_from_json", "parse_delta", "reset_value"]
 
-DELTA_KEYS = ("add", "remove", "update", "task", "sources", "policy")
+DELTA_KEYS = ("add", "remove", "update", "relevance", "task", "sources", "policy")
 # the task's fields a delta can never take away (every request has them)
 _REQUIRED_TASK_FIELDS = ("id", "budget")
 _TASK_DEFAULTS: dict[str, Any] = {
@@ -67,6 +67,8 @@ class Delta:
     add: tuple[Candidate, ...] = ()
     remove: tuple[str, ...] = ()
     update: tuple[Candidate, ...] = ()
+    # a re-scoring: (candidate id, new relevance) pairs, each id at most once
+    relevance: tuple[tuple[str, float], ...] = ()
     task: tuple[tuple[str, Any], ...] = ()
     sources: tuple[tuple[str, str | None], ...] = ()
     authority: tuple[tuple[str, str | None], ...] | None = None
@@ -97,6 +99,7 @@ def parse_delta(data: Mapping[str, Any] | Delta, *, limits: Limits = DEFAULT_LIM
         add=add,
         remove=remove,
         update=update,
+        relevance=_scores(data.get("relevance", {}), limits),
         task=_task(data.get("task", {}), limits),
         sources=_names_patch(data.get("sources", {}), "sources", name, limits),
         authority=authority,
@@ -163,6 +166,19 @@ def _names_patch(
             place.fail(key, f"keys must be strings, not {kind(key)}")
         name(key, place, key, limits)
         out.append((str(key), None if value is None else rule(value, place, key, limits)))
+    return tuple(out)
+
+
+def _scores(raw: Any, limits: Limits) -> tuple[tuple[str, float], ...]:
+    """A re-scoring: candidate id -> its new relevance (a number in [0, 1])."""
+    record = mapping(raw, Place("$"), "relevance")
+    place = Place("relevance")
+    out: list[tuple[str, float]] = []
+    for key, value in record.items():
+        if not isinstance(key, str):
+            place.fail(key, f"keys must be candidate ids, not {kind(key)}")
+        name(key, place, key, limits)
+        out.append((key, unit_number(value, place, key, limits)))
     return tuple(out)
 
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import MAX_INTEGER, check_tool_calls, vouched
-from ..model.rules import shown
+from ..model.rules import member, shown
 from ..model.types import Candidate, Request, Task
 from .delta import RESET, Delta, reset_value
 
@@ -84,10 +84,13 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
     sources = _patched(state.request.sources, delta.sources)
     authority, has_table = _patched_policy(state.request, delta)
     _check_ids(state, delta)
-    # new candidates take the places after the last one; an update keeps its place
+    # new candidates take the places after the last one; an update keeps its place, and
+    # a re-scoring is an update of the relevance alone
     added = tuple(replace(c, position=state.next_position + i) for i, c in enumerate(delta.add))
-    updated = tuple(replace(c, position=state.by_id[c.id].position) for c in delta.update)
-    gone = {*delta.remove, *(c.id for c in delta.update)}
+    updated = tuple(replace(c, position=state.by_id[c.id].position) for c in delta.update) + tuple(
+        replace(state.by_id[i], relevance=r) for i, r in delta.relevance
+    )
+    gone = {*delta.remove, *(c.id for c in updated)}
     old = [state.by_id[i] for i in gone]
     new = (*updated, *added)
     count = len(state.by_id) - len(delta.remove) + len(added)
@@ -214,6 +217,12 @@ def _check_ids(state: State, delta: Delta) -> None:
                 f"update[{index}].id",
                 "the session has no such candidate (add a new one with 'add')",
                 candidate=c.id,
+            )
+    for key, _ in delta.relevance:
+        once(key, member("relevance", key))
+        if key not in state.by_id:
+            raise InvalidRequest(
+                member("relevance", key), "the session has no such candidate", candidate=key
             )
     for index, c in enumerate(delta.add):
         once(c.id, f"add[{index}].id")
