@@ -52,7 +52,9 @@ def _step(
     bound = None if optimal else data.draw(st.none() | st.integers(0, 10**6), label="bound")
     choice = Choice.bundle(tuple(selection), optimal=optimal, bound=bound)
     got, kept = trace(state.request, gates, "cpsat", choice, previous, keep=True)
-    expected = bundle_result(state.request, gates, "cpsat", selection, optimal=optimal, bound=bound)
+    expected = bundle_result(
+        state.request, gates, "cpsat", selection, optimal=optimal, bound=bound
+    )
     assert got == expected
     assert got.to_dict() == expected.to_dict()
     assert kept is not None
