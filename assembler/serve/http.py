@@ -92,7 +92,9 @@ def build_app(
     }
     token = None if settings.token is None else settings.token.encode("utf-8")
 
-    def respond(reply: Reply, headers: dict[str, str] | None = None) -> Response:
+    def respond(
+        reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
+    ) -> Response:
         extra = dict(headers or {})
         if reply.code in ("read-timeout", "client-disconnected"):
             # the rest of a body that did not come is not waited for on this connection
@@ -101,7 +103,7 @@ def build_app(
             extra["WWW-Authenticate"] = 'Bearer realm="assembler"'
         return Response(
             reply.body,
-            status_code=reply.http,
+            status_code=reply.http if status is None else status,
             media_type="application/json",
             headers={"X-Assembler-Exit": str(reply.exit), **extra},
         )
@@ -151,12 +153,8 @@ def build_app(
         wrong = InvalidRequest(
             "$", f"{request.method} {json.dumps(request.url.path[:80])}: {what}; {_ROUTES}"
         )
-        reply = service.count(error(wrong))
-        headers = {"X-Assembler-Exit": str(reply.exit)}
-        if allow is not None:
-            headers["Allow"] = allow
-        return Response(reply.body, status_code=status, media_type="application/json",
-                        headers=headers)  # fmt: skip
+        allowed = {} if allow is None else {"Allow": allow}
+        return respond(service.count(error(wrong)), allowed, status)
 
     async def call(request: Request, op: Op, key: str | None) -> Reply:
         if held.open > settings.max_connections:
@@ -165,15 +163,16 @@ def build_app(
                 f" {settings.max_connections}); try again"
             )
             return service.count(error(busy))
+        busy = ServerBusy(f"{settings.max_pending} calls are in flight (--max-pending); try again")
         if service.in_flight >= settings.max_pending:
-            busy = ServerBusy(
-                f"{settings.max_pending} calls are in flight (--max-pending); try again"
-            )
             return service.count(error(busy))
         taken = [0]
         try:
             try:
                 body = None if op is Op.CLOSE else await _body(request, service, held, taken)
+                if service.in_flight >= settings.max_pending:
+                    # bodies read side by side: the limit holds for calls, not for reads
+                    return service.count(error(busy))
                 made = call_from_http(
                     op,
                     key,
