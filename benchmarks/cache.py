@@ -75,10 +75,13 @@ COMPACT_TO = 0.5  # compaction drops down to this share of the budget
 # ``cache_aware(tolerance, headroom)`` as a policy named "cache-aware t=.. h=..".
 CACHE_AWARE_SWEEP: list[tuple[float, float]] = [
     (0.0, 0.0),
-    (0.02, 0.1),
+    (0.02, 0.25),
+    (0.04, 0.2),
     (0.05, 0.25),
-    (0.1, 0.3),
-    (0.2, 0.5),
+    (0.06, 0.2),
+    (0.08, 0.25),
+    (0.12, 0.25),
+    (0.2, 0.25),
 ]
 # ---------------------------------------------------------------------------------
 
@@ -573,7 +576,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--policies", default=None, help="comma-separated names (exact always runs)"
     )
-    parser.add_argument("--cache-aware", default="", help="extra sweep points: T:H,T:H")
+    parser.add_argument(
+        "--cache-aware", default="", help="the sweep's points, T:H,T:H (default: CACHE_AWARE_SWEEP)"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.turns = args.turns or (150 if args.quick else 1000)
@@ -583,10 +588,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    sweep = list(CACHE_AWARE_SWEEP)
-    for point in filter(None, args.cache_aware.split(",")):
-        tolerance, headroom = point.split(":")
-        sweep.append((float(tolerance), float(headroom)))
+    given = [point.split(":") for point in filter(None, args.cache_aware.split(","))]
+    sweep = [(float(t), float(h)) for t, h in given] if given else list(CACHE_AWARE_SWEEP)
     chosen = policies(sweep)
     if args.policies:
         wanted = {"exact", *args.policies.split(",")}

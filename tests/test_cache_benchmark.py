@@ -20,7 +20,8 @@ BASELINES = {"exact", "hysteresis", "window", "compaction", "trim_messages"}
 
 
 def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path) -> None:
-    assert cache.main(["--turns", "24", "--retrieval-calls", "15", "--out", str(tmp_path)]) == 0
+    argv = ["--turns", "24", "--retrieval-calls", "15", "--cache-aware", "0.05:0.25"]
+    assert cache.main([*argv, "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "cache.json").read_text(encoding="utf-8"))
     assert {"machine", "load_before", "load_after", "settings", "sessions"} <= data.keys()
     assert [s["session"] for s in data["sessions"]] == [
@@ -28,10 +29,11 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
     ]  # fmt: skip
     for session in data["sessions"]:
         rows = {row["policy"]: row for row in session["policies"]}
-        assert set(rows) == BASELINES
+        assert set(rows) == BASELINES | {"cache-aware t=0.05 h=0.25"}
         assert rows["exact"]["value_share"] == 1.0
         for row in rows.values():
-            # the baselines keep pairs, the head and the budget by construction
+            # the baselines keep pairs, the head and the budget by construction; the
+            # cache-aware policy is an exact one
             assert row["violations"] == {"orphaned": 0, "missing_required": 0, "over_budget": 0}
             assert 0 < row["value_share"] <= 1.0
             assert 0 <= row["prefix_kept_mean"] <= 1

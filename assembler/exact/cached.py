@@ -6,13 +6,14 @@ deadline and a worker count.
 Output: a ``Choice`` for the cache-aware order, with its ``CacheOutcome``.
 
 The order, from ``models/README.md`` section 6b: V* is the cache-blind optimum's value
-at the budget B; B' = B - ceil(headroom x B) and V'* the best value at B' (B' = B and
-V'* = V* when nothing legal fits B'). A legal selection is feasible when it keeps every
-previous block and its value is at least ceil((1 - tolerance) V*), or when its cost is
-at most B' and its value at least ceil((1 - tolerance) V'*). Among the feasible: the
-least price (``prefix.Prefix.price``), then section 6's order (most value, least cost,
-least weight, canonical). The cache-blind optimum at B' is always feasible, so a request
-with a legal bundle always gets one; refusals are the cache-blind decision's.
+at the budget B and F = ceil((1 - tolerance) V*) the value floor. The rewrite budget is
+B' = B - ceil(headroom x B) when some legal selection of cost at most B' reaches F, else
+B. A legal selection is feasible when its value reaches F and it either keeps every
+previous block or costs at most the rewrite budget. Among the feasible: the least price
+(``prefix.Prefix.price``), then section 6's order (most value, least cost, least weight,
+canonical). The cache-blind optimum is feasible whenever B' is not taken, and a selection
+reaching F within B' exists when it is, so a request with a legal bundle always gets
+one; refusals are the cache-blind decision's.
 
 Each backend solves the last step its own way (``Backend.solve_cached``): CP-SAT with
 the kept prefix as a monotone chain of Booleans (``CachedSearch``), the brute-force
@@ -64,28 +65,27 @@ def decide_cached(
     prefix = build_prefix(request, problem.form_ids, problem.cost)
     assert cache is not None and prefix is not None and problem.budget is not None
     blind_value = selection_value(problem, blind.selection)
+    floor = cache.value_floor(blind_value)
     rewrite_budget = cache.rewrite_budget(problem.budget)
-    rewrite_value = blind_value
     rewrite_hint: tuple[int, ...] | None = None
     if selection_cost(problem, blind.selection) > rewrite_budget:
+        # the headroom holds only where the tolerance allows it: the best value within
+        # it must reach the floor, else a rewrite may fill the whole budget
         narrower = backend.solve(
             replace(problem, budget=rewrite_budget),
             time_limit=deadline.limit(),
             workers=workers,
             value_only=True,
         )
-        if narrower.status is SolveStatus.INFEASIBLE:
-            rewrite_budget = problem.budget  # no room for headroom: nothing legal fits
-        elif narrower.status is SolveStatus.OPTIMAL:
-            rewrite_value = selection_value(problem, narrower.selection)
+        found = narrower.status is SolveStatus.OPTIMAL
+        if found and selection_value(problem, narrower.selection) >= floor:
             rewrite_hint = narrower.selection
         else:
-            # not proven in time: only the blind optimum is known to be feasible
-            rewrite_budget, rewrite_value = problem.budget, blind_value
+            rewrite_budget = problem.budget
     terms = CacheTerms(
-        append_floor=cache.value_floor(blind_value) if prefix.complete else None,
+        append_floor=floor if prefix.complete else None,
         rewrite_budget=rewrite_budget,
-        rewrite_floor=cache.value_floor(rewrite_value, rewrite=True),
+        rewrite_floor=floor,
     )
     blind_price = prefix.price(blind.selection).price
     hint = blind.selection if rewrite_hint is None else rewrite_hint

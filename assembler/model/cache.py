@@ -91,8 +91,6 @@ class Cache:
     breakpoints: int
     lookback: int
     tolerance: float
-    # the tolerance of a bundle that does not keep every previous block (a rewrite)
-    rewrite_tolerance: float
     headroom: float
     now: float | None
     previous_at: float | None
@@ -108,11 +106,9 @@ class Cache:
             return True
         return 0 <= self.now - self.previous_at <= self.ttl
 
-    def value_floor(self, optimum: int, *, rewrite: bool = False) -> int:
-        """The least value within the tolerance of ``optimum``: ceil((1 - tol) V*) (a
-        rewrite's: with ``rewrite_tolerance``)."""
-        tolerance = self.rewrite_tolerance if rewrite else self.tolerance
-        exact = (1 - Decimal(repr(tolerance))) * optimum
+    def value_floor(self, optimum: int) -> int:
+        """The least value within the tolerance of ``optimum``: ceil((1 - tol) V*)."""
+        exact = (1 - Decimal(repr(self.tolerance))) * optimum
         return int(exact.to_integral_value(rounding=ROUND_CEILING))
 
     def rewrite_budget(self, budget: int) -> int:
@@ -131,7 +127,6 @@ _KEYS = {
     "breakpoints",
     "lookback",
     "tolerance",
-    "rewrite_tolerance",
     "headroom",
     "now",
     "previous",
@@ -186,7 +181,6 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         breakpoints=_breakpoints(record, place, breakpoints, limits),
         lookback=_count(record, place, "lookback", rules.lookback or 0, limits),
         tolerance=tolerance,
-        rewrite_tolerance=_unit(record, place, "rewrite_tolerance", tolerance, limits),
         headroom=headroom,
         now=_seconds(record, place, "now"),
         previous_at=previous_at,
@@ -340,7 +334,6 @@ def cache_json(cache: Cache) -> dict[str, Any]:
         "breakpoints": cache.breakpoints,
         "lookback": cache.lookback,
         "tolerance": cache.tolerance,
-        "rewrite_tolerance": cache.rewrite_tolerance,
         "headroom": cache.headroom,
     }
     if cache.model is not None:

@@ -62,8 +62,8 @@ def verify_cache(request: Request, result: dict[str, Any]) -> list[Violation]:
         found.append(Violation("cache", f"blind_value {blind!r} is below the bundle's value"))
         return found
     floor = _ceil((1 - Decimal(repr(cache.tolerance))) * blind)
-    if record.get("append_floor") not in (floor, None):
-        found.append(Violation("cache", f"append_floor is not ceil((1 - tolerance) x {blind})"))
+    if record.get("append_floor") not in (floor, None) or record.get("rewrite_floor") != floor:
+        found.append(Violation("cache", f"a value floor is not ceil((1 - tolerance) x {blind})"))
     budget = request.task.budget
     rewrite = budget - _ceil(Decimal(repr(cache.headroom)) * budget)
     if record.get("rewrite_budget") not in (rewrite, budget):
