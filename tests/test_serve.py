@@ -15,160 +15,27 @@ from __future__ import annotations
 import copy
 import http.client
 import json
-import os
-import queue
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from serving import WAIT, Http, Lines, Starter, started
+from serving import example as _example
+from serving import same as _same
 
 import assembler
 from assembler.tooling.agentloop import agent_loop
 
-TESTS = Path(__file__).resolve().parent
-EXAMPLES = TESTS.parent / "models" / "examples"
-# a process start and an answer, on a shared 2-core machine
-WAIT = 60.0
-_WITH_TEST_STRATEGIES = (
-    f"import sys; sys.path.insert(0, {str(TESTS)!r}); import assembler.strategies as s;"
-    " s.STRATEGIES['sleepy'] = 'tests_support:sleepy';"
-    " s.STRATEGIES['crashes'] = 'tests_support:crashes';"
-    " from assembler.cli import main; sys.exit(main(sys.argv[1:]))"
-)
-
-
-def _argv(args: tuple[str, ...], test_strategies: bool) -> list[str]:
-    if test_strategies:
-        return [sys.executable, "-c", _WITH_TEST_STRATEGIES, "serve", *args]
-    return [sys.executable, "-m", "assembler", "serve", *args]
-
-
-def _example(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
-    return loaded
-
-
-def _same(request: dict[str, Any], got: dict[str, Any], **options: Any) -> None:
-    """``got`` (a reply's result) is what assemble() gives in process, and verified."""
-    fresh = assembler.assemble(request, time_limit=WAIT, **options).to_dict()
-    for data in (fresh, got):
-        del data["timings"]
-    assert got == fresh
-    result = _result(request, got, **options)
-    assert assembler.verify(request, result) == []
-    if result.rendering is not None:
-        assert assembler.verify_rendering(request, result, result.rendering) == []
-
-
-def _result(request: dict[str, Any], data: dict[str, Any], **options: Any) -> assembler.Result:
-    # the verifiers take a Result: rebuild it in process and check it is the reply's
-    result = assembler.assemble(request, time_limit=WAIT, **options)
-    assert result.package_id == data["package_id"] and result.trace_id == data["trace_id"]
-    return result
-
-
-class Lines:
-    """``assembler serve`` on a pipe: one JSON message per line each way."""
-
-    def __init__(
-        self, *args: str, test_strategies: bool = False, env: dict[str, str] | None = None
-    ):
-        self.proc = subprocess.Popen(
-            _argv(args, test_strategies),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})},
-        )
-        self._replies: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._replies.put(line)
-
-    def send(self, message: Any) -> None:
-        assert self.proc.stdin is not None
-        line = message if isinstance(message, bytes) else json.dumps(message).encode()
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-
-    def reply(self, timeout: float = WAIT) -> dict[str, Any]:
-        line = self._replies.get(timeout=timeout)
-        assert line.endswith(b"\n"), line
-        data: dict[str, Any] = json.loads(line)
-        return data
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=WAIT)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Http:
-    """``assembler serve --port 0``; the address is read from its first line."""
-
-    def __init__(
-        self, *args: str, test_strategies: bool = False, env: dict[str, str] | None = None
-    ):
-        self.proc = subprocess.Popen(
-            _argv(("--port", "0", *args), test_strategies),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, **(env or {})},
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, self.proc.stderr.read() if self.proc.stderr else ""
-        self.port = int(json.loads(line)["port"])
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        headers: dict[str, str] | None = None,
-        timeout: float = WAIT,
-    ) -> tuple[int, dict[str, str], dict[str, Any]]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
-            connection.request(method, path, body=data, headers=headers or {})
-            response = connection.getresponse()
-            return response.status, dict(response.getheaders()), json.loads(response.read())
-        finally:
-            connection.close()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
 
 @pytest.fixture
-def servers() -> Any:
-    started: list[Lines | Http] = []
-
-    def start(kind: type[Lines] | type[Http], *args: str, **kw: Any) -> Any:
-        server = kind(*args, **kw)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
+def servers() -> Iterator[Starter]:
+    yield from started()
 
 
 # ---------------------------------------------------------------------------
@@ -212,6 +79,7 @@ def test_every_line_gets_its_reply_in_order_bad_lines_an_error(servers: Any) -> 
         (11, 2, "invalid-request", "render"),
         (12, 2, "invalid-request", "time_limit"),
         (13, 2, "invalid-request", None),
+        (None, 2, "invalid-request", "$"),  # a blank line gets its reply too
         (14, 0, None, None),
     ]
     replies = [lines.reply() for _ in expected]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
 from ..model.errors import AssemblerError
+from ..model.rules import printable
 from .arguments import CommandParser
 
 __all__ = ["EXIT_FOUND", "ledger_command"]
@@ -99,13 +101,13 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
     for s in rows:
         spent = "-" if s.cost is None else f"{s.cost}/{s.budget}"
         lines.append(
-            f"{s.number:>6}  {(s.session or '-')[:24]:<24} {s.requested_at:<27}"
+            f"{s.number:>6}  {printable(s.session or '-')[:24]:<24} {s.requested_at:<27}"
             f" {s.outcome.value:<11}"
             f" {s.status or '-':<9} {_dash(s.candidates):>7} {_dash(s.selected):>4}"
             f" {spent:>13}  {_short(s.package_id)}"
         )
         if s.error:
-            lines.append(f"{'':>8}{s.error}")
+            lines.append(f"{'':>8}{printable(s.error)}")
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_BUNDLE
 
@@ -311,7 +313,11 @@ def _export(ledger: Ledger, args: argparse.Namespace) -> int:
     if args.out is None:
         export(ledger, sys.stdout, artifacts=not args.no_artifacts)
         return EXIT_BUNDLE
-    with open(args.out, "w", encoding="utf-8") as out:
+    from ..ledger.store import PRIVATE_FILE_MODE
+
+    # an export holds every request's content, as the ledger does: created 0600
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    with open(os.open(args.out, flags, PRIVATE_FILE_MODE), "w", encoding="utf-8") as out:
         count = export(ledger, out, artifacts=not args.no_artifacts)
     print(f"wrote {count} lines to {args.out}", file=sys.stderr)
     return EXIT_BUNDLE

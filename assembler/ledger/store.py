@@ -6,6 +6,9 @@ artifacts by key, and the checks ``verify`` needs. Errors are ``LedgerError`` wi
 one-line reason.
 
 The ledger above knows only ``Store``; a server database can implement it later.
+A ledger holds every request's content: a new one is created readable by its owner
+only (0600, whatever the umask), and SQLite gives its ``-wal`` and ``-shm`` files the
+database file's mode.
 ``SqliteStore`` uses the standard library's sqlite3 in WAL mode (imported when a
 ledger is opened, not when ``assembler`` is imported). ``append`` takes SQLite's write
 lock first (``BEGIN IMMEDIATE``), then reads the chain's head, so that the sequence
@@ -14,6 +17,7 @@ number and the previous hash are assigned atomically across threads and processe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -30,7 +34,10 @@ from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteStore", "Store"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "PRIVATE_FILE_MODE", "SqliteStore", "Store", "create_private"]
+
+# the mode of every file holding recorded content: ledgers, exports, inspector pages
+PRIVATE_FILE_MODE = 0o600
 
 # a writer waits this long for another process's transaction before giving up
 BUSY_TIMEOUT_SECONDS = 60.0
@@ -122,6 +129,16 @@ def _row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
     return (sha, len(data), *_encode(data))
 
 
+def create_private(path: str) -> None:
+    """Create ``path`` empty and readable by its owner only, unless it exists (an
+    existing file keeps the mode its owner gave it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 class SqliteStore:
     """A ledger in one SQLite file (WAL mode)."""
 
@@ -152,6 +169,10 @@ class SqliteStore:
             raise LedgerError(self.path, "is a directory, not a ledger file")
         if self.readonly and not Path(self.path).is_file():
             raise LedgerError(self.path, "no such ledger file")
+        if not self.readonly:
+            # a file that cannot be created here fails in SQLite too, with its reason
+            with contextlib.suppress(OSError):
+                create_private(self.path)
         try:
             conn, version = self._connect("ro" if self.readonly else "rwc")
         except sqlite3.Error as exc:

@@ -395,9 +395,11 @@ class CacheOutcome:
     uncached, the price (millionths of a token at the base input price), and a proven
     lower bound on the price when the search stopped before proving it."""
 
-    terms: CacheTerms
-    blind_value: int
-    blind_price: int
+    # the order's terms and the cache-blind optimum (None: a baseline that claims no
+    # place in the cache-aware order, only its prefix and price)
+    terms: CacheTerms | None
+    blind_value: int | None
+    blind_price: int | None
     kept: int
     previous: int
     read: int
@@ -424,10 +426,10 @@ class CacheOutcome:
             "price_micro": self.price,
             "price_floor_micro": self.price_floor,
             "blind_value": self.blind_value,
-            "blind_price": self.blind_price / MICRO,
+            "blind_price": None if self.blind_price is None else self.blind_price / MICRO,
             "blind_price_micro": self.blind_price,
-            "value_given_up": self.blind_value - value,
-            "append_floor": self.terms.append_floor,
-            "rewrite_budget": self.terms.rewrite_budget,
-            "rewrite_floor": self.terms.rewrite_floor,
+            "value_given_up": None if self.blind_value is None else self.blind_value - value,
+            "append_floor": None if self.terms is None else self.terms.append_floor,
+            "rewrite_budget": None if self.terms is None else self.terms.rewrite_budget,
+            "rewrite_floor": None if self.terms is None else self.terms.rewrite_floor,
         }

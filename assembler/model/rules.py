@@ -36,6 +36,7 @@ __all__ = [
     "enum_rule",
     "flag",
     "integer",
+    "key",
     "kind",
     "label",
     "label_list",
@@ -44,6 +45,7 @@ __all__ = [
     "name",
     "name_list",
     "name_set",
+    "printable",
     "prose",
     "shown",
     "text",
@@ -58,6 +60,9 @@ MAX_INTEGER = 2**53 - 1
 # Python strings can hold lone surrogates (from a JSON "\ud800" escape, or a caller);
 # UTF-8 cannot encode them, so they would fail later, when the result is written.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# characters a key may not hold: C0 and C1 controls, DEL, line and paragraph separators
+# (a key is printed by tools and terminals as it is: these would move or recolour them)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # a key shown as .key in a path; anything else is shown quoted, as ['key']
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _SHOWN_CHARACTERS = 40
@@ -203,6 +208,26 @@ def name(value: Any, place: Place, key: Any, limits: Limits) -> str:
     if len(value) > limits.max_name_length:
         _too_long(value, place, key, limits)
     return str(value)  # a subclass of str, as a plain str
+
+
+def key(value: Any, place: Place, field: Any, limits: Limits) -> str:
+    """A name that is also safe to print: no control characters and no line breaks
+    (the server's session keys, which ``ledger list`` and logs show as they are)."""
+    checked: str = name(value, place, field, limits)
+    bad = _UNPRINTABLE.search(checked)
+    if bad is not None:
+        place.fail(
+            field,
+            f"holds the control character U+{ord(bad.group()):04X} at character"
+            f" {bad.start()}; a key is printable text",
+        )
+    return checked
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a key may not hold escaped (``\\x1b``), for showing
+    names that were never judged by ``key`` (a task id, a session named in Python)."""
+    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def _too_long(value: str, place: Place, key: object, limits: Limits) -> NoReturn:

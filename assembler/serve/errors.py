@@ -30,12 +30,15 @@ from ..model.errors import (
 )
 
 __all__ = [
+    "ClientDisconnected",
     "ErrorReply",
+    "ReadTimeout",
     "ServeError",
     "ServerBusy",
     "SessionExpired",
     "SessionUnknown",
     "TimeLimitReached",
+    "Unauthorized",
     "error_reply",
 ]
 
@@ -94,6 +97,55 @@ class ServerBusy(ServeError):
         super().__init__(message)
 
 
+class ReadTimeout(ServeError, ValueError):
+    """A client too slow to send its call: its headers did not all arrive within
+    ``header_timeout``, or its body within ``body_timeout`` of them. The connection is
+    closed; the server's other clients lose nothing to it."""
+
+    code = "read-timeout"
+    exit = EXIT_INVALID
+    http = 408
+
+    def __init__(self, timeout: str, seconds: float, received: int | None) -> None:
+        self.timeout = timeout
+        self.seconds = seconds
+        self.received = received
+        what = "its headers" if timeout == "header_timeout" else "its body"
+        got = "" if received is None else f" ({received} bytes of it had come)"
+        option = "--" + timeout.replace("_", "-")
+        super().__init__(
+            f"the call did not send {what} within {seconds:g} s ({option}){got};"
+            " the connection is closed"
+        )
+
+
+class ClientDisconnected(ServeError, ValueError):
+    """The client went away before its call's body had all arrived (nobody reads this
+    reply; it is counted in ``/healthz``)."""
+
+    code = "client-disconnected"
+    exit = EXIT_INVALID
+    http = 400
+
+    def __init__(self) -> None:
+        super().__init__("the client disconnected before its body had all arrived")
+
+
+class Unauthorized(ServeError, ValueError):
+    """A call without the server's shared secret (``Authorization: Bearer <token>``),
+    which a server reachable beyond loopback requires."""
+
+    code = "unauthorized"
+    exit = EXIT_INVALID
+    http = 401
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this server needs its token: send 'Authorization: Bearer <token>'"
+            " (the secret in its --token-file)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorReply:
     exit: int
@@ -111,6 +163,8 @@ def error_reply(exc: BaseException) -> ErrorReply:
             body["session"] = exc.key
         if isinstance(exc, TimeLimitReached):
             body["time_limit"] = exc.seconds
+        if isinstance(exc, ReadTimeout):
+            body.update(timeout=exc.timeout, seconds=exc.seconds, received=exc.received)
         return ErrorReply(exc.exit, exc.http, body)
     if isinstance(exc, RenderError):
         body.update(code="render-error", render_code=exc.code, rule=exc.rule, items=list(exc.items))
@@ -124,8 +178,11 @@ def error_reply(exc: BaseException) -> ErrorReply:
         body["code"] = "invalid-request"
         return ErrorReply(EXIT_INVALID, 400, body)
     if isinstance(exc, LedgerError):
-        # the README's rule: a ledger that cannot be written is exit 2, not a bug
-        body["code"] = "ledger-error"
+        # the README's rule: a ledger that cannot be written is exit 2, not a bug; the
+        # client is told why without the server's file path, the operator sees it whole
+        print(f"assembler serve: {_one_line(exc)}", file=sys.stderr, flush=True)
+        reason = _one_line_of(exc.reason.replace(exc.path, "<ledger>"))
+        body.update(code="ledger-error", message=f"the server's ledger: {reason}")
         return ErrorReply(EXIT_INVALID, 500, body)
     if isinstance(exc, AssemblerError) and isinstance(exc, ValueError):
         # UnknownStrategy, EnumerationTooLarge: the call's input
@@ -141,6 +198,10 @@ def error_reply(exc: BaseException) -> ErrorReply:
         " please report it with the request and this line",
     )
     return ErrorReply(EXIT_INTERNAL, 500, body)
+
+
+def _one_line_of(text: str) -> str:
+    return " ".join(text.split())[:2000]
 
 
 def _one_line(exc: BaseException) -> str:

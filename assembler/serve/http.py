@@ -1,125 +1,193 @@
 """``assembler serve --port N``: the same calls over HTTP, on Starlette and Uvicorn.
 
-Input: HTTP requests on a loopback port; the ``Settings``.
+Input: HTTP requests on a port (loopback unless ``--allow-remote``); the ``Settings``.
 Output: JSON replies (the same objects as the JSON-lines transport), the HTTP status
 saying what kind of reply it is and the ``X-Assembler-Exit`` header the exit code
-``assembler compile`` would give; the process's exit code: 0 after SIGTERM, once every
-request in flight was answered (130 after SIGINT).
+``assembler compile`` would give, on every reply (an unknown route's too); the
+process's exit code: 0 after SIGTERM, once every request in flight was answered (130
+after SIGINT; a second signal exits at once).
 
-Routes (``models/session.md``, "The server"):
+Routes (``models/session.md``, "The server"), matched on the raw path so that a
+session key is percent-decoded exactly once, as UTF-8, or refused:
 
 * ``POST /assemble`` (body: a request) -> ``{"exit", "result"}``
 * ``PUT /sessions/{key}`` (body: the session's first request) -> ``{"exit", "session",
   "result"}``; it replaces the key's session, if any
 * ``POST /sessions/{key}/delta`` (body: a delta) -> ``{"exit", "session", "result"}``
 * ``DELETE /sessions/{key}`` -> ``{"exit": 0, "closed"}``
-* ``GET /healthz`` -> ``{"status": "ok", "sessions", "in_flight", ...}``
+* ``GET /healthz`` -> ``{"status": "ok" | "saturated" | "draining", ...}`` (503 unless ok)
 
 Options are query parameters: ``strategy`` and ``render`` (assemble and open),
-``time_limit`` (any call). A body is read no further than ``max_request_bytes``. At
-most ``max_pending`` calls are held at once; beyond that a call is told
-``server-busy`` (503) before its body is read. Starlette and Uvicorn are imported
-only here (the ``serve`` extra).
+``time_limit`` (any call). With a token (``Settings.token``) every route but
+``/healthz`` needs ``Authorization: Bearer <token>``.
+
+What a client can hold is bounded: its headers must arrive within ``header_timeout``
+(from the connection, or the end of the previous reply on it), its body within
+``body_timeout`` of its headers, both cut with ``read-timeout`` (408) and the
+connection closed; the bytes of bodies being read or answered together within
+``max_body_memory`` (beyond: ``server-busy`` before the body is read further);
+``max_connections`` open connections; ``max_pending`` calls read and not yet
+answered. A body being read is not a call held: clients that stall their bodies take
+nothing from the others but a connection each, until their deadline. Starlette and
+Uvicorn are imported only here (the ``serve`` extra).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import math
+import os
 import signal
 import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from ..exits import EXIT_INTERNAL
+from ..exits import EXIT_INTERNAL, EXIT_INTERRUPTED
 from ..model.errors import InvalidRequest, RequestTooLarge
-from .errors import ServerBusy
-from .messages import Op, call_from_http
-from .service import OVERRUN_GRACE, Reply, Service, error
+from .errors import ClientDisconnected, ReadTimeout, ServerBusy, Unauthorized
+from .messages import Op, call_from_http, session_key
+from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
 
 __all__ = ["build_app", "serve_http"]
 
-# beyond the time limit and its grace, what a graceful shutdown waits for (writing
-# the last replies) before Uvicorn cancels what is left
-_SHUTDOWN_MARGIN = 5.0
+_ROUTES = (
+    "the routes are POST /assemble, PUT|DELETE /sessions/{key}, POST /sessions/{key}/delta,"
+    " GET /healthz"
+)
 
 
-def build_app(service: Service, announce: Callable[[], None] = lambda: None) -> Any:
+@dataclass(slots=True)
+class _Connections:
+    """What the transport holds, for the limits and ``/healthz``."""
+
+    open: int = 0
+    reading: int = 0
+
+
+def build_app(
+    service: Service,
+    announce: Callable[[], None] = lambda: None,
+    counts: _Connections | None = None,
+) -> Any:
     """The ASGI application answering ``service``'s calls; ``announce`` is called once
     it is ready (the listening socket already queues connections)."""
     from starlette.applications import Starlette
-    from starlette.exceptions import HTTPException
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
-    from starlette.routing import Route
 
-    def respond(reply: Reply) -> Response:
+    settings = service.settings
+    held = _Connections() if counts is None else counts
+    service.transport_health = lambda: {
+        "connections": held.open,
+        "max_connections": settings.max_connections,
+        "reading": held.reading,
+        "header_timeout": settings.header_timeout,
+        "body_timeout": settings.body_timeout,
+    }
+    token = None if settings.token is None else settings.token.encode("utf-8")
+
+    def respond(
+        reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
+    ) -> Response:
+        extra = dict(headers or {})
+        if reply.code in ("read-timeout", "client-disconnected"):
+            # the rest of a body that did not come is not waited for on this connection
+            extra["Connection"] = "close"
+        if reply.code == "unauthorized":
+            extra["WWW-Authenticate"] = 'Bearer realm="assembler"'
         return Response(
             reply.body,
-            status_code=reply.http,
+            status_code=reply.http if status is None else status,
             media_type="application/json",
-            headers={"X-Assembler-Exit": str(reply.exit)},
+            headers={"X-Assembler-Exit": str(reply.exit), **extra},
         )
 
-    max_pending = service.settings.max_pending
-    # calls held, counted from before their bodies are read (bodies are what is large)
-    held = [0]
-
-    async def call(request: Request, op: Op) -> Response:
-        if held[0] >= max_pending:
-            busy = ServerBusy(f"{max_pending} calls are in flight (--max-pending); try again")
-            return respond(error(busy))
-        held[0] += 1
-        try:
-            return respond(await _answer(request, op))
-        finally:
-            held[0] -= 1
-
-    async def _answer(request: Request, op: Op) -> Reply:
-        key = request.path_params.get("key")
-        try:
-            body = None if op is Op.CLOSE else await _body(request, service)
-            made = call_from_http(
-                op,
-                key,
-                dict(request.query_params),
-                body,
-                service.settings.limits,
-                service.settings.time_limit,
+    async def dispatch(request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode("utf-8")
+        path = raw.split(b"?", 1)[0]
+        if path == b"/healthz":
+            if request.method not in ("GET", "HEAD"):
+                return _wrong_method(request, "GET")
+            health = service.health()
+            return Response(
+                json.dumps(health),
+                status_code=200 if health["status"] == "ok" else 503,
+                media_type="application/json",
             )
-        except Exception as exc:
-            return error(exc)
-        return await service.handle(made, time.monotonic())
+        route = _route(request, path)
+        if isinstance(route, Response):
+            return route
+        op, key_bytes = route
+        if token is not None and not _authorised(request, token):
+            return respond(service.count(error(Unauthorized())))
+        try:
+            key = None if key_bytes is None else session_key(key_bytes, settings.limits)
+        except InvalidRequest as exc:
+            return respond(service.count(error(exc)))
+        return respond(await call(request, op, key))
 
-    async def assemble(request: Request) -> Response:
-        return await call(request, Op.ASSEMBLE)
+    def _route(request: Request, path: bytes) -> tuple[Op, bytes | None] | Response:
+        method = request.method
+        parts = path.split(b"/")
+        if path == b"/assemble":
+            return (Op.ASSEMBLE, None) if method == "POST" else _wrong_method(request, "POST")
+        if parts[:2] == [b"", b"sessions"] and len(parts) in (3, 4) and parts[2]:
+            if len(parts) == 3 and method in ("PUT", "DELETE"):
+                return (Op.OPEN if method == "PUT" else Op.CLOSE), parts[2]
+            if len(parts) == 3:
+                return _wrong_method(request, "PUT, DELETE")
+            if parts[3] == b"delta":
+                return (Op.DELTA, parts[2]) if method == "POST" else _wrong_method(request, "POST")
+        return _unknown(request, 404, "not found")
 
-    async def open_session(request: Request) -> Response:
-        return await call(request, Op.OPEN)
+    def _wrong_method(request: Request, allow: str) -> Response:
+        return _unknown(request, 405, "method not allowed", allow)
 
-    async def delta(request: Request) -> Response:
-        return await call(request, Op.DELTA)
-
-    async def close(request: Request) -> Response:
-        return await call(request, Op.CLOSE)
-
-    async def health(request: Request) -> Response:
-        return Response(json.dumps(service.health()), media_type="application/json")
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
+    def _unknown(request: Request, status: int, what: str, allow: str | None = None) -> Response:
         wrong = InvalidRequest(
-            "$",
-            f"{request.method} {_shown_path(request.url.path)}: {exc.detail}; the routes are"
-            " POST /assemble, PUT|DELETE /sessions/{key}, POST /sessions/{key}/delta,"
-            " GET /healthz",
+            "$", f"{request.method} {json.dumps(request.url.path[:80])}: {what}; {_ROUTES}"
         )
-        reply = error(wrong)
-        return Response(reply.body, status_code=exc.status_code, media_type="application/json")
+        allowed = {} if allow is None else {"Allow": allow}
+        return respond(service.count(error(wrong)), allowed, status)
+
+    async def call(request: Request, op: Op, key: str | None) -> Reply:
+        if held.open > settings.max_connections:
+            busy = ServerBusy(
+                f"{held.open} connections are open (--max-connections"
+                f" {settings.max_connections}); try again"
+            )
+            return service.count(error(busy))
+        busy = ServerBusy(f"{settings.max_pending} calls are in flight (--max-pending); try again")
+        if service.in_flight >= settings.max_pending:
+            return service.count(error(busy))
+        taken = [0]
+        try:
+            try:
+                body = None if op is Op.CLOSE else await _body(request, service, held, taken)
+                if service.in_flight >= settings.max_pending:
+                    # bodies read side by side: the limit holds for calls, not for reads
+                    return service.count(error(busy))
+                made = call_from_http(
+                    op,
+                    key,
+                    dict(request.query_params),
+                    body,
+                    settings.limits,
+                    settings.time_limit,
+                )
+            except ClientDisconnect:
+                return service.count(error(ClientDisconnected()))
+            except Exception as exc:
+                return service.count(error(exc))
+            return await service.handle(made, time.monotonic())
+        finally:
+            service.bodies.give(taken[0])
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -131,42 +199,132 @@ def build_app(service: Service, announce: Callable[[], None] = lambda: None) -> 
             sweeper.cancel()
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 
-    return Starlette(
-        routes=[
-            Route("/assemble", assemble, methods=["POST"]),
-            Route("/sessions/{key}", open_session, methods=["PUT"]),
-            Route("/sessions/{key}", close, methods=["DELETE"]),
-            Route("/sessions/{key}/delta", delta, methods=["POST"]),
-            Route("/healthz", health, methods=["GET"]),
-        ],
-        exception_handlers={HTTPException: http_error},
-        lifespan=lifespan,
-    )
+    # Starlette runs the lifespan; every HTTP request comes to ``dispatch`` as it is
+    # (its routes match the decoded path, which a key with a newline escapes)
+    lifespan_app = Starlette(lifespan=lifespan)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await lifespan_app(scope, receive, send)
+            return
+        response = await dispatch(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app
 
 
-def _shown_path(path: str) -> str:
-    return json.dumps(path[:80])
+def _authorised(request: Any, token: bytes) -> bool:
+    given = request.headers.get("authorization", "")
+    scheme, _, secret = given.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), token)
 
 
-async def _body(request: Any, service: Service) -> bytes:
-    """The body's bytes, read no further than the limit."""
-    limit = service.settings.limits.max_request_bytes
+async def _body(request: Any, service: Service, held: _Connections, taken: list[int]) -> bytes:
+    """The body's bytes, read within the body deadline, no further than the size
+    limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
+    for the caller to give back once the call is answered)."""
+    settings = service.settings
+    limit = settings.limits.max_request_bytes
+    memory = service.bodies
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
+    if declared is not None and declared.isdigit():
+        if int(declared) > limit:
+            raise _too_large(int(declared), limit)
+        if memory.held + int(declared) > memory.limit:
+            raise _memory_full(memory.held, memory.limit)
     chunks: list[bytes] = []
     total = 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise _too_large(None, limit)
-        chunks.append(chunk)
+    held.reading += 1
+    try:
+        async with asyncio.timeout(settings.body_timeout):
+            async for chunk in request.stream():
+                total += len(chunk)
+                if total > limit:
+                    raise _too_large(None, limit)
+                if not memory.try_take(len(chunk)):
+                    raise _memory_full(memory.held, memory.limit)
+                taken[0] += len(chunk)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ReadTimeout("body_timeout", settings.body_timeout, total) from None
+    finally:
+        held.reading -= 1
     return b"".join(chunks)
 
 
 def _too_large(size: int | None, limit: int) -> RequestTooLarge:
     what = f"a body of {size} bytes" if size is not None else f"a body of more than {limit} bytes"
     return RequestTooLarge("$", what, limit="max_request_bytes", maximum=limit, actual=size)
+
+
+def _memory_full(held: int, limit: int) -> ServerBusy:
+    return ServerBusy(
+        f"the bodies in flight hold {held} bytes of the {limit} this server keeps for them"
+        " (--max-body-memory); try again"
+    )
+
+
+def _protocol(service: Service, held: _Connections) -> type:
+    """Uvicorn's h11 protocol, counting connections and cutting a request whose
+    headers have not all arrived within ``header_timeout``."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    seconds = service.settings.header_timeout
+
+    class Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+        _partial = False
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            held.open += 1
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            held.open -= 1
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE:
+                self._partial = True
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._partial = False
+                self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(seconds, self._expired)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expired(self) -> None:
+            self._header_timer = None
+            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+                return
+            if self._partial:
+                reply = service.count(error(ReadTimeout("header_timeout", seconds, None)))
+                head = (
+                    f"HTTP/1.1 {reply.http} Request Timeout\r\n"
+                    "content-type: application/json\r\n"
+                    f"content-length: {len(reply.body)}\r\n"
+                    f"x-assembler-exit: {reply.exit}\r\n"
+                    "connection: close\r\n\r\n"
+                )
+                self.transport.write(head.encode("ascii") + reply.body)
+            self.transport.close()
+
+    return Protocol
 
 
 def serve_http(service: Service, host: str, port: int) -> int:
@@ -182,23 +340,34 @@ def serve_http(service: Service, host: str, port: int) -> int:
         sys.stdout.write(json.dumps({"listening": where, "port": bound}) + "\n")
         sys.stdout.flush()
 
+    held = _Connections()
     config = uvicorn.Config(
-        build_app(service, announce),
+        build_app(service, announce, held),
         lifespan="on",
         log_level="warning",
         access_log=False,
-        http="h11",
+        http=_protocol(service, held),
         loop="asyncio",
         timeout_graceful_shutdown=math.ceil(
-            service.settings.time_limit + OVERRUN_GRACE + _SHUTDOWN_MARGIN
+            service.settings.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
         ),
     )
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.should_exit:
+                # a second signal: leave now, unanswered calls and all
+                os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
+            service.draining = True
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
 
     def terminated(sig: int, frame: Any) -> None:
         # Before Uvicorn handles signals, a SIGTERM stops it as soon as it has started;
         # after a graceful shutdown Uvicorn raises the signal again with the handler it
         # found, this one, so that the process exits 0 rather than by the signal.
+        service.draining = True
         server.should_exit = True
 
     previous = signal.signal(signal.SIGTERM, terminated)
@@ -224,7 +393,7 @@ def _listening(host: str, port: int) -> socket.socket:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         listening.bind((host, port))
-        listening.listen(128)
+        listening.listen(1024)
     except BaseException:
         listening.close()
         raise

@@ -27,15 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import InvalidRequest, UnknownStrategy
 from ..model.limits import Limits
 from ..model.rendering import RenderFormat
-from ..model.rules import Place, kind, name, shown
+from ..model.rules import Place, kind, shown
+from ..model.rules import key as key_rule
 from ..strategies import STRATEGIES
 
-__all__ = ["Call", "Op", "call_from_http", "call_from_message"]
+__all__ = ["Call", "Op", "call_from_http", "call_from_message", "session_key"]
 
 _MESSAGE_KEYS = ("id", "request", "session", "delta", "close", "strategy", "render", "time_limit")
 _QUERY_KEYS = ("strategy", "render", "time_limit")
@@ -70,7 +72,7 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
     for key in message:
         if key not in _MESSAGE_KEYS:
             place.fail(key, f"unknown field: a message has {', '.join(_MESSAGE_KEYS)}")
-    key = _key(message["session"], limits) if "session" in message else None
+    key = session_key(message["session"], limits) if "session" in message else None
     if "delta" in message or "close" in message:
         what = "delta" if "delta" in message else "close"
         if key is None:
@@ -129,7 +131,7 @@ def call_from_http(
             raise InvalidRequest("time_limit", f"must be a number, not {shown(seconds)}") from None
     return Call(
         op=op,
-        key=None if key is None else _key(key, limits),
+        key=None if key is None else session_key(key, limits),
         payload=body,
         strategy=_strategy(query.get("strategy", "cpsat")),
         render=_render(query.get("render")),
@@ -137,9 +139,22 @@ def call_from_http(
     )
 
 
-def _key(value: Any, limits: Limits) -> str:
-    key: str = name(value, Place("$"), "session", limits)
-    return key
+def session_key(value: Any, limits: Limits) -> str:
+    """A session key by the rule of keys (``model.rules.key``: a name with no control
+    character); from an HTTP path (bytes, percent-encoded), decoded as UTF-8 exactly,
+    so that two different paths never name one session."""
+    if isinstance(value, bytes):
+        raw = unquote_to_bytes(value)
+        try:
+            value = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequest(
+                "session",
+                f"is not UTF-8 once percent-decoded (byte {raw[exc.start]:#04x} at"
+                f" {exc.start}); a key is text",
+            ) from None
+    checked: str = key_rule(value, Place("$"), "session", limits)
+    return checked
 
 
 def _strategy(value: Any) -> str:

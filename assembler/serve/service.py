@@ -38,18 +38,45 @@ from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result
 from ..session import Session
 from .errors import TimeLimitReached, error_reply
+from .memory import BodyMemory, give_back
 from .messages import Call, Op
-from .store import SessionStore
+from .store import SessionStore, weight
 
-__all__ = ["OVERRUN_GRACE", "Reply", "Service", "Settings"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_MAX_BODY_MEMORY",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_SESSION_MEMORY",
+    "OVERRUN_GRACE",
+    "SHUTDOWN_MARGIN",
+    "Reply",
+    "Service",
+    "Settings",
+]
 
 # after the limit, how long a solve may still take to return its answer (the trace of
 # a solve stopped at the limit, and encoding the reply) before the call is given up
 OVERRUN_GRACE = 1.0
+# beyond the time limit and its grace, what a shutdown waits for (writing the last
+# replies) before it gives up on a client that does not read them
+SHUTDOWN_MARGIN = 5.0
+# bytes of lines and bodies held at once by calls not yet answered: one request of the
+# largest size the default limits allow
+DEFAULT_MAX_BODY_MEMORY = DEFAULT_LIMITS.max_request_bytes
+# HTTP: seconds for a request's headers to arrive (from the connection, or the end of
+# the previous reply on it), and for its body once its headers are in
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_MAX_CONNECTIONS = 1000
+# the sessions kept, by their estimated memory (``store.weight``)
+DEFAULT_MAX_SESSION_MEMORY = 4 * 2**30
 # below this much time left a solve is not started: it could only answer undecided
 _LEAST_SOLVE = 0.01
 # the longest wait between two sweeps of idle sessions
 _SWEEP_SECONDS = 30.0
+# how soon after a busy spell ends its memory is given back
+_IDLE_TRIM_SECONDS = 5.0
 
 T = TypeVar("T")
 
@@ -62,10 +89,17 @@ class Settings:
     concurrency: int = 2
     max_sessions: int = 1000
     idle_seconds: float = 3600.0
-    # calls held at once: lines read ahead, or HTTP requests in flight
+    # calls held at once: lines read ahead, or HTTP requests read and not yet answered
     max_pending: int = 64
     limits: Limits = DEFAULT_LIMITS
     ledger: str | None = None
+    max_body_memory: int = DEFAULT_MAX_BODY_MEMORY
+    max_session_memory: int = DEFAULT_MAX_SESSION_MEMORY
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    # HTTP: the shared secret every call but /healthz must present (a Bearer token)
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +107,8 @@ class Reply:
     exit: int
     http: int
     body: bytes
+    # the error's code (None for a result)
+    code: str | None = None
 
 
 class Service:
@@ -80,11 +116,23 @@ class Service:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.sessions = SessionStore(settings.max_sessions, settings.idle_seconds)
+        self.sessions = SessionStore(
+            settings.max_sessions, settings.idle_seconds, settings.max_session_memory
+        )
+        self.bodies = BodyMemory(settings.max_body_memory)
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="solve")
         self._store = None if settings.ledger is None else SqliteStore(settings.ledger)
+        # calls being answered; of them, those on a solver thread; calls answered so far
         self.in_flight = 0
+        self.answered = 0
+        self.solving = 0
+        # set by a transport once it stops taking calls
+        self.draining = False
+        # the transport's own figures for /healthz (HTTP: connections, bodies being read)
+        self.transport_health: Callable[[], dict[str, Any]] = dict
+        # replies by error code since the start (the soak and /healthz read them)
+        self.errors: dict[str, int] = {}
         self.started = time.monotonic()
 
     def close(self) -> None:
@@ -94,22 +142,58 @@ class Service:
             self._store.close()
 
     async def sweep_forever(self) -> None:
-        """Sweep out idle sessions, a few times per idle period, until cancelled."""
+        """Sweep out idle sessions, a few times per idle period, and give memory back
+        once the calls of a busy spell are answered, until cancelled."""
         every = min(_SWEEP_SECONDS, max(0.05, self.settings.idle_seconds / 4))
+        swept = time.monotonic()
+        answered = self.answered
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(every)
-            self.sessions.sweep()
+            await asyncio.sleep(min(every, _IDLE_TRIM_SECONDS))
+            if time.monotonic() - swept >= every:
+                self.sessions.sweep()
+                swept = time.monotonic()
+            if self.in_flight == 0 and self.answered != answered:
+                answered = self.answered
+                await loop.run_in_executor(None, give_back)
 
     def health(self) -> dict[str, Any]:
+        """``/healthz``: ``status`` is ``ok``, ``saturated`` (a call now would wait for
+        a solver thread, or be told ``server-busy``) or ``draining`` (shutting down),
+        with the figures that say why."""
+        settings = self.settings
+        transport = self.transport_health()
+        waiting = self.in_flight - self.solving
+        saturated = (
+            self.in_flight >= settings.max_pending
+            or self.bodies.held >= self.bodies.limit
+            or (self.solving >= settings.concurrency and waiting > 0)
+            or transport.get("connections", 0) >= settings.max_connections
+        )
+        status = "draining" if self.draining else "saturated" if saturated else "ok"
         return {
-            "status": "ok",
+            "status": status,
             "sessions": len(self.sessions),
-            "max_sessions": self.settings.max_sessions,
+            "max_sessions": settings.max_sessions,
+            "session_memory": self.sessions.memory,
+            "max_session_memory": settings.max_session_memory,
             "in_flight": self.in_flight,
-            "concurrency": self.settings.concurrency,
-            "time_limit": self.settings.time_limit,
+            "solving": self.solving,
+            "concurrency": settings.concurrency,
+            "max_pending": settings.max_pending,
+            "body_memory": self.bodies.held,
+            "max_body_memory": self.bodies.limit,
+            **transport,
+            "time_limit": settings.time_limit,
+            "errors": dict(sorted(self.errors.items())),
             "uptime_s": round(time.monotonic() - self.started, 3),
         }
+
+    def count(self, reply: Reply) -> Reply:
+        """Count an error reply by its code (for ``/healthz``); the reply itself."""
+        if reply.code is not None:
+            self.errors[reply.code] = self.errors.get(reply.code, 0) + 1
+        return reply
 
     async def handle(self, call: Call, arrived: float) -> Reply:
         """Answer ``call``; any error becomes an error reply, never an exception."""
@@ -127,9 +211,10 @@ class Service:
                     return await self._open(call, call.key, deadline)
                 return await self._delta(call, call.key, deadline)
         except Exception as exc:
-            return error(exc, call.id)
+            return self.count(error(exc, call.id))
         finally:
             self.in_flight -= 1
+            self.answered += 1
 
     # -- operations -------------------------------------------------------------
 
@@ -168,7 +253,7 @@ class Service:
             return session, result, _encoded(result)
 
         session, result, encoded = await self._solve(work, deadline, call.time_limit)
-        self.sessions.put(key, session)
+        self.sessions.put(key, session, weight(session.state))
         return _reply(result, encoded, call.id, _about(key, session))
 
     async def _delta(self, call: Call, key: str, deadline: float) -> Reply:
@@ -180,6 +265,8 @@ class Service:
             return proposal, _encoded(proposal.result)
 
         proposal, encoded = await self._solve(work, deadline, call.time_limit)
+        # a session that grew must fit beside the others (ServerBusy leaves it as it was)
+        self.sessions.resize(key, weight(proposal.state))
         # committed here, on the event loop, only now that the reply is a result
         session.commit(proposal)
         return _reply(proposal.result, encoded, call.id, _about(key, session))
@@ -195,18 +282,26 @@ class Service:
     async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
         """``work()`` on a solver thread, within the call's deadline (``work`` gives its
         solve what is left of it, ``Deadline(deadline).limit()``, when the solve begins)."""
-        try:
-            await asyncio.wait_for(self._slots.acquire(), max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            raise TimeLimitReached(limit, "every solver thread was busy") from None
+        if not self._slots.locked():
+            await self._slots.acquire()  # at once: a free thread costs no time
+        else:
+            try:
+                await asyncio.wait_for(self._slots.acquire(), deadline - time.monotonic())
+            except TimeoutError:
+                raise TimeLimitReached(limit, "every solver thread was busy") from None
         left = deadline - time.monotonic()
         if left < _LEAST_SOLVE:
             self._slots.release()
-            raise TimeLimitReached(limit, "every solver thread was busy")
+            raise TimeLimitReached(
+                limit,
+                f"{max(0.0, left) * 1000:.1f} ms of it were left when the solve could start,"
+                f" under the {_LEAST_SOLVE * 1000:g} ms a solve needs",
+            )
         loop = asyncio.get_running_loop()
+        self.solving += 1
         future = loop.run_in_executor(self._pool, work)
         # the thread is free only when the work has returned, even if the call gave up
-        future.add_done_callback(lambda _: self._slots.release())
+        future.add_done_callback(self._solved)
         try:
             return await asyncio.wait_for(asyncio.shield(future), left + OVERRUN_GRACE)
         except TimeoutError:
@@ -214,6 +309,10 @@ class Service:
             raise TimeLimitReached(
                 limit, f"the solve had not returned {OVERRUN_GRACE:g} s after the limit"
             ) from None
+
+    def _solved(self, _: Any) -> None:
+        self.solving -= 1
+        self._slots.release()
 
     def _ledger(self, key: str | None) -> Ledger | None:
         if self._store is None:
@@ -261,4 +360,5 @@ def _reply(result: Result, encoded: str, id_: Any, session: dict[str, Any] | Non
 def error(exc: BaseException, id_: Any = None) -> Reply:
     """The reply for an error."""
     told = error_reply(exc)
-    return Reply(told.exit, told.http, _json({"id": id_, "exit": told.exit, "error": told.body}))
+    body = _json({"id": id_, "exit": told.exit, "error": told.body})
+    return Reply(told.exit, told.http, body, told.body["code"])

@@ -2,19 +2,25 @@
 
 Input: lines of JSON on stdin (``messages``: a request, or a session's delta with its
 key), the ``Settings``.
-Output: one reply per line on stdout, in the order of the messages, each a JSON
-object with ``exit`` and ``result`` or ``error`` (and the message's ``id``); the
-process's exit code: 0 after end of input or SIGTERM, 130 after SIGINT.
+Output: one reply per line on stdout, in the order of the lines, each a JSON object
+with ``exit`` and ``result`` or ``error`` (and the message's ``id``); the process's
+exit code: 0 after end of input or SIGTERM, 130 after SIGINT.
 
-Messages are answered concurrently (up to ``max_pending`` read ahead; calls on one session
-one after the other, in the order of their lines) but replied to in order. A line
-that is not JSON, is too long (``max_request_bytes``), too deeply nested or not a
-valid message gets its error line, and the next line is read as usual: no input
-ends the server but the end of input or a signal. On SIGTERM (or SIGINT) no further
-line is read, every message already read is answered, and the process exits.
+Messages are answered concurrently (up to ``max_pending`` read ahead, and no more
+than ``max_body_memory`` bytes of lines held; calls on one session one after the
+other, in the order of their lines) but replied to in order. Every line gets its
+reply, a blank one too; a line that is not JSON, is too long (``max_request_bytes``),
+too deeply nested or not a valid message gets its error line, and the next line is
+read as usual: no input ends the server but the end of input or a signal. On
+SIGTERM (or SIGINT) no further line is read, every message already read is answered
+and its reply written, and the process exits; if stdout is not being read, the
+replies are given up once the time limit, the overrun grace and a margin have passed
+(said on stderr). A second signal exits at once.
 
-stdin is read by a thread of its own (it may be a pipe, a file or a terminal); the
-event loop never blocks on it.
+stdin is read by a thread of its own and stdout written by another (either may be a
+pipe, a file or a terminal), each reply whole: a write that returns short, because a
+signal came or the pipe is full, is continued where it stopped. The event loop never
+blocks on either, so signals are handled whatever the client does.
 """
 
 from __future__ import annotations
@@ -22,39 +28,67 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..exits import EXIT_INTERRUPTED
-from ..model.errors import RequestTooLarge
+from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.jsontext import load_json
+from .memory import BodyMemory
 from .messages import call_from_message
-from .service import Reply, Service, error
+from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
 
 __all__ = ["serve_stdio"]
 
 _CHUNK = 1 << 16
+_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
 def serve_stdio(service: Service) -> int:
     return asyncio.run(_serve(service))
 
 
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """A line as read: its bytes (or the error of an over-long line) and the bytes of
+    ``max_body_memory`` it holds until its reply is written."""
+
+    data: bytes | RequestTooLarge
+    held: int = 0
+
+
+def _helper_thread(target: Callable[[], None], name: str) -> None:
+    def run() -> None:
+        # the process's signals go to the event loop's thread, never to a thread
+        # blocked in a read or a write
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        target()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+
+
 class _Lines:
     """stdin as lines, read on a thread of its own, handed over through a bounded
-    queue (the reader waits while the server is behind). A line over ``limit`` bytes
-    is not kept: its place holds an error, and reading goes on after its newline."""
+    queue (the reader waits while the server is behind, or while the lines held
+    fill ``memory``). A line over ``limit`` bytes is not kept: its place holds an
+    error, and reading goes on after its newline."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int, ahead: int) -> None:
-        self.queue: asyncio.Queue[bytes | RequestTooLarge | None] = asyncio.Queue(ahead)
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, limit: int, ahead: int, memory: BodyMemory
+    ) -> None:
+        self.queue: asyncio.Queue[_Line | None] = asyncio.Queue(ahead)
         self._loop = loop
         self._limit = limit
-        threading.Thread(target=self._read, name="stdin", daemon=True).start()
+        self._memory = memory
+        _helper_thread(self._read, "stdin")
 
-    def _put(self, item: bytes | RequestTooLarge | None) -> None:
+    def _put(self, item: _Line | None) -> None:
         asyncio.run_coroutine_threadsafe(self.queue.put(item), self._loop).result()
 
     def _read(self) -> None:
@@ -65,10 +99,15 @@ class _Lines:
                 start = 0
                 while (end := chunk.find(b"\n", start)) >= 0:
                     if skipping is None:
-                        buffer += chunk[start:end]
-                        self._put(self._line(buffer))
+                        piece = chunk[start:end]
+                        if len(buffer) + len(piece) > self._limit:
+                            self._memory.give(len(buffer))
+                            self._put(_Line(_too_long(len(buffer) + len(piece), self._limit)))
+                        else:
+                            self._keep(buffer, piece)
+                            self._put(self._line(buffer))
                     else:
-                        self._put(_too_long(skipping + end - start, self._limit))
+                        self._put(_Line(_too_long(skipping + end - start, self._limit)))
                         skipping = None
                     buffer = bytearray()
                     start = end + 1
@@ -77,12 +116,13 @@ class _Lines:
                     skipping += len(rest)
                 elif len(buffer) + len(rest) > self._limit:
                     skipping = len(buffer) + len(rest)
+                    self._memory.give(len(buffer))
                     buffer = bytearray()
                 else:
-                    buffer += rest
+                    self._keep(buffer, rest)
             if skipping is not None:
-                self._put(_too_long(skipping, self._limit))
-            elif buffer.strip():
+                self._put(_Line(_too_long(skipping, self._limit)))
+            elif buffer:
                 self._put(self._line(buffer))
         except Exception:
             # stdin closed under us, or the loop gone (a put cancelled at shutdown): the
@@ -91,10 +131,87 @@ class _Lines:
         with contextlib.suppress(Exception):
             self._put(None)
 
-    def _line(self, buffer: bytearray) -> bytes | RequestTooLarge:
-        if len(buffer) > self._limit:
-            return _too_long(len(buffer), self._limit)
-        return bytes(buffer)
+    def _keep(self, buffer: bytearray, piece: bytes) -> None:
+        self._memory.take(len(piece))
+        buffer += piece
+
+    def _line(self, buffer: bytearray) -> _Line:
+        return _Line(bytes(buffer), len(buffer))
+
+
+class _Output:
+    """stdout, written by a thread of its own: each reply whole, in the order given.
+
+    ``write`` hands a reply over and returns; ``written`` is called (on the event
+    loop) once its bytes are out, or dropped because the client stopped reading,
+    which ``on_closed`` hears of once."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_closed: Callable[[], None]) -> None:
+        self._loop = loop
+        self._on_closed = on_closed
+        self._items: list[tuple[bytes, Callable[[], None]] | None] = []
+        self._ready = threading.Condition()
+        self.closed = False
+        self.finished = asyncio.Event()
+        self.pending = 0
+        _helper_thread(self._run, "stdout")
+
+    def write(self, data: bytes, written: Callable[[], None]) -> None:
+        self.pending += 1
+        with self._ready:
+            self._items.append((data, written))
+            self._ready.notify()
+
+    def finish(self) -> None:
+        with self._ready:
+            self._items.append(None)
+            self._ready.notify()
+
+    def _next(self) -> tuple[bytes, Callable[[], None]] | None:
+        with self._ready:
+            while not self._items:
+                self._ready.wait()
+            return self._items.pop(0)
+
+    def _run(self) -> None:
+        fd = sys.stdout.fileno()
+        while (item := self._next()) is not None:
+            data, written = item
+            if not self.closed:
+                try:
+                    _write_all(fd, data)
+                    _write_all(fd, b"\n")
+                except OSError:
+                    # the client stopped reading (a broken pipe, a closed terminal):
+                    # what is in flight is answered, nothing more is read
+                    self.closed = True
+                    with contextlib.suppress(OSError):
+                        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+                    self._call(self._on_closed)
+            self._call(self._done(written))
+        self._call(self.finished.set)
+
+    def _done(self, written: Callable[[], None]) -> Callable[[], None]:
+        def done() -> None:
+            self.pending -= 1
+            written()
+
+        return done
+
+    def _call(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop already closed
+            self._loop.call_soon_threadsafe(callback)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data``: a short write (a signal, a full pipe) goes on
+    where it stopped, and a non-blocking descriptor is waited for."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 def _too_long(size: int, limit: int) -> RequestTooLarge:
@@ -112,37 +229,71 @@ async def _serve(service: Service) -> int:
     settings = service.settings
     stopping = asyncio.Event()
     caught: list[int] = []
+    signalled = asyncio.Event()
 
     def stop(sig: int) -> None:
         caught.append(sig)
         if len(caught) > 1:
             # a second signal: leave now, unanswered messages and all
             os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
+        signalled.set()
         stopping.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in _SIGNALS:
         loop.add_signal_handler(sig, stop, sig)
-    lines = _Lines(loop, settings.limits.max_request_bytes, settings.max_pending)
+    memory = service.bodies
+    lines = _Lines(loop, settings.limits.max_request_bytes, settings.max_pending, memory)
+    output = _Output(loop, stopping.set)
     # replies in the order of the lines; a slot is given back once a reply is written
-    replies: asyncio.Queue[asyncio.Task[Reply] | None] = asyncio.Queue()
+    replies: asyncio.Queue[tuple[asyncio.Task[Reply], int] | None] = asyncio.Queue()
     slots = asyncio.Semaphore(settings.max_pending)
-    writer = asyncio.create_task(_write(replies, slots, stopping))
+    writer = asyncio.create_task(_write(replies, slots, output, memory))
     sweeper = asyncio.create_task(service.sweep_forever())
     try:
         while (line := await _next(lines, stopping)) is not None:
-            if isinstance(line, bytes) and not line.strip():
-                continue
             await slots.acquire()
-            replies.put_nowait(asyncio.create_task(_answer(service, line, time.monotonic())))
+            task = asyncio.create_task(_answer(service, line.data, time.monotonic()))
+            replies.put_nowait((task, line.held))
+        service.draining = True
         replies.put_nowait(None)
-        await writer
+        await _drain(writer, output, signalled, service)
     finally:
         sweeper.cancel()
         await loop.run_in_executor(None, service.close)
     return EXIT_INTERRUPTED if caught and caught[0] == signal.SIGINT else 0
 
 
-async def _next(lines: _Lines, stopping: asyncio.Event) -> bytes | RequestTooLarge | None:
+async def _drain(
+    writer: asyncio.Task[None], output: _Output, signalled: asyncio.Event, service: Service
+) -> None:
+    """Wait for every reply to be written: after the end of input for as long as it
+    takes, after a signal no longer than a call can take and a margin."""
+    done = asyncio.ensure_future(_written(writer, output))
+    if not signalled.is_set():
+        await asyncio.wait({done, asyncio.ensure_future(signalled.wait())},
+                           return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        if done.done():
+            return
+    grace = service.settings.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
+    try:
+        await asyncio.wait_for(asyncio.shield(done), grace)
+    except TimeoutError:
+        left = output.pending + service.in_flight
+        print(
+            f"assembler serve: {left} replies not written: stdout was not read within"
+            f" {grace:g} s of the signal",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+async def _written(writer: asyncio.Task[None], output: _Output) -> None:
+    await writer
+    output.finish()
+    await output.finished.wait()
+
+
+async def _next(lines: _Lines, stopping: asyncio.Event) -> _Line | None:
     if stopping.is_set():
         return None
     get = asyncio.ensure_future(lines.queue.get())
@@ -157,7 +308,12 @@ async def _next(lines: _Lines, stopping: asyncio.Event) -> bytes | RequestTooLar
 
 async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: float) -> Reply:
     if isinstance(line, RequestTooLarge):
-        return error(line)
+        return service.count(error(line))
+    if not line.strip():
+        blank = InvalidRequest(
+            "$", "an empty line: each line is one JSON message (models/session.md)"
+        )
+        return service.count(error(blank))
     limits = service.settings.limits
     message: Any = None
     try:
@@ -165,27 +321,22 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
         call = call_from_message(message, limits, service.settings.time_limit)
     except Exception as exc:
         id_ = message.get("id") if isinstance(message, dict) else None
-        return error(exc, id_)
+        return service.count(error(exc, id_))
     return await service.handle(call, arrived)
 
 
 async def _write(
-    replies: asyncio.Queue[asyncio.Task[Reply] | None],
+    replies: asyncio.Queue[tuple[asyncio.Task[Reply], int] | None],
     slots: asyncio.Semaphore,
-    stopping: asyncio.Event,
+    output: _Output,
+    memory: BodyMemory,
 ) -> None:
-    out = sys.stdout.buffer
-    closed = False
-    while (task := await replies.get()) is not None:
+    while (item := await replies.get()) is not None:
+        task, held = item
         reply = await task
-        slots.release()
-        if closed:
-            continue
-        try:
-            out.write(reply.body + b"\n")
-            out.flush()
-        except (BrokenPipeError, ValueError):
-            # the client stopped reading: finish what is in flight, read nothing more
-            closed = True
-            stopping.set()
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+        def written(held: int = held) -> None:
+            memory.give(held)
+            slots.release()
+
+        output.write(reply.body, written)

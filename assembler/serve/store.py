@@ -6,10 +6,14 @@ saying *expired*, with the reason, for keys dropped recently); a per-key lock th
 serialises the calls on one key in the order they arrived, waited for no longer than
 the call's deadline (``TimeLimitReached``).
 
-Memory is bounded by ``max_sessions`` (each session by the request ``Limits``): a new
-session beyond it evicts the least recently used session that has no call in
-flight, or, when every one has, is refused (``ServerBusy``). A session unused for
-``idle_seconds`` expires, checked on every access and swept by ``sweep()``.
+Memory is bounded by ``max_sessions`` (each session by the request ``Limits``) and by
+``max_memory``, the sessions' estimated bytes together (``weight``: a kept session
+holds its candidates' content and about ``BYTES_PER_FORM`` for each form's typed
+values and the state kept between calls, measured at 1.2-1.8 KB): a new session, or
+one that grew, beyond either evicts the least recently used sessions that have no
+call in flight, or, when that is not enough, is refused (``ServerBusy``). A session
+unused for ``idle_seconds`` expires, checked on every access and swept by
+``sweep()``.
 Everything here runs on the event loop's thread, so it needs no lock of its own.
 """
 
@@ -23,19 +27,29 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from ..session import Session
+from ..session.state import State
 from .errors import ServerBusy, SessionExpired, SessionUnknown, TimeLimitReached
 
-__all__ = ["SessionStore"]
+__all__ = ["BYTES_PER_FORM", "SessionStore", "weight"]
+
+# the estimate of what a kept session holds per form besides its content
+BYTES_PER_FORM = 2048
 
 # how many dropped keys are remembered, so that their clients hear "expired"
 _REMEMBERED_PER_SESSION = 4
 _REMEMBERED_AT_LEAST = 1024
 
 
+def weight(state: State) -> int:
+    """The estimated bytes a session in ``state`` holds."""
+    return BYTES_PER_FORM * len(state.request.candidates) + state.content_bytes
+
+
 @dataclass(slots=True)
 class _Entry:
     session: Session
     last_used: float
+    weight: int = 0
 
 
 @dataclass(slots=True)
@@ -49,10 +63,14 @@ class SessionStore:
         self,
         max_sessions: int,
         idle_seconds: float,
+        max_memory: int = 2**62,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
+        self.max_memory = max_memory
+        # the sessions' weights together
+        self.memory = 0
         self._clock = clock
         # least recently used first
         self._sessions: OrderedDict[str, _Entry] = OrderedDict()
@@ -100,13 +118,54 @@ class SessionStore:
         self._sessions.move_to_end(key)
         return entry.session
 
-    def put(self, key: str, session: Session) -> None:
-        """Keep ``session`` under ``key`` (replacing the key's session, if any)."""
+    def put(self, key: str, session: Session, weight: int = 0) -> None:
+        """Keep ``session`` under ``key`` (replacing the key's session, if any), making
+        room for its ``weight`` first."""
         if key not in self._sessions and len(self._sessions) >= self.max_sessions:
             self._evict()
-        self._sessions[key] = _Entry(session, self._clock())
+        self._fit(key, weight)
+        old = self._sessions.get(key)
+        self.memory += weight - (0 if old is None else old.weight)
+        self._sessions[key] = _Entry(session, self._clock(), weight)
         self._sessions.move_to_end(key)
         self._gone.pop(key, None)
+
+    def resize(self, key: str, weight: int) -> None:
+        """``key``'s session is about to weigh ``weight``: make room, or raise
+        ``ServerBusy`` (the session is then left as it was)."""
+        entry = self._sessions.get(key)
+        if entry is None:
+            return
+        self._fit(key, weight)
+        self.memory += weight - entry.weight
+        entry.weight = weight
+
+    def _fit(self, key: str, weight: int) -> None:
+        """Evict the least recently used idle sessions until ``weight`` fits under
+        ``key`` beside the others."""
+        entry = self._sessions.get(key)
+        others = self.memory - (0 if entry is None else entry.weight)
+        if others + weight <= self.max_memory:
+            return
+        victims = []
+        for other in self._sessions:
+            if others + weight <= self.max_memory:
+                break
+            if other != key and self._evictable(other):
+                victims.append(other)
+                others -= self._sessions[other].weight
+        if others + weight > self.max_memory:
+            # nothing is evicted for a session that would not fit anyway
+            raise ServerBusy(
+                f"the sessions kept fill --max-session-memory ({self.max_memory} bytes) and"
+                f" those with a call in flight leave too little for this one (~{weight} bytes)"
+            )
+        for other in victims:
+            self._drop(
+                other,
+                f"evicted: this server keeps sessions of at most {self.max_memory} bytes"
+                " together (--max-session-memory) and this one was the least recently used",
+            )
 
     def room(self, key: str) -> None:
         """Raise ``ServerBusy`` if a new session under ``key`` could not be kept."""
@@ -120,9 +179,10 @@ class SessionStore:
 
     def close(self, key: str) -> bool:
         """Drop ``key``'s session; whether there was one."""
-        if key not in self._sessions:
+        entry = self._sessions.pop(key, None)
+        if entry is None:
             return False
-        del self._sessions[key]
+        self.memory -= entry.weight
         return True
 
     def sweep(self) -> int:
@@ -152,7 +212,9 @@ class SessionStore:
         raise ServerBusy(f"all {self.max_sessions} sessions (--max-sessions) have a call in flight")
 
     def _drop(self, key: str, why: str) -> None:
-        self._sessions.pop(key, None)
+        entry = self._sessions.pop(key, None)
+        if entry is not None:
+            self.memory -= entry.weight
         self._gone[key] = why
         self._gone.move_to_end(key)
         remembered = max(_REMEMBERED_AT_LEAST, _REMEMBERED_PER_SESSION * self.max_sessions)

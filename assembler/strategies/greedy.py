@@ -36,6 +36,12 @@ The definition, step by step:
    * ``conflict``: the required identities admitted before the failure plus those
      in the failing addition (including the failing one), sorted. It is not
      minimal: greedy does not run the deletion filter of the exact pipeline.
+4b. **With a cache section** (models/README.md 6b), before step 4: the previous call's
+   blocks are admitted in their order, each with its addition, as long as each is an
+   eligible form with the same content and its addition fits: a prefix kept greedily
+   (what follows may still break it, by the layout's rules). The result's ``cache``
+   record gives that bundle's prefix and price, and no place in the cache-aware order
+   (greedy knows no optimum to be within the tolerance of).
 5. **Optional material.** Every other eligible form with a positive value, in
    decreasing value density ``value / max(cost, 1)`` (compared exactly, as
    fractions; ties: higher value, then lower cost, then lower id), in a single pass:
@@ -62,7 +68,9 @@ from fractions import Fraction
 from typing import Any
 
 from ..deadline import Deadline
+from ..exact.prefix import build_prefix, content_sha256
 from ..exact.refusal import required_refusal
+from ..model.cache import CacheOutcome
 from ..model.objective import form_value
 from ..model.types import Candidate, Refusal, RefusalCode, Request
 from ..stages.choice import Choice
@@ -132,8 +140,30 @@ class _Greedy:
         self.admitted.update(plan)
         self.spent += _cost(plan)
 
+    def keep_previous(self) -> None:
+        """Step 4b: the previous call's blocks, in order, while each fits."""
+        cache = self.request.cache
+        if cache is None:
+            return
+        by_id = {c.id: c for forms in self.forms_of.values() for c in forms}
+        for block in cache.previous:
+            if block.id is None:
+                continue  # the instruction: always rendered, never selected
+            c = by_id.get(block.id)
+            if c is None or content_sha256(c) != block.content_sha256:
+                return
+            if c.identity in self.admitted:
+                if self.admitted[c.identity] is not c:
+                    return
+                continue
+            plan = self.addition(c)
+            if not self.fits(plan):
+                return
+            self.admit(plan)
+
     def run(self) -> Refusal | None:
-        """Steps 4 and 5; returns greedy's refusal, or None with ``admitted`` filled."""
+        """Steps 4b, 4 and 5; returns greedy's refusal, or None with ``admitted`` filled."""
+        self.keep_previous()
         required = self.request.required_identities
         for position, identity in enumerate(required):
             if identity in self.admitted:
@@ -205,4 +235,30 @@ def greedy_strategy(
     if refusal is not None:
         return Choice.refused(refusal)
     selected = tuple(c.id for c in state.admitted.values())
-    return Choice.bundle(selected, optimal=False, bound=None)
+    return Choice.bundle(selected, optimal=False, bound=None, cache=_priced(request, selected))
+
+
+def _priced(request: Request, selected: tuple[str, ...]) -> CacheOutcome | None:
+    """A bundle's prefix and price under the request's cache section (no terms)."""
+    cache = request.cache
+    if cache is None:
+        return None
+    forms = sorted(selected)
+    by_id = {c.id: c for c in request.candidates}
+    prefix = build_prefix(request, forms, [by_id[i].cost for i in forms])
+    assert prefix is not None
+    price = prefix.price(tuple(range(len(forms))))
+    return CacheOutcome(
+        terms=None,
+        blind_value=None,
+        blind_price=None,
+        kept=price.kept,
+        previous=len(cache.previous),
+        read=price.read,
+        written=price.written,
+        uncached=price.uncached,
+        price=price.price,
+        price_floor=None,
+        appended=prefix.complete and price.kept == prefix.size,
+        entry=price.entry,
+    )

@@ -11,8 +11,16 @@ The shapes, each with exactly ``n_forms`` candidates:
   admission drags in everything; the budget fits the cheapest forms of all of them
   and a part of the upgrades, so choosing forms still matters;
 * ``chain``: identity ``i`` needs identity ``i + 1`` (every form of it), so admitting
-  the head drags the whole tail; the budget fits a suffix;
+  the head drags the whole tail; the budget fits a suffix; ``chain-reversed`` points
+  the other way (``i`` needs ``i - 1``), so a stage that walks the candidates in order
+  meets each dependency before or after its dependant, whichever it did not expect;
+* ``dead-chain`` / ``dead-chain-reversed``: the same chains whose last link needs an
+  identity nobody offers, so the dependency gate removes every form, one link after
+  the other (a judge that re-derives the gates in rounds does one round per link);
 * ``dense-shared``: every content form needs 3-5 of a few shared resolvers;
+* ``tool-pairs``: the conversation of a long agent run: tool calls, each answered by
+  its result (a coupled pair), with content, so that the layout, the renderer and the
+  render verifier meet thousands of calls to match with their results;
 * ``all-equal``: every form costs 100 and is worth 500: value and cost tie everywhere
   and only the tie-break decides;
 * ``at-mandatory`` / ``below-mandatory``: a realistic request (alternatives,
@@ -26,20 +34,26 @@ it cheaply.
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 import random
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Adversary", "Built", "build"]
+__all__ = ["Adversary", "Built", "build", "with_content"]
 
 
 class Adversary(StrEnum):
     GIANT_GROUP = "giant-group"
     CHAIN = "chain"
+    CHAIN_REVERSED = "chain-reversed"
+    DEAD_CHAIN = "dead-chain"
+    DEAD_CHAIN_REVERSED = "dead-chain-reversed"
     DENSE_SHARED = "dense-shared"
     ALL_EQUAL = "all-equal"
+    TOOL_PAIRS = "tool-pairs"
     AT_MANDATORY = "at-mandatory"
     BELOW_MANDATORY = "below-mandatory"
 
@@ -59,13 +73,26 @@ def build(kind: Adversary, n_forms: int, seed: int = 0) -> Built:
     rng = random.Random(f"{kind.value}/{n_forms}/{seed}")
     if kind is Adversary.GIANT_GROUP:
         return Built(_giant_group(rng, n_forms))
-    if kind is Adversary.CHAIN:
-        return Built(_chain(rng, n_forms))
+    if kind in _CHAINS:
+        reversed_, dead = _CHAINS[kind]
+        return Built(_chain(rng, n_forms, reversed_=reversed_, dead=dead))
     if kind is Adversary.DENSE_SHARED:
         return Built(_dense_shared(rng, n_forms))
     if kind is Adversary.ALL_EQUAL:
         return Built(_all_equal(rng, n_forms))
+    if kind is Adversary.TOOL_PAIRS:
+        return Built(_tool_pairs(rng, n_forms))
     return _mandatory(rng, n_forms, below=kind is Adversary.BELOW_MANDATORY)
+
+
+def with_content(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` (a copy) with a short content for every candidate that has none and a
+    query, so that every shape can be rendered (a provider body needs a message)."""
+    request = copy.deepcopy(request)
+    for candidate in request["candidates"]:
+        candidate.setdefault("content", f"the text of {candidate['id']}")
+    request["task"].setdefault("query", "what matters here?")
+    return request
 
 
 def _relevance(rng: random.Random) -> float:
@@ -120,17 +147,30 @@ def _giant_group(rng: random.Random, n_forms: int) -> dict[str, Any]:
     return _request("adversarial-giant-group", budget, candidates)
 
 
-def _chain(rng: random.Random, n_forms: int) -> dict[str, Any]:
+def _chain(rng: random.Random, n_forms: int, *, reversed_: bool, dead: bool) -> dict[str, Any]:
     counts = _counts(rng, n_forms, 2)
+    last = len(counts) - 1
     candidates: list[dict[str, Any]] = []
     for i, k in enumerate(counts):
         forms = _alternatives(rng, f"link-{i}", k)
-        if i + 1 < len(counts):
+        step = i - 1 if reversed_ else i + 1
+        needed = f"link-{step}" if 0 <= step <= last else ("nobody-offers-this" if dead else None)
+        if needed is not None:
             for form in forms:
-                form["depends_on"] = [f"link-{i + 1}"]
+                form["depends_on"] = [needed]
         candidates.extend(forms)
     total = sum(form["cost"] for form in candidates)
-    return _request("adversarial-chain", total * 3 // 10, candidates)
+    name = ("dead-" if dead else "") + "chain" + ("-reversed" if reversed_ else "")
+    return _request(f"adversarial-{name}", total * 3 // 10, candidates)
+
+
+# each chain shape: (the dependencies point back, the last link needs a missing identity)
+_CHAINS = {
+    Adversary.CHAIN: (False, False),
+    Adversary.CHAIN_REVERSED: (True, False),
+    Adversary.DEAD_CHAIN: (False, True),
+    Adversary.DEAD_CHAIN_REVERSED: (True, True),
+}
 
 
 def _dense_shared(rng: random.Random, n_forms: int) -> dict[str, Any]:
@@ -156,6 +196,31 @@ def _all_equal(rng: random.Random, n_forms: int) -> dict[str, Any]:
             for j in range(k)
         )
     return _request("adversarial-all-equal", 100 * len(candidates) * 3 // 10, candidates)
+
+
+def _tool_pairs(rng: random.Random, n_forms: int) -> dict[str, Any]:
+    # the user's turn opens the conversation (a provider body starts with it)
+    ask = {"id": "ask", "kind": "user_turn", "turn": 0, "cost": 20, "relevance": 0.5}
+    candidates: list[dict[str, Any]] = [{**ask, "content": "go"}]
+    turn = 0
+    while len(candidates) < n_forms:
+        turn += 1
+        if n_forms - len(candidates) == 1:
+            candidates.append({"id": f"note-{turn}", "kind": "memory", "cost": 20,
+                               "relevance": 0.1, "content": f"note {turn}"})  # fmt: skip
+            break
+        call = f"call-{turn}"
+        arguments = json.dumps({"turn": turn})
+        candidates.append({"id": f"{call}.use", "kind": "tool_call", "tool_call_id": call,
+                           "tool_name": "lookup", "turn": turn, "cost": rng.randint(10, 40),
+                           "relevance": _relevance(rng), "content": arguments})  # fmt: skip
+        candidates.append({"id": f"{call}.result", "kind": "tool_result", "tool_call_id": call,
+                           "turn": turn, "cost": rng.randint(30, 400),
+                           "relevance": _relevance(rng), "content": f"result {turn}"})  # fmt: skip
+    total = sum(form["cost"] for form in candidates)
+    request = _request("adversarial-tool-pairs", total // 2, candidates)
+    request["task"]["required"] = ["ask"]
+    return request
 
 
 def _mandatory(rng: random.Random, n_forms: int, *, below: bool) -> Built:

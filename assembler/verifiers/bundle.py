@@ -125,28 +125,51 @@ class _Judge:
         return groups
 
     def _derive_eligible(self) -> set[str]:
-        """Forms passing every gate: drop forms with a missing dependency or group
-        partner and repeat until nothing changes (plain rounds, unlike the gates
-        module's worklist, so that the two implementations do not share a mistake)."""
-        alive = {c.id for c in self.request.candidates if self.first_gate[c.id] is None}
+        """Forms passing every gate: a form falls when an identity it needs, or a member
+        of one of its groups, has no form left, and its fall may empty its own identity.
+
+        Written as falls counted per identity, not as the gates module's worklist of
+        verdicts, so that the two implementations do not share a mistake; each form
+        falls once and each identity and group empties once, so the fixpoint is linear
+        in the request (plain rounds took one round per link of a dead chain)."""
+        candidates = self.request.candidates
+        alive = {c.id for c in candidates if self.first_gate[c.id] is None}
+        left: dict[str, int] = {}  # identity -> forms still alive
+        for form_id in alive:
+            identity = self.by_id[form_id].identity
+            left[identity] = left.get(identity, 0) + 1
+        needed_by: dict[str, list[str]] = {}  # identity -> forms that need it
+        for c in candidates:
+            if c.id in alive:
+                for d in c.depends_on:
+                    if d != c.identity:
+                        needed_by.setdefault(d, []).append(c.id)
         groups = self._groups()
         member_of: dict[str, list[str]] = {}
         for group, members in groups.items():
             for identity in members:
                 member_of.setdefault(identity, []).append(group)
-        changed = True
-        while changed:
-            changed = False
-            present = {self.by_id[i].identity for i in alive}
-            # a group is whole when every member is present (judged once per round, not
-            # once per form: a group of every identity made that quadratic)
-            whole = {group for group, members in groups.items() if members <= present}
-            for form_id in sorted(alive):
-                c = self.by_id[form_id]
-                deps_ok = all(d == c.identity or d in present for d in c.depends_on)
-                if not (deps_ok and all(g in whole for g in member_of.get(c.identity, ()))):
+        forms_of: dict[str, list[str]] = {}
+        for form_id in alive:
+            forms_of.setdefault(self.by_id[form_id].identity, []).append(form_id)
+        # identities with no live form: what they doom is judged from them outward
+        empty = [i for i in {c.identity for c in candidates} | set(needed_by) if not left.get(i)]
+        broken: set[str] = set()
+        while empty:
+            identity = empty.pop()
+            doomed = list(needed_by.pop(identity, ()))
+            for group in member_of.get(identity, ()):
+                if group not in broken:
+                    broken.add(group)
+                    for member in groups[group]:
+                        doomed.extend(forms_of.get(member, ()))
+            for form_id in doomed:
+                if form_id in alive:
                     alive.discard(form_id)
-                    changed = True
+                    owner = self.by_id[form_id].identity
+                    left[owner] -= 1
+                    if left[owner] == 0:
+                        empty.append(owner)
         return alive
 
     # -- checks --------------------------------------------------------------------
@@ -325,9 +348,9 @@ class _Judge:
             if wrong or not listed:
                 self.flag(ViolationKind.REFUSAL, f"REQUIRED_MISSING names {listed!r} wrongly")
         elif code == "REQUIRED_INELIGIBLE":
+            with_eligible = {self.by_id[form_id].identity for form_id in self.eligible}
             for identity in listed:
-                forms = [c for c in self.request.candidates if c.identity == identity]
-                if identity not in required or any(c.id in self.eligible for c in forms):
+                if identity not in required or identity in with_eligible:
                     self.flag(
                         ViolationKind.REFUSAL,
                         f"REQUIRED_INELIGIBLE names {identity!r}, which is not required"

@@ -27,6 +27,7 @@ bug in the renderer is not shared by its judge. It checks that
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Mapping
@@ -108,6 +109,18 @@ def _footer(c: Candidate, headers: str = "provenance") -> bytes:
     if c.kind.value == "tool_call":
         return b""
     return b"\n" if headers == "none" else b"\n</item>\n"
+
+
+def _runs_of_zeros(marks: bytearray) -> list[tuple[int, int]]:
+    """The maximal runs of zero bytes in ``marks``, as (start, end) pairs."""
+    runs = []
+    start = marks.find(0)
+    while start != -1:
+        end = marks.find(1, start)
+        end = len(marks) if end == -1 else end
+        runs.append((start, end))
+        start = marks.find(0, end)
+    return runs
 
 
 class _Judge:
@@ -320,41 +333,70 @@ class _Judge:
                 "render-bytes", f"the text is not the rendering of the selection from byte {first}"
             )
         selected = set(self.result.get("selected", []))
+        unaccounted = _runs_of_zeros(self.accounted)
+        if not unaccounted:
+            # every byte is material verified in place: no occurrence can touch another
+            return
+        # candidates sharing a content share its search; flags keep the request's order
+        first_bad: dict[str, int | None] = {}
         for c in self.request.candidates:
             if c.id in selected or not c.content:
                 continue
-            needle = c.content.encode("utf-8")
-            start = self.data.find(needle)
-            while start != -1:
-                if 0 in self.accounted[start : start + len(needle)]:
-                    self.flag(
-                        "render-foreign",
-                        f"the content of rejected {c.id!r} appears at byte {start},"
-                        " outside the selected material",
-                        c.id,
-                    )
-                    break
-                start = self.data.find(needle, start + 1)
+            if c.content not in first_bad:
+                first_bad[c.content] = self._foreign_at(c.content.encode("utf-8"), unaccounted)
+            start = first_bad[c.content]
+            if start is not None:
+                self.flag(
+                    "render-foreign",
+                    f"the content of rejected {c.id!r} appears at byte {start},"
+                    " outside the selected material",
+                    c.id,
+                )
+
+    def _foreign_at(self, needle: bytes, unaccounted: list[tuple[int, int]]) -> int | None:
+        """The first occurrence of ``needle`` touching an unaccounted byte, if any. Such
+        an occurrence lies within ``len(needle) - 1`` bytes of an unaccounted run, so
+        only those windows (merged where they overlap) are searched."""
+        reach = len(needle) - 1
+        starts = [run_start for run_start, _ in unaccounted]
+        windows: list[list[int]] = []
+        for run_start, run_end in unaccounted:
+            low, high = max(0, run_start - reach), run_end + reach
+            if windows and low <= windows[-1][1]:
+                windows[-1][1] = high
+            else:
+                windows.append([low, high])
+        for low, high in windows:
+            at = self.data.find(needle, low, high)
+            while at != -1:
+                # the last run starting before the occurrence ends: does it reach into it?
+                index = bisect.bisect_left(starts, at + len(needle)) - 1
+                if index >= 0 and unaccounted[index][1] > at:
+                    return at
+                at = self.data.find(needle, at + 1, high)
+        return None
 
     # -- tool calls, results, and the provider body -----------------------------------
 
     def _check_tools(self) -> None:
         order = [self.by_id[str(i["id"])] for i in self.items if str(i.get("id")) in self.by_id]
         selected = set(self.result.get("selected", []))
-        for position, c in enumerate(order):
+        # the last item before this one that is not a tool result
+        last_other: Candidate | None = None
+        for c in order:
             if c.kind.value == "tool_result":
-                before = [o for o in order[:position] if o.kind.value != "tool_result"]
-                if not before or before[-1].tool_call_id != c.tool_call_id:
+                if last_other is None or last_other.tool_call_id != c.tool_call_id:
                     self.flag("render-tool", "a tool result is not directly after its call", c.id)
+            else:
+                last_other = c
+        kinds_selected: dict[str, set[str]] = {}  # tool_call_id -> kinds of selected forms
         for c in self.request.candidates:
             if c.id in selected and c.tool_call_id is not None:
-                partner = [
-                    o
-                    for o in self.request.candidates
-                    if o.tool_call_id == c.tool_call_id and o.kind != c.kind and o.id in selected
-                ]
-                if not partner:
-                    self.flag("render-tool", "a tool call or result is rendered alone", c.id)
+                kinds_selected.setdefault(c.tool_call_id, set()).add(c.kind.value)
+        for c in self.request.candidates:
+            tool = c.tool_call_id
+            if c.id in selected and tool is not None and not kinds_selected[tool] - {c.kind.value}:
+                self.flag("render-tool", "a tool call or result is rendered alone", c.id)
 
     def _check_body(self) -> None:
         fmt = self.rendering.get("format")

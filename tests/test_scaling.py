@@ -1,0 +1,150 @@
+"""Every stage grows linearly (or as n log n) on every adversarial shape.
+
+Each stage (parse, gates, closure, trace, render, the two verifiers, explain with its
+two views, and ``ledger diff``) runs on each shape of ``assembler.tooling.adversarial``
+at two sizes, ``SCALE`` times apart, in the same test; its CPU time at the larger size
+must stay under ``GROWTH`` times its time at the smaller one. That is a complexity
+check, not a timed assertion: a linear stage grows ~4x, n log n ~4.6x, a quadratic one
+~16x, whatever the machine's speed or load (both sizes run side by side, each
+measured as the least of two runs, with the cyclic collector paused). The solve
+itself is not here: its search is bounded by the time limit, not by the request's
+size (``benchmarks/adversarial.py`` holds that promise).
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import assembler
+from assembler.exact.closure import build_problem
+from assembler.explain.explanation import explain
+from assembler.explain.html import render_html
+from assembler.explain.limits import Limits as ExplainLimits
+from assembler.explain.text import render_report
+from assembler.ledger.diff import diff
+from assembler.model.parse import parse_request
+from assembler.model.rendering import RenderFormat
+from assembler.render.manifest import build_rendering
+from assembler.stages.gates import apply_gates
+from assembler.stages.trace import bundle_result
+from assembler.tooling.adversarial import Adversary, build, with_content
+
+SMALL = 1_000
+SCALE = 4
+GROWTH = 8.0
+# a stage under this long at the small size is timed as the sum of enough runs to
+# reach it, so that the clock's resolution and one-off costs do not decide the ratio
+_LEAST_SECONDS = 0.01
+_RUNS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One shape at one size, with everything its stages read."""
+
+    raw: dict[str, Any]
+    request: assembler.Request
+    gates: Any
+    result: assembler.Result
+    ledger: Path
+    numbers: tuple[int, int]
+
+
+def _case(kind: Adversary, size: int, folder: Path) -> Case:
+    raw = with_content(build(kind, size).request)
+    parsed = parse_request(raw)
+    ledger = folder / f"{kind.value}-{size}.db"
+    with assembler.Ledger(ledger) as book:
+        # a short limit: the stages after the solve need a legal bundle, not a proof
+        result = assembler.assemble(raw, time_limit=0.2, render="anthropic-messages",
+                                    ledger=book)  # fmt: skip
+        # the next turn of the task drops the last candidate and a tenth of the
+        # budget, so that its bundle differs
+        after = copy.deepcopy(raw)
+        after["candidates"].pop()
+        after["task"]["budget"] -= after["task"]["budget"] // 10
+        assembler.assemble(after, time_limit=0.2, render="anthropic-messages", ledger=book)
+        numbers = tuple(book.numbers())
+    assert len(numbers) == 2
+    return Case(raw, parsed, apply_gates(parsed), result, ledger, (numbers[0], numbers[1]))
+
+
+def _ledger_diff(case: Case) -> None:
+    with assembler.Ledger(case.ledger, readonly=True) as book:
+        diff(book.compilation(case.numbers[0]), book.compilation(case.numbers[1]))
+
+
+def _explained(case: Case) -> None:
+    explanation = explain(case.request, case.result, limits=ExplainLimits(top=0))
+    render_report(explanation)
+    render_html(explanation)
+
+
+def _trace(case: Case) -> None:
+    bundle_result(case.request, case.gates, "cpsat", case.result.selected, optimal=False,
+                  bound=None)  # fmt: skip
+
+
+def _render(case: Case) -> None:
+    if case.result.status is assembler.Status.BUNDLE:
+        build_rendering(case.request, case.result, RenderFormat.ANTHROPIC_MESSAGES, None)
+
+
+def _verify_rendering(case: Case) -> None:
+    if case.result.rendering is not None:
+        assert assembler.verify_rendering(case.request, case.result, case.result.rendering) == []
+
+
+STAGES: dict[str, Callable[[Case], object]] = {
+    "parse": lambda case: parse_request(case.raw),
+    "gates": lambda case: apply_gates(case.request),
+    "closure": lambda case: build_problem(case.request, case.gates),
+    "trace": _trace,
+    "render": _render,
+    "verify": lambda case: assembler.verify(case.request, case.result),
+    "verify_rendering": _verify_rendering,
+    "explain": _explained,
+    "ledger diff": _ledger_diff,
+}
+
+
+def _cpu(stage: Callable[[Case], object], case: Case, repeat: int) -> float:
+    """The least CPU time of ``_RUNS`` runs of ``repeat`` calls each."""
+    best = float("inf")
+    for _ in range(_RUNS):
+        started = time.process_time()
+        for _ in range(repeat):
+            stage(case)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+@pytest.mark.parametrize("kind", list(Adversary))
+def test_every_stage_grows_linearly_on_each_adversarial_shape(
+    kind: Adversary, tmp_path: Path
+) -> None:
+    small = _case(kind, SMALL, tmp_path)
+    large = _case(kind, SMALL * SCALE, tmp_path)
+    assert small.result.status is large.result.status
+    growth: dict[str, float] = {}
+    # the collector's passes depend on the whole heap, not on the stage
+    gc.collect()
+    gc.disable()
+    try:
+        for name, stage in STAGES.items():
+            once = _cpu(stage, small, 1)
+            # enough runs at both sizes that the small one is measurable
+            repeat = max(1, round(_LEAST_SECONDS / max(once, 1e-6)))
+            growth[name] = _cpu(stage, large, repeat) / max(_cpu(stage, small, repeat), 1e-6)
+    finally:
+        gc.enable()
+    slow = {name: round(ratio, 1) for name, ratio in growth.items() if ratio >= GROWTH}
+    assert not slow, f"{kind.value}: {SCALE}x the forms cost {slow} times as much"
