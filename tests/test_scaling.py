@@ -27,7 +27,7 @@ import assembler
 from assembler.exact.closure import build_problem
 from assembler.explain.explanation import explain
 from assembler.explain.html import render_html
-from assembler.explain.limits import Limits as ExplainLimits
+from assembler.explain.limits import ExplainLimits
 from assembler.explain.text import render_report
 from assembler.ledger.diff import diff
 from assembler.model.parse import parse_request
