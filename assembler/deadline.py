@@ -61,11 +61,15 @@ class Deadline:
 class Stopwatch:
     """The wall time of each stage of a call, lap by lap (diagnostic only)."""
 
-    __slots__ = ("_last", "laps")
+    __slots__ = ("_last", "_started", "laps")
 
     def __init__(self) -> None:
-        self._last = time.perf_counter()
+        self._last = self._started = time.perf_counter()
         self.laps: list[tuple[str, float]] = []
+
+    def elapsed(self) -> float:
+        """Seconds since the stopwatch started."""
+        return time.perf_counter() - self._started
 
     def lap(self, stage: str) -> float:
         """Record the time since the last lap as ``stage``'s; return it."""
