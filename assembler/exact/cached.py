@@ -259,14 +259,13 @@ class CachedSearch(_Session):
     def _encode_cache(self) -> Linear:
         model, prefix, size = self.model, self.prefix, self.problem.size
         cache, pricing = prefix.cache, prefix.cache.pricing
-        one = model.constant(1)
         keep: list[int] = []
         for j, form in enumerate(prefix.forms):
-            if form is None:
-                keep.append(one)
-                continue
             var = model.new_bool(f"keep{j}")
-            model.implication(var, form)
+            # the instruction is always sent, yet kept only where the order allows it
+            # (a tool definition new to this call goes before it)
+            if form is not None:
+                model.implication(var, form)
             if keep:
                 model.implication(var, keep[-1])
             keep.append(var)
