@@ -102,21 +102,8 @@ def decide_cached(
     ):
         # nothing feasible found in time: the cache-blind optimum, legal, unproven here
         outcome = SolveOutcome(SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor)
-    price = prefix.price(outcome.selection)
-    report = CacheOutcome(
-        terms=terms,
-        blind_value=blind_value,
-        blind_price=blind_price,
-        kept=price.kept,
-        previous=len(cache.previous),
-        read=price.read,
-        written=price.written,
-        uncached=price.uncached,
-        price=price.price,
-        price_floor=None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor,
-        appended=prefix.complete and price.kept == prefix.size,
-        entry=price.entry,
-    )
+    proven = None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor
+    report = prefix.outcome(outcome.selection, terms, (blind_value, blind_price), proven)
     return outcome, report
 
 
