@@ -28,7 +28,7 @@ from typing import Any
 
 from ...api import assemble
 
-__all__ = ["session_example"]
+__all__ = ["session_example", "turn"]
 
 _FORMATS = ("anthropic-messages", "openai-chat", "text")
 _HEADERS = ("none", "minimal", "provenance")
@@ -103,20 +103,27 @@ def _document(rng: random.Random, d: int, *, compact: bool) -> list[dict[str, An
 
 def _turn(rng: random.Random, t: int, *, compact: bool) -> list[dict[str, Any]]:
     relevance, result = _relevance(rng), _cost(rng)
+    return turn(t, _cost(rng), result, relevance, compact)
+
+
+def turn(t: int, cost: int, result_cost: int, relevance: float, compact: bool) -> list[Any]:
+    """Turn ``t`` of a transcript: an assistant message, a tool call and its result
+    (``compact``: the result also offered as a compact form); the property tests'
+    transcripts share it."""
     call = f"call{t}"
     out: list[dict[str, Any]] = [
-        {"id": f"a{t}", "kind": "assistant_turn", "turn": 3 * t + 1, "cost": _cost(rng),
+        {"id": f"a{t}", "kind": "assistant_turn", "turn": 3 * t + 1, "cost": cost,
          "relevance": relevance, "content": f"step {t}"},
         {"id": f"c{t}", "kind": "tool_call", "turn": 3 * t + 2, "tool_call_id": call,
          "tool_name": "read", "cost": 5, "relevance": relevance, "content": '{"path": "x"}'},
         {"id": f"r{t}", "identity": f"result{t}", "kind": "tool_result", "turn": 3 * t + 3,
-         "tool_call_id": call, "cost": result, "relevance": relevance,
+         "tool_call_id": call, "cost": result_cost, "relevance": relevance,
          "content": f"output {t}"},
     ]  # fmt: skip
     if compact:
         out.append({"id": f"r{t}-short", "identity": f"result{t}", "form": "compact",
                     "kind": "tool_result", "turn": 3 * t + 3, "tool_call_id": call,
-                    "cost": max(1, result // 4), "relevance": relevance / 2,
+                    "cost": max(1, result_cost // 4), "relevance": relevance / 2,
                     "content": f"out {t}"})  # fmt: skip
     return out
 
