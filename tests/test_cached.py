@@ -254,7 +254,7 @@ def test_a_session_keeps_what_it_sent_and_a_fresh_call_of_its_request_agrees() -
     transcripts(most_turns=1),
     st.integers(1, 40),
     st.sampled_from([0.0, 0.05, 0.3]),
-    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 60), st.booleans()), max_size=3),
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 60), st.booleans()), max_size=2),
 )
 def test_an_appending_session_s_answers_are_the_brute_force_ones(
     request: dict[str, Any], least: int, tolerance: float, turns: list[tuple[int, int, bool]]

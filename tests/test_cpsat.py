@@ -200,11 +200,10 @@ _PARTS = (
     "assumptions",
     "unique_probe",
 )
-# what the cache-aware search adds: the kept prefix's chain, its constant, the price
+# what the cache-aware search adds: the kept prefix's chain, the price
 _CACHE_PARTS = (
     "keep0",
     "bool_and",
-    "domain: 1\n  domain: 1",
     "domain: 9223372036854775807",
     "steps",
     "cacheable",

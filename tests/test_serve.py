@@ -132,7 +132,6 @@ def _cached_chain(
     the provider's cache section and, as previous blocks, what the answer before sent."""
     blocks: list[Any] | None = None
     for request in [loop.first, *loop.requests()][:calls]:
-        request = _uninstructed(request)
         section: dict[str, Any] = {"provider": "anthropic"}
         if blocks is not None:
             section["previous"] = {"blocks": blocks}
@@ -143,18 +142,11 @@ def _cached_chain(
         yield solved, answer
 
 
-def _uninstructed(request: dict[str, Any]) -> dict[str, Any]:
-    # the cache section refuses an instruction block after a tool definition, the order
-    # a rendering sends them in (tests/test_hunt.py pins it as a strict xfail)
-    task = {k: v for k, v in request["task"].items() if k != "instruction"}
-    return {**request, "task": task}
-
-
 def test_a_session_opened_with_a_cache_carries_its_previous_rendering(servers: Any) -> None:
     lines: Lines = servers(Lines)
     loop = agent_loop(seed=3, forms=60, calls=4, content=True)
     options = {"render": "anthropic-messages", "headers": "none"}
-    first = _uninstructed(loop.first)
+    first = loop.first
     lines.send({"id": "open", "session": "agent", "request": first, "cache": "anthropic",
                 **options})  # fmt: skip
     replies = [lines.reply()]
@@ -290,7 +282,7 @@ def test_http_routes_answer_like_assemble(servers: Any) -> None:
     options = {"render": "anthropic-messages", "headers": "minimal"}
     query = "?render=anthropic-messages&headers=minimal&cache=anthropic"
     chain = _cached_chain(loop, 3, **options)
-    status, _, reply = server.call("PUT", "/sessions/cached" + query, _uninstructed(loop.first))
+    status, _, reply = server.call("PUT", "/sessions/cached" + query, loop.first)
     assert status == 200, reply
     _same(next(chain)[0], reply["result"], **options)
     for delta, (solved, _) in zip(loop.deltas, chain, strict=False):

@@ -76,9 +76,10 @@ def test_the_command_line_takes_the_alias() -> None:
 
 
 def test_the_inspector_and_sweeps_take_the_alias() -> None:
-    assert ExplainLimits(strategy="cpsat").strategy == "cpsat"
+    alias = assembler.Settings(strategy="cpsat")
+    assert ExplainLimits(settings=alias).settings.strategy == "cpsat"
     with pytest.raises(assembler.InvalidRequest):
-        ExplainLimits(strategy="greedy")
+        ExplainLimits(settings=assembler.Settings(strategy="greedy"))
     from assembler.tooling.sweep.command import _config, _parser
 
     args = _parser().parse_args(["--strategies", "cpsat,greedy,exact"])

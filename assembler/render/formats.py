@@ -101,8 +101,12 @@ def _tools(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
     return tools
 
 
-def build_body(blocks: tuple[Block, ...], fmt: RenderFormat) -> tuple[Any, tuple[int, ...]]:
-    """The provider body and its cache breakpoints."""
+def build_body(
+    blocks: tuple[Block, ...], fmt: RenderFormat, *, placed: bool = False
+) -> tuple[Any, tuple[int, ...]]:
+    """The provider body and its cache breakpoints: at the ends of the sections, or
+    with ``placed`` (a cache-aware layout) exactly where the blocks say (none when the
+    request's provider caches by itself)."""
     if all(b.kind == "tool_definition" for b in blocks):
         raise RenderError(
             "RENDER_EMPTY",
@@ -119,7 +123,7 @@ def build_body(blocks: tuple[Block, ...], fmt: RenderFormat) -> tuple[Any, tuple
         messages = _openai(blocks)
         check_openai(messages)
         return ({"messages": messages, "tools": tools} if tools else {"messages": messages}), ()
-    body, breakpoints = _anthropic(blocks)
+    body, breakpoints = _anthropic(blocks, placed)
     check_anthropic(body)
     return body, breakpoints
 
@@ -175,14 +179,13 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
 _RUNS = {"stable": "system", "evidence": "user"}
 
 
-def _anthropic(blocks: tuple[Block, ...]) -> tuple[dict[str, Any], tuple[int, ...]]:
+def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any], tuple[int, ...]]:
     system: list[dict[str, Any]] = []
     tools = _tools(blocks, "anthropic")
     entries: list[tuple[str, dict[str, Any]]] = []
     breakpoints: list[int] = []
     offset = 0
     tool_index = 0
-    placed = any(b.breakpoint for b in blocks)
     for index, block in enumerate(blocks):
         offset += len(block.text.encode("utf-8"))
         last_of_section = index + 1 == len(blocks) or blocks[index + 1].section != block.section

@@ -65,7 +65,7 @@ def build_rendering(
             items=tuple(unknown),
         )
     blocks = layout(request, result.selected, headers)
-    body, breakpoints = build_body(blocks, fmt)
+    body, breakpoints = build_body(blocks, fmt, placed=request.cache is not None)
     text = "".join(block.text for block in blocks)
     items: list[ManifestItem] = []
     envelope: list[tuple[str, int, int]] = []
