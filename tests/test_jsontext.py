@@ -63,7 +63,10 @@ def test_size_is_judged_before_parsing_even_for_malformed_text() -> None:
         (b'{"a": NaN}', "NaN is not valid JSON"),
         (b'{"a": 1', "malformed JSON: Expecting ',' delimiter at line 1 column 8"),
         (b"[" * 100_000, "nested too deeply"),
-        (b"", "malformed JSON"),
+        (b"", "empty: no JSON value at all"),
+        (b"  \n", "empty: no JSON value at all"),
+        (b"task:\n  id: t\n", "looks like YAML"),
+        (b"- a\n- b\n", "looks like YAML"),
         (12, "JSON text must be str or bytes"),
     ],
 )
