@@ -285,3 +285,42 @@ def test_the_command_sets_its_process_collector_policy_and_main_alone_does_not()
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split()[-3:] == ["0", str(GEN0_THRESHOLD), "True"]
     assert gc.get_threshold()[0] != GEN0_THRESHOLD  # this process is the tests'
+
+
+def _parsers() -> list[tuple[str, object]]:
+    import argparse
+
+    from assembler.cli import compile as compile_cli
+    from assembler.cli import explain as explain_cli
+    from assembler.cli import ledger as ledger_cli
+    from assembler.cli import serve as serve_cli
+    from assembler.tooling.conformance import command as corpus_cli
+    from assembler.tooling.hunt import command as hunt_cli
+    from assembler.tooling.sweep import command as sweep_cli
+
+    found: list[tuple[str, object]] = []
+    for module in (compile_cli, explain_cli, ledger_cli, serve_cli, corpus_cli, hunt_cli,
+                   sweep_cli):  # fmt: skip
+        for name in dir(module):
+            if name.endswith("parser") and callable(getattr(module, name)):
+                parser = getattr(module, name)()
+                if isinstance(parser, argparse.ArgumentParser):
+                    found.append((parser.prog, parser))
+    return found
+
+
+def test_every_option_of_every_command_has_help_text() -> None:
+    import argparse
+
+    seen = []
+    pending = [parser for _, parser in _parsers()]
+    while pending:
+        parser = pending.pop()
+        assert isinstance(parser, argparse.ArgumentParser)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(action.choices.values())
+            elif not isinstance(action, argparse._HelpAction):
+                seen.append(action.dest)
+                assert action.help, f"{parser.prog}: {action.option_strings or action.dest}"
+    assert {"strategy", "time_limit", "workers", "format"} <= set(seen)
