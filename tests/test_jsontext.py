@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 from assembler import InvalidRequest, Limits, RequestTooLarge
 from assembler.model.jsontext import load_json
@@ -30,7 +31,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(json_values, st.integers(1, 6), st.booleans(), st.sampled_from(["utf-8", "utf-16"]))
 def test_the_nesting_scan_is_exact(value: Any, max_depth: int, ascii: bool, codec: str) -> None:
     text = json.dumps(value, ensure_ascii=ascii).encode(codec)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .. import shipped
 from ..exits import EXIT_BUNDLE, EXIT_INVALID
+from ..shipped import SCHEMAS, example, example_names, schema_text
 from .arguments import CommandParser
 
 __all__ = ["example_command", "schema_command"]
@@ -30,17 +30,17 @@ def schema_command(argv: Sequence[str]) -> int:
     parser.add_argument(
         "name",
         nargs="?",
-        help=f"one of {', '.join(shipped.SCHEMAS)}; without it, list them",
+        help=f"one of {', '.join(SCHEMAS)}; without it, list them",
     )
     args = parser.parse_args(argv)
     if args.name is None:
-        print("\n".join(shipped.SCHEMAS))
+        print("\n".join(SCHEMAS))
         return EXIT_BUNDLE
-    if args.name not in shipped.SCHEMAS:
-        print(f"error: no schema {args.name!r}: one of {', '.join(shipped.SCHEMAS)}",
+    if args.name not in SCHEMAS:
+        print(f"error: no schema {args.name!r}: one of {', '.join(SCHEMAS)}",
               file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
-    sys.stdout.write(shipped.schema_text(args.name))
+    sys.stdout.write(schema_text(args.name))
     return EXIT_BUNDLE
 
 
@@ -54,7 +54,7 @@ def example_command(argv: Sequence[str]) -> int:
         "--path", action="store_true", help="print the file's path instead of its text"
     )
     args = parser.parse_args(argv)
-    names = shipped.example_names()
+    names = example_names()
     if args.name is None:
         print("\n".join(names))
         return EXIT_BUNDLE
@@ -62,7 +62,7 @@ def example_command(argv: Sequence[str]) -> int:
     if name not in names:
         print(f"error: no example {args.name!r}: one of {', '.join(names)}", file=sys.stderr)
         return EXIT_INVALID
-    found = shipped.example(name)
+    found = example(name)
     if args.path:
         print(found)
         return EXIT_BUNDLE
