@@ -383,7 +383,11 @@ def transcripts(draw: st.DrawFn, most_turns: int = 3) -> dict[str, Any]:
         candidates += turn(t, draw(cost), draw(cost), draw(relevance), draw(st.booleans()))
     total = sum(c["cost"] for c in candidates)
     budget = draw(st.integers(total // 3, total + 10))
-    return {"task": {"id": "t", "budget": budget}, "candidates": candidates}
+    task: dict[str, Any] = {"id": "t", "budget": budget}
+    if draw(st.booleans()):
+        # the task's own instruction: a block the rendering sends after the tools
+        task["instruction"] = "answer in English"
+    return {"task": task, "candidates": candidates}
 
 
 def turn(t: int, cost: int, result_cost: int, relevance: float, compact: bool) -> list[Any]:

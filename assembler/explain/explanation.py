@@ -63,7 +63,7 @@ def explain(
     chosen = ExplainLimits() if limits is None else limits
     parsed = parse_request(request)
     if result is None:
-        result = assemble(parsed, strategy=chosen.strategy, workers=chosen.workers, render=render)
+        result = assemble(parsed, chosen.settings, render=render)
     answer = paired(parsed, result)
     rendering = answer.rendering
     gates = apply_gates(parsed, require_content=rendering is not None)
