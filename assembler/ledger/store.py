@@ -432,7 +432,7 @@ class SqliteStore:
         rows = self._read(
             "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
         )
-        return [int(row[0]) for row in rows]  # type: ignore[call-overload]
+        return [int(row[0]) for row in rows]
 
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))
