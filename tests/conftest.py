@@ -1,10 +1,18 @@
-"""Shared fixtures and helpers for the test suite."""
+"""Shared fixtures and helpers for the test suite, and its tiers.
+
+Every test is in one tier, a pytest marker registered in ``pyproject.toml``: a test
+marked with a tier keeps it, any other takes its module's (``TIERS``), and a module
+not listed is ``unit``. ``python -m pytest -q`` runs every tier (what CI runs);
+``python -m pytest -q -m unit --hypothesis-profile dev`` is the quick run while
+developing. The Hypothesis profiles are ``tests/profiles.py``.
+"""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
 
+import profiles  # noqa: F401  (registers and loads the Hypothesis profiles)
 import pytest
 
 import assembler
@@ -58,6 +66,42 @@ def _verifying_chain(chain: Any) -> Any:
         return result, kept
 
     return wrapper
+
+
+# module -> tier, for the modules whose every test is in one tier other than unit
+TIERS = {
+    # real server processes over loopback (JSON lines and HTTP), faults and soaks
+    "test_serve": "server",
+    "test_serve_faults": "server",
+    "test_serve_soak": "server",
+    # headless Chromium over the DevTools protocol
+    "test_explain_browser": "browser",
+    # Dask clusters: LocalCluster and real scheduler / worker processes
+    "test_engines": "cluster",
+    # the built wheel in a fresh virtual environment outside the checkout
+    "test_wheel": "wheel",
+    # real processes and pools, the benchmarks' smoke runs, stages at scale
+    "test_scaling": "integration",
+    "test_adversarial": "integration",
+    "test_explain_cli": "integration",
+    "test_hunt": "integration",
+    "test_sweep": "integration",
+    "test_ledger_cli": "integration",
+    "test_ledger_processes": "integration",
+    "test_benchmarks": "integration",
+    "test_session_benchmark": "integration",
+    "test_cache_benchmark": "integration",
+    "test_ledger_benchmark": "integration",
+}
+TIER_NAMES = ("unit", "integration", "server", "browser", "cluster", "wheel")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in TIER_NAMES):
+            continue
+        module = item.module.__name__ if item.module is not None else ""
+        item.add_marker(getattr(pytest.mark, TIERS.get(module.rpartition(".")[2], "unit")))
 
 
 # Installed before any test module imports the package's functions: every answer,

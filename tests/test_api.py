@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import assembler
 
 PUBLIC = {
@@ -70,6 +72,7 @@ def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -
         assert issubclass(error, assembler.AssemblerError) and not issubclass(error, ValueError)
 
 
+@pytest.mark.integration
 def test_importing_the_package_loads_no_solver() -> None:
     # every module, the solver backends included, imports its solver only when it solves
     code = (

@@ -12,6 +12,7 @@ import pytest
 from conftest import form, request, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 import assembler
 from assembler import RenderError
@@ -64,7 +65,7 @@ PIECES = st.sampled_from(
 CONTENT = st.lists(PIECES, min_size=1, max_size=40).map("".join)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     contents=st.lists(CONTENT, min_size=1, max_size=8),
     budget=st.integers(min_value=40, max_value=900),

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import cache_settings, transcripts, turn
 
 import assembler
@@ -73,7 +74,7 @@ def _steps(draw: st.DrawFn, request: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transcripts(most_turns=2), cache_settings(), st.sampled_from(FORMATS), st.data())
 def test_the_cache_aware_optimum_is_the_brute_force_ones_over_a_session(
     request: dict[str, Any], cache: dict[str, Any], fmt: str, data: st.DataObject
@@ -249,7 +250,7 @@ def test_a_session_keeps_what_it_sent_and_a_fresh_call_of_its_request_agrees() -
     assert reads[0] == 0 and reads[-1] > 0
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     transcripts(most_turns=1),
     st.integers(1, 40),

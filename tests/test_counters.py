@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 from assembler.render.counters import Counter, Utf8Bytes
 
@@ -47,7 +48,7 @@ ADVERSARIAL = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=ADVERSARIAL)
 def test_utf8_bytes_bounds_every_byte_level_tokenizer(counters: list[Counter], text: str) -> None:
     bound = Utf8Bytes().count(text)

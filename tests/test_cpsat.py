@@ -258,6 +258,7 @@ print(failures)
 """
 
 
+@pytest.mark.integration
 def test_the_first_solves_of_a_fresh_process_may_start_on_many_threads() -> None:
     runs = [
         subprocess.Popen([sys.executable, "-c", _RACE], stdout=subprocess.PIPE, text=True)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from conftest import audited
 from hypothesis import HealthCheck, given, settings
+from profiles import examples
 from strategies import requests
 
 import assembler
@@ -228,7 +229,7 @@ def explained(data: dict[str, Any], limits: ExplainLimits = EVERYTHING) -> Count
     return answers
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(SMALL))
 def test_every_figure_agrees_with_brute_force(data: dict[str, Any]) -> None:
     check(data, explained(data), Oracle(data))

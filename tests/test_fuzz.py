@@ -10,11 +10,11 @@ The contract, asserted on every input drawn:
 * the CLI exits 0, 1 or 3 with the result JSON whose status matches the code, or 2
   with exactly one line on stderr; never 4 (a bug), never a traceback.
 
-Profiles: ``FUZZ_EXAMPLES`` inputs in all, shared among the tests (default 1000, the
-quick profile CI runs; ``FUZZ_EXAMPLES=100000`` is the long profile). A subprocess
-costs ~1 s (it loads the solvers), so the CLI is fuzzed in process, through
-``assembler.cli.main`` with real byte streams, for the bulk, and real subprocesses run
-a sample of ``FUZZ_EXAMPLES // 1000`` (at least 3) inputs.
+Profiles (``tests/profiles.py``): 1000 inputs in all under the ``ci`` profile, shared
+among the tests; ``--hypothesis-profile long`` draws 100 times as many, ``dev`` a fifth.
+A subprocess costs ~1 s (it loads the solvers), so the CLI is fuzzed in process,
+through ``assembler.cli.main`` with real byte streams, for the bulk, and real
+subprocesses run a sample of a thousandth of the inputs (at least 3).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import mutated_json, mutated_requests
 
 import assembler
@@ -36,7 +38,8 @@ from assembler.cli import main
 from assembler.cli.table import render_text
 from assembler.strategies import EXACT_STRATEGIES
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
+# the inputs of the whole fuzz run, shared among its tests: 1000 under the ci profile
+EXAMPLES = examples(1000)
 SUBPROCESS_EXAMPLES = max(3, EXAMPLES // 1000)
 
 
@@ -178,6 +181,7 @@ def test_cli_answers_every_input_in_process(text: bytes, form: str) -> None:
     check_cli(text, code, out, err, form)
 
 
+@pytest.mark.integration
 @settings(fuzz(0), max_examples=SUBPROCESS_EXAMPLES)
 @given(cli_inputs)
 def test_cli_answers_every_input_in_a_subprocess(text: bytes) -> None:
@@ -195,7 +199,7 @@ def test_the_mutations_reach_every_outcome() -> None:
     # the fuzzer is worth something only if its inputs reach valid and invalid answers
     seen: set[str] = set()
 
-    @settings(max_examples=300, deadline=None, database=None)
+    @settings(max_examples=examples(300), deadline=None, database=None)
     @given(mutated_requests(python=True))
     def classify(request: Any) -> None:
         try:

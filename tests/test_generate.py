@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from jsonschema import Draft202012Validator
+from profiles import examples
 from strategies import requests
 
 import assembler
@@ -75,7 +76,12 @@ def test_same_seed_same_request(name: str) -> None:
     assert generate(random.Random(1), shape) != generate(random.Random(2), shape)
 
 
-@pytest.mark.parametrize("name", sorted(SHAPES))
+@pytest.mark.parametrize(
+    "name",
+    # the 200-form shape is validated by the schema form by form: the integration tier's
+    [pytest.param(n, marks=pytest.mark.integration) if n.startswith("scale") else n
+     for n in sorted(SHAPES)],
+)  # fmt: skip
 def test_generated_requests_are_valid(name: str) -> None:
     for seed in range(150):
         request = generate(random.Random(seed), SHAPES[name])
@@ -84,7 +90,7 @@ def test_generated_requests_are_valid(name: str) -> None:
         assert not errors, (seed, errors[0].message, list(errors[0].path))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(requests())
 def test_assemble_accepts_every_generated_request(request: dict[str, Any]) -> None:
     check_valid(request)

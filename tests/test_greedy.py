@@ -7,6 +7,7 @@ from typing import Any
 from conftest import form, request, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 import assembler
 from assembler import RefusalCode, Status
@@ -232,7 +233,7 @@ def small_requests(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(small_requests())
 def test_greedy_is_legal_and_never_beats_the_optimum(req: dict[str, Any]) -> None:
     result = greedy(req)  # verified, bundle or refusal

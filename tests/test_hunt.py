@@ -334,6 +334,29 @@ def test_a_stopped_hunt_is_not_overwritten_and_a_damaged_journal_is_named(
     assert "line 2 is damaged" in capsys.readouterr().err
 
 
+def test_resume_keeps_the_worker_count_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    argv = ["--against", "greedy", "--examples", "16", "--shrink", "0", "--out", str(tmp_path)]
+    assert main([*argv, "--workers", "2", "--state", str(state), "--json"]) == 0
+    assert "2 worker processes" in json.loads(capsys.readouterr().out)["engine"]
+    assert main(["--resume", str(state), "--examples", "24", "--json"]) == 0
+    assert "2 worker processes" in json.loads(capsys.readouterr().out)["engine"]
+    assert main(["--resume", str(state), "--examples", "32", "--workers", "1", "--json"]) == 0
+    assert "1 worker process" in json.loads(capsys.readouterr().out)["engine"]
+
+
+def test_the_default_output_folder_is_never_the_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--against", "greedy", "--examples", "40", "--shrink", "1"]) == 0
+    capsys.readouterr()
+    assert not (tmp_path / "corpus").exists()
+    assert list((tmp_path / "hunt-findings").glob("greedy-*.json"))
+
+
 # -- cache hunts (issue 24): sessions judged by the cache-aware order ---------------
 
 

@@ -7,6 +7,7 @@ import random
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import problem_of, problems
 
 from assembler.exact.closure import Problem
@@ -15,7 +16,7 @@ from assembler.strategies.bruteforce import BruteForce
 from assembler.tooling.adversarial import Adversary, build
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.randoms(use_true_random=False))
 def test_the_incumbent_is_legal_or_absent_only_when_nothing_is(
     problem: Problem, rng: random.Random
@@ -29,7 +30,7 @@ def test_the_incumbent_is_legal_or_absent_only_when_nothing_is(
         assert is_legal(problem, found)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_legality_agrees_with_the_oracle_on_its_answer(problem: Problem) -> None:
     optimum = BruteForce().solve(problem)

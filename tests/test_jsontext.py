@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 from assembler import InvalidRequest, Limits, RequestTooLarge
 from assembler.model.jsontext import load_json
@@ -30,7 +31,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(json_values, st.integers(1, 6), st.booleans(), st.sampled_from(["utf-8", "utf-16"]))
 def test_the_nesting_scan_is_exact(value: Any, max_depth: int, ascii: bool, codec: str) -> None:
     text = json.dumps(value, ensure_ascii=ascii).encode(codec)
@@ -63,7 +64,10 @@ def test_size_is_judged_before_parsing_even_for_malformed_text() -> None:
         (b'{"a": NaN}', "NaN is not valid JSON"),
         (b'{"a": 1', "malformed JSON: Expecting ',' delimiter at line 1 column 8"),
         (b"[" * 100_000, "nested too deeply"),
-        (b"", "malformed JSON"),
+        (b"", "empty: no JSON value at all"),
+        (b"  \n", "empty: no JSON value at all"),
+        (b"task:\n  id: t\n", "looks like YAML"),
+        (b"- a\n- b\n", "looks like YAML"),
         (12, "JSON text must be str or bytes"),
     ],
 )

@@ -7,6 +7,7 @@ import random
 import time
 
 from hypothesis import HealthCheck, event, given, settings
+from profiles import examples
 from strategies import problem_of, problems
 
 from assembler.exact.backend import SolveOutcome, SolveStatus
@@ -38,20 +39,20 @@ def _agrees(problem: Problem) -> SolveOutcome | None:
     return found
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(KNAPSACK))
 def test_the_program_gives_the_oracles_answer(problem: Problem) -> None:
     found = _agrees(problem)
     event("answered" if found is not None else "handed back")
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(TIED))
 def test_ties_are_answered_as_the_oracle_does_or_handed_back(problem: Problem) -> None:
     _agrees(problem)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(Shape.small(12)))
 def test_a_core_with_dependencies_is_handed_back(problem: Problem) -> None:
     if any(problem.needs):

@@ -21,6 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 LAYERS = (
     # the old names of renamed subpackage attributes, read with a warning
     "renamed",
+    # the contract's files (schemas, examples, corpus) as the package carries them
+    "shipped",
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",

@@ -131,14 +131,14 @@ def test_every_compilation_is_a_request_then_one_outcome_on_a_chain(tmp_path: Pa
         first = ledger.compilation(1)
         assert first.result is not None and first.result["package_id"] == bundle.package_id
         assert first.result["trace_id"] == bundle.trace_id
-        assert ledger.compilation(3).result == refused.to_dict() | {
-            "timings": ledger.compilation(3).result["timings"]  # type: ignore[index]
+        assert ledger.compilation(2).result == refused.to_dict() | {
+            "timings": ledger.compilation(2).result["timings"]  # type: ignore[index]
         }
-        invalid = ledger.compilation(5)
+        invalid = ledger.compilation(3)
         assert invalid.outcome is CompilationOutcome.FAILED and invalid.request is None
         assert invalid.error is not None and invalid.error["fields"]["field"] == "candidates"
         assert json.loads(invalid.raw_request or "") == {"task": {"id": "broken", "budget": 1}}
-        after_parse = ledger.compilation(7)
+        after_parse = ledger.compilation(4)
         assert after_parse.error is not None and after_parse.request is not None
         assert after_parse.error["type"] == "EnumerationTooLarge"
         assert after_parse.error["fields"] == {"combinations": 2**20, "limit": 2**18}
@@ -222,8 +222,8 @@ def test_another_process_reads_back_the_same_and_reading_appends_nothing(tmp_pat
         assert theirs["result"]["trace_id"] == mine.trace_id
         assert theirs["result"]["decisions"] == [d.to_dict() for d in mine.decisions]
         assert theirs["result"]["selected"] == list(mine.selected)
-    for args in (["list"], ["show", "1"], ["show", "last", "--json"], ["replay", "3"],
-                 ["diff", "1", "5"], ["verify"], ["export"]):  # fmt: skip
+    for args in (["list"], ["show", "1"], ["show", "last", "--json"], ["replay", "2"],
+                 ["diff", "1", "3"], ["verify"], ["export"]):  # fmt: skip
         done = cli("ledger", args[0], str(path), *args[1:])
         assert done.returncode == 0, (args, done.stderr)
     assert _files(path) == before
@@ -367,7 +367,7 @@ def test_a_version_1_ledger_is_read_as_it_is_and_a_writer_migrates_it_keeping_it
     with assembler.Ledger(path) as ledger:  # a writer migrates
         second = solve(load("tool-results.json"), ledger)
         assert verify(ledger).ok
-        assert [ledger.compilation(n).result["package_id"] for n in (1, 3)] == [  # type: ignore[index]
+        assert [ledger.compilation(n).result["package_id"] for n in (1, 2)] == [  # type: ignore[index]
             first.package_id,
             second.package_id,
         ]
@@ -442,8 +442,8 @@ def test_diff_of_consecutive_turns(tmp_path: Path) -> None:
     with assembler.Ledger(path, session="agent") as ledger:
         solve(turn, ledger)
         solve(later, ledger)
-        assert ledger.previous(3) == 1 and ledger.previous(1) is None
-        found = diff(ledger.compilation(1), ledger.compilation(3))
+        assert ledger.previous(2) == 1 and ledger.previous(1) is None
+        found = diff(ledger.compilation(1), ledger.compilation(2))
     assert [i.identity for i in found.entered] == ["new"]
     assert [i.identity for i in found.left] == ["old"]
     assert [(c.identity, c.before.form, c.after.form, c.what) for c in found.changed] == [

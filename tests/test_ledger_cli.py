@@ -56,9 +56,9 @@ def test_the_readme_flow(tmp_path: Path) -> None:
     assert replayed.returncode == 0
     assert replayed.stdout.startswith("replay 1: recorded compiled, now bundle: identical")
 
-    diffed = cli("ledger", "diff", ledger, "3")  # the previous one of its session: 1
+    diffed = cli("ledger", "diff", ledger, "2")  # the previous one of its session: 1
     assert diffed.returncode == 0
-    assert diffed.stdout.startswith("diff 1 -> 3")
+    assert diffed.stdout.startswith("diff 1 -> 2")
     assert "entered (0)" in diffed.stdout and "tokens 3870 -> 3870 (+0)" in diffed.stdout
     assert "the first 10 selected forms in render order are unchanged" in diffed.stdout
 
@@ -69,7 +69,7 @@ def test_the_readme_flow(tmp_path: Path) -> None:
     rows = json.loads(listed.stdout)
     assert [(r["number"], r["outcome"], r["status"]) for r in rows] == [
         (1, "compiled", "bundle"),
-        (3, "compiled", "bundle"),
+        (2, "compiled", "bundle"),
     ]
 
 
@@ -82,10 +82,10 @@ def test_refusals_invalid_input_and_sessions_are_recorded(tmp_path: Path) -> Non
     assert bad.returncode == 2 and "malformed JSON" in bad.stderr
     shown = cli("ledger", "show", ledger, "last")
     assert shown.returncode == 0
-    assert "compilation 3, session 's1': failed" in shown.stdout
+    assert "compilation 2, session 's1': failed" in shown.stdout
     assert "failed: InvalidRequest: $: malformed JSON" in shown.stdout
     # replaying the same text gives the same error: identical
-    assert cli("ledger", "replay", ledger, "3").returncode == 0
+    assert cli("ledger", "replay", ledger, "2").returncode == 0
     shown = cli("ledger", "show", ledger, "1", "--json")
     record = json.loads(shown.stdout)
     assert record["outcome"] == "refused"
@@ -149,7 +149,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     not_a_ledger.write_text("hello")
     cases = [
         (("ledger", "show", ledger, "99"), "holds no compilation 99"),
-        (("ledger", "show", ledger, "2"), "holds no compilation 2"),  # an outcome's seq
+        (("ledger", "show", ledger, "2"), "holds no compilation 2 (compilations 1 to 1)"),
         (("ledger", "replay", ledger, "abc"), "not a compilation number"),
         (("ledger", "diff", ledger, "1"), "first of its session"),
         (("ledger", "show", ledger, "1", "--rendered"), "was not rendered"),
@@ -206,27 +206,27 @@ def test_rendered_compilations_keep_their_bytes_and_manifest(tmp_path: Path) -> 
     record = json.loads(cli("ledger", "show", ledger, "1", "--json").stdout)
     assert record["rendering"]["manifest"] == manifest
     assert record["result"]["rendering"]["manifest"] == manifest
-    as_body = cli("ledger", "show", ledger, "5", "--body")
+    as_body = cli("ledger", "show", ledger, "3", "--body")
     assert json.loads(as_body.stdout) == json.loads(body.stdout)
     with Ledger(ledger, readonly=True) as opened:
-        for number in (1, 3, 5):
+        for number in (1, 2, 3):
             c = opened.compilation(number)
             assert c.request is not None and c.result is not None and c.rendering is not None
             assert verify(c.request, c.result) == []
             assert verify_rendering(c.request, c.result, c.rendering.to_dict()) == []
 
-    replayed = cli("ledger", "replay", ledger, "3")
+    replayed = cli("ledger", "replay", ledger, "2")
     assert replayed.returncode == 0 and "identical" in replayed.stdout
 
     a, b = first.stdout.encode("utf-8"), second.stdout.encode("utf-8")
     expected = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
-    diffed = cli("ledger", "diff", ledger, "1", "3", "--json")
+    diffed = cli("ledger", "diff", ledger, "1", "2", "--json")
     found = json.loads(diffed.stdout)
     assert found["rendered"]["first_divergent_byte"] == expected
     assert found["rendered"]["sizes"] == [len(a), len(b)]
     assert [c["after"]["form"] for c in found["changed"]] == [changed]
     assert found["changed"][0]["what"] == ["content"]
-    text = cli("ledger", "diff", ledger, "1", "3").stdout
+    text = cli("ledger", "diff", ledger, "1", "2").stdout
     assert f"first divergent byte at offset {expected}" in text
     assert cli("ledger", "verify", ledger).returncode == 0
 
@@ -294,6 +294,23 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, stderr
     assert stderr == ""
+
+
+def test_compilations_are_numbered_1_2_3_and_reading_leaves_no_file_behind(
+    tmp_path: Path,
+) -> None:
+    ledger = tmp_path / "run.db"
+    for _ in range(2):
+        assert cli("compile", str(EXAMPLE), "--ledger", str(ledger)).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.db"]
+    listed = cli("ledger", "list", str(ledger), "--json")
+    assert [row["number"] for row in json.loads(listed.stdout)] == [1, 2]
+    shown = cli("ledger", "show", str(ledger), "2")
+    assert shown.returncode == 0 and shown.stdout.startswith("compilation 2, ")
+    for args in (("show", "1"), ("diff", "2"), ("replay", "2"), ("verify",), ("export",)):
+        assert cli("ledger", args[0], str(ledger), *args[1:]).returncode == 0, args
+    # read-only commands leave no -wal or -shm file behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.db"]
 
 
 def test_diff_show_and_replay_of_a_cache_aware_session(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conftest import form, request
 from hypothesis import HealthCheck, given, settings
+from profiles import examples
 from strategies import problem_of, problems
 
 from assembler.exact.closure import Problem
@@ -39,7 +40,7 @@ def test_the_lighter_of_two_equal_forms_dominates_the_heavier() -> None:
     assert problem.weight[kept] < problem.weight[out[0]]
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_no_form_of_the_optimum_is_presolved_away(problem: Problem) -> None:
     optimum = BruteForce().solve(problem)

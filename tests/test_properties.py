@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import requests
 from tests_support import solve_exact
 
@@ -28,7 +29,9 @@ from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
 from assembler.tooling.generate import Shape, generate
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def checked(req: dict[str, Any], strategy: str = "exact") -> assembler.Result:
@@ -95,7 +98,7 @@ def test_every_strategy_result_is_judged_and_greedy_is_always_legal(
             assert exact.status.value == "bundle" and exact.value >= result.value
 
 
-@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(160), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(), st.sampled_from([400, 4, 1, 0]))
 def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_core: int) -> None:
     # Small requests never reach the LP, nor the second (cost) reduction, nor the
@@ -147,7 +150,7 @@ def test_cp_sat_with_its_eager_lp_matches_the_oracle(req: dict[str, Any]) -> Non
     assert (found.status, found.selection) == (expected.status, expected.selection)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests())
 def test_the_small_search_matches_the_oracle(req: dict[str, Any]) -> None:
     request = parse_request(req)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
+from profiles import examples
 from strategies import problem_of, problems
 
 from assembler.exact.backend import SolveStatus
@@ -12,7 +13,7 @@ from assembler.strategies.bruteforce import BruteForce
 from assembler.tooling.adversarial import Adversary, build
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_pricing_on_the_reached_part_finds_the_same_closure(problem: Problem) -> None:
     mandatory = problem.mandatory()

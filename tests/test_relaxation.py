@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
+from profiles import examples
 from strategies import problem_of, problems
 
 from assembler.exact.backend import SolveStatus
@@ -14,7 +15,9 @@ from assembler.exact.closure import Problem
 from assembler.exact.relaxation import LpMemory, budget_relaxation, relax
 from assembler.strategies.bruteforce import BruteForce
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def optimum_value(problem: Problem) -> int | None:

@@ -18,6 +18,7 @@ import pytest
 from conftest import form, request, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 import assembler
 from assembler import RenderError
@@ -320,7 +321,7 @@ def test_corpus_case_renders(path: Path) -> None:
         assert (result.rendering is None) == (result.status.value != "bundle")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.data())
 def test_generated_requests_render_faithfully(data: st.DataObject) -> None:
     from strategies import requests as generated
@@ -356,6 +357,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_cli_renders_the_example(fmt: str) -> None:
     out = _cli(str(EXAMPLE), "--render", fmt)

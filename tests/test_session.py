@@ -23,6 +23,7 @@ from conftest import judged_by_hook, judged_request
 from deltas import applied, deltas
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import requests
 
 import assembler
@@ -59,7 +60,7 @@ def _verified(request: dict[str, Any], result: assembler.Result, counter: Any = 
         assert assembler.verify_rendering(judged, result, result.rendering) == []
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(Shape.small(8)), st.data())
 def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
     base: dict[str, Any], data: st.DataObject
@@ -108,7 +109,7 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
         current = expected_request
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(Shape.small(14)), st.sampled_from([None, "text"]), st.data())
 def test_long_sequences_through_the_kept_path_answer_like_fresh_assembles(
     base: dict[str, Any], render: str | None, data: st.DataObject
@@ -150,7 +151,7 @@ def _each_delta_like_fresh(
         current = expected_request
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.builds(
         lambda seed, forms: generate(random.Random(seed), Shape.scale(forms)),
@@ -342,7 +343,7 @@ def test_the_scenario_s_deltas_follow_the_schema() -> None:
         assert list(validator.iter_errors(delta)) == []
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests(Shape.small(6)), st.data())
 def test_drawn_deltas_follow_the_schema(base: dict[str, Any], data: st.DataObject) -> None:
     delta = data.draw(deltas(base, 0))

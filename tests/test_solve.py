@@ -176,6 +176,7 @@ def test_huge_costs_within_the_limit_solve_exactly() -> None:
         assert result.value == 1700
 
 
+@pytest.mark.integration
 def test_a_refusal_priced_out_of_time_claims_nothing_false() -> None:
     # Infeasibility may be proven before the limit while pricing the closure is not:
     # every answer at every limit must still pass the verifier.
@@ -245,6 +246,7 @@ with StopOnInterrupt() as stop:
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_after_a_cp_sat_solve_reaches_python(workers: int) -> None:
     # CP-SAT's own SIGINT handler (on unless catch_sigint_signal is off) replaced
@@ -279,6 +281,7 @@ print("finished", flush=True)
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_during_a_long_cp_sat_solve_interrupts_it(workers: int) -> None:
     # Ctrl-C during a solve is the caller's: the call raises KeyboardInterrupt (the

@@ -81,6 +81,7 @@ def test_a_local_pool_gives_the_same_table(serial: Any) -> None:
     assert [c.answer() for c in pooled.cells] == [c.answer() for c in serial.cells]
 
 
+@pytest.mark.cluster
 def test_the_dask_engine_gives_the_same_table(
     serial: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,12 +9,12 @@ field: selection, package_id, trace_id, decisions word for word.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from deltas import applied, deltas
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 from strategies import requests
 
 from assembler.model.errors import InvalidRequest
@@ -62,7 +62,7 @@ def _step(
 
 
 @settings(
-    max_examples=int(os.environ.get("TRACE_KEPT_EXAMPLES", "300")),
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

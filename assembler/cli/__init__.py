@@ -7,7 +7,8 @@ one line saying how to report it, never 1 (a refusal) and never a traceback, unl
 ``entry_point`` is the process's entry (it sets the process's collector policy first).
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``explain`` (inspect a compilation), ``serve`` (the warm server),
-``bench`` (the benchmarks of a clone);
+``schema`` and ``example`` (the contract's files the package carries), ``bench``
+(the benchmarks of a source clone: a development command);
 ``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
 A new command is a module here and one branch in ``_run``.
 """
@@ -37,9 +38,13 @@ commands:
   corpus run             run every strategy over the conformance corpus
   hunt                   search for requests where a strategy is wrong
   sweep                  tabulate strategies' losses over shapes x budgets
-  bench                  run the benchmarks
+  schema [NAME]          print a JSON Schema (request, result, delta, ...)
+  example [NAME]         print a shipped example request
+  bench                  run the benchmarks (a development command: needs a
+                         source clone)
 
-'assembler <command> --help' describes each command.
+'assembler <command> --help' describes each command; 'assembler --version'
+prints the version.
 """
 
 
@@ -59,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(_USAGE)
         return EXIT_BUNDLE if args else EXIT_INVALID
+    if args[0] == "--version":
+        print(f"assembler {_version()}")
+        return EXIT_BUNDLE
     command, rest = args[0], args[1:]
     try:
         return _run(command, rest)
@@ -149,6 +157,10 @@ def _run(command: str, rest: list[str]) -> int:
         from ..tooling.sweep import main as sweep_main
 
         return int(sweep_main(rest))
+    if command in ("schema", "example"):
+        from .contract import example_command, schema_command
+
+        return (schema_command if command == "schema" else example_command)(rest)
     if command == "bench":
         from .bench import bench_command
 

@@ -1,4 +1,4 @@
-"""``assembler bench``: run the benchmarks of the source checkout.
+"""``assembler bench``: run the benchmarks of the source checkout (a development command).
 
 Input: the arguments after ``bench``. Output: the benchmark runner's exit code, or
 2 with a message saying what is missing.
@@ -38,9 +38,10 @@ def bench_command(argv: list[str]) -> int:
     checkout = find_checkout()
     if checkout is None:
         print(
-            "error: the benchmarks are not in the installed package (a wheel holds only"
-            " assembler/); they live in benchmarks/ of the source repository. Run"
-            " 'assembler bench' from a clone, after python -m pip install -e '.[bench]'",
+            "error: 'assembler bench' is a development command: the benchmarks are not in"
+            " the installed package (a wheel holds only assembler/); they live in"
+            " benchmarks/ of the source repository. Run it from a clone, after"
+            " python -m pip install -e '.[bench]'",
             file=sys.stderr,
         )
         return EXIT_INVALID

@@ -55,11 +55,32 @@ def _compile_parser() -> argparse.ArgumentParser:
         "--strategy",
         default="exact",
         choices=[*sorted(STRATEGIES), *STRATEGY_ALIASES],
-        help="default exact (cpsat: its former name, an alias)",
+        help="how the bundle is chosen: exact (the default, proven optimal) or a baseline"
+        " to compare with (cpsat: exact's former name, an alias)",
     )
-    parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SEC")
-    parser.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=None, metavar="N")
-    parser.add_argument("--format", choices=("json", "text"), default="json")
+    parser.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=None,
+        metavar="SEC",
+        help="seconds for the whole call, parsing included (default 10); at the limit the"
+        " best legal bundle found so far, with its gap, or exit 3 undecided",
+    )
+    parser.add_argument(
+        "--workers",
+        type=bounded_int(1, MAX_WORKERS),
+        default=None,
+        metavar="N",
+        help=f"solver searches raced on a long solve, 1 to {MAX_WORKERS} (default 1); the"
+        " answer is the same for every N",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json: the result document (default); text: the admitted and rejected"
+        " candidates with their reasons",
+    )
     parser.add_argument(
         "--render",
         choices=("text", "openai-chat", "anthropic-messages"),

@@ -79,7 +79,13 @@ def _explain_parser() -> argparse.ArgumentParser:
         metavar="SEC",
         help="seconds for all counterfactuals together (default 30)",
     )
-    parser.add_argument("--workers", type=positive_int, default=None, metavar="N")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="solver searches for each counterfactual's solve (default 1)",
+    )
     parser.add_argument(
         "--render",
         choices=[f.value for f in RenderFormat],

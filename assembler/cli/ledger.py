@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = command("list", "list the compilations, oldest first")
     listing.add_argument("--session", help="only this session's compilations")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true", help="one JSON object per compilation")
     show = command("show", "print one compilation like compile --format text, with its outcome")
     show.add_argument("id", help="a compilation number (see list), or 'last'")
     show.add_argument("--json", action="store_true", help="the whole record as JSON")
@@ -54,14 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--body", action="store_true",
                       help="write the provider body (canonical JSON) as prepared")  # fmt: skip
     replay = command("replay", "re-run a recorded request with the current code and compare")
-    replay.add_argument("id")
-    replay.add_argument("--json", action="store_true")
+    replay.add_argument("id", help="a compilation number (see list), or 'last'")
+    replay.add_argument("--json", action="store_true", help="the comparison as JSON")
     diff = command("diff", "what changed between two compilations (default A: the previous"
                    " one of B's session)")  # fmt: skip
     diff.add_argument("ids", nargs="+", metavar="ID", help="A B, or B alone")
-    diff.add_argument("--json", action="store_true")
+    diff.add_argument("--json", action="store_true", help="the differences as JSON")
     verify = command("verify", "check the hash chain and every stored artifact")
-    verify.add_argument("--json", action="store_true")
+    verify.add_argument("--json", action="store_true", help="the checks and faults as JSON")
     export = command("export", "write every event (and its artifacts) as JSON lines")
     export.add_argument("--out", help="a file to write (default: stdout)")
     export.add_argument("--no-artifacts", action="store_true", help="events only")

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..ledger.documents import result_from_dict as stored_result
 from ..model.errors import AssemblerError
+from ..model.lookalikes import not_a_result
 from ..model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import Request, Result
 from ..stages.identities import canonical_json
@@ -40,6 +41,9 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
     ledger's reader rebuilds the rest, as it does for a stored result)."""
     if not isinstance(data, Mapping):
         raise InvalidResult("$", f"a result must be a JSON object, not {type(data).__name__}")
+    looks = not_a_result(data)
+    if looks is not None:
+        raise InvalidResult("$", looks)
     try:
         result = stored_result(dict(data))
         rendering = data.get("rendering")

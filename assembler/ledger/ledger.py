@@ -7,8 +7,10 @@ result, error, rendering) and the events themselves.
 
 One compilation is two events in two transactions: ``compilation_requested`` before
 the solve, then one outcome (``compiled``, ``refused`` or ``failed``). Its number is
-the sequence number of its ``compilation_requested`` event; a request with no outcome
-reads as ``interrupted``. The ledger records what was decided and what bytes were
+its place among the ledger's compilations (1, 2, 3, ...: the n-th
+``compilation_requested`` event), whatever other events lie between them; the events
+themselves carry the ``seq`` of that request event. A request with no outcome reads
+as ``interrupted``. The ledger records what was decided and what bytes were
 prepared; it never claims that a model received them.
 """
 
@@ -313,26 +315,29 @@ class Ledger:
                 requested[event.compilation] = event
             elif event.kind != EventKind.USAGE:
                 outcomes[event.compilation] = event
-        return [_summary(ev, outcomes.get(number)) for number, ev in requested.items()]
+        return [
+            _summary(number, ev, outcomes.get(ev.compilation))
+            for number, ev in enumerate(requested.values(), start=1)
+        ]
 
     def numbers(self, session: str | None = None) -> list[int]:
         return [s.number for s in self.summaries() if session is None or s.session == session]
 
     def resolve(self, ref: str) -> int:
         """A compilation number from ``N`` or ``last``; UnknownCompilation otherwise."""
+        count = len(self._store.requested_seqs())
         if ref == "last":
-            numbers = self.numbers()
-            if not numbers:
+            if not count:
                 raise UnknownCompilation(self.path, ref, "holds no compilation yet")
-            return numbers[-1]
+            return count
         if not ref.isdigit():
             raise UnknownCompilation(
                 self.path, ref, f"{ref!r} is not a compilation number (a number, or 'last')"
             )
         number = int(ref)
-        events = self._store.compilation_events(number)
-        if not events or events[0].kind != EventKind.REQUESTED:
-            raise UnknownCompilation(self.path, ref, f"holds no compilation {number}")
+        if not 1 <= number <= count:
+            held = f"compilations 1 to {count}" if count else "no compilation yet"
+            raise UnknownCompilation(self.path, ref, f"holds no compilation {number} ({held})")
         return number
 
     def previous(self, number: int) -> int | None:
@@ -342,7 +347,9 @@ class Ledger:
         return earlier[-1] if earlier else None
 
     def compilation(self, number: int) -> Compilation:
-        events = self._store.compilation_events(number)
+        """Compilation ``number`` (1 for the ledger's first, as ``list`` numbers them)."""
+        seqs = self._store.requested_seqs()
+        events = self._store.compilation_events(seqs[number - 1]) if 0 < number <= len(seqs) else []
         if not events or events[0].kind != EventKind.REQUESTED:
             raise UnknownCompilation(self.path, str(number), f"holds no compilation {number}")
         first = events[0]
@@ -391,7 +398,7 @@ class Ledger:
         )
 
 
-def _summary(asked: Event, answer: Event | None) -> Summary:
+def _summary(number: int, asked: Event, answer: Event | None) -> Summary:
     request = asked.data()
     outcome = CompilationOutcome.INTERRUPTED
     answered: dict[str, Any] = {}
@@ -400,7 +407,7 @@ def _summary(asked: Event, answer: Event | None) -> Summary:
         answered = answer.data()
     error = answered.get("error")
     return Summary(
-        number=asked.compilation,
+        number=number,
         session=asked.session,
         requested_at=asked.recorded_at,
         outcome=outcome,

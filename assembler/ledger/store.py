@@ -63,6 +63,8 @@ class Store(Protocol):
 
     def compilation_events(self, compilation: int) -> list[Event]: ...
 
+    def requested_seqs(self) -> list[int]: ...
+
     def blob(self, sha256: str) -> bytes | None: ...
 
     def blob_index(self) -> Iterator[tuple[str, int]]: ...
@@ -174,7 +176,7 @@ class SqliteStore:
             with contextlib.suppress(OSError):
                 create_private(self.path)
         try:
-            conn, version = self._connect("ro" if self.readonly else "rwc")
+            conn, version = self._connect_reader() if self.readonly else self._connect("rwc")
         except sqlite3.Error as exc:
             if not (self.readonly and self._wal_is_empty()):
                 raise self._error(exc, "cannot open") from None
@@ -222,6 +224,20 @@ class SqliteStore:
         except BaseException:
             conn.close()
             raise
+
+    def _connect_reader(self) -> tuple[sqlite3.Connection, int]:
+        """A reader's connection. Only a writable connection removes the ``-wal`` and
+        ``-shm`` files as the last one closes, so a reader opens the file writable
+        where it may and forbids itself every write (``query_only``): reading leaves
+        no file behind. Where the file cannot be written, it opens read-only."""
+        import sqlite3
+
+        try:
+            conn, version = self._connect("rw")
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error:
+            return self._connect("ro")
+        return conn, version
 
     def _wal_is_empty(self) -> bool:
         try:
@@ -409,6 +425,14 @@ class SqliteStore:
             f"SELECT {_COLUMNS} FROM events WHERE compilation = ? ORDER BY seq", (compilation,)
         )
         return [Event(*row) for row in rows]
+
+    def requested_seqs(self) -> list[int]:
+        """The ``seq`` of every ``compilation_requested`` event, in order: compilation
+        ``n`` (its number as the reading commands give it) is the n-th."""
+        rows = self._read(
+            "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
+        )
+        return [int(row[0]) for row in rows]
 
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))

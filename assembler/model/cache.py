@@ -24,6 +24,7 @@ from .limits import Limits
 from .providers import CacheMode, Provider, UnknownCacheModel, cache_rules
 from .rules import (
     MAX_INTEGER,
+    REQUEST_FIELDS,
     Place,
     enum_rule,
     flag,
@@ -33,6 +34,7 @@ from .rules import (
     name,
     shown,
     unit_number,
+    unknown_field,
 )
 
 __all__ = [
@@ -142,7 +144,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
     place = Place("cache")
     for key in record:
         if key not in _KEYS:
-            place.fail(key, "unknown field (see models/README.md section 6b)")
+            unknown_field(place, key, _KEYS, REQUEST_FIELDS)
     if "provider" not in record:
         place.fail("provider", "is required (anthropic, openai or gemini)")
     provider: Provider = _PROVIDER(record["provider"], place, "provider", limits)
@@ -244,7 +246,7 @@ def _pricing(record: Mapping[Any, Any], place: Place, default: Pricing) -> Prici
     values = {"input": default.input, "read": default.read, "write": default.write}
     for key, value in given.items():
         if key not in values:
-            inner.fail(key, "unknown field (input, read or write)")
+            unknown_field(inner, key, ("input", "read", "write"), "input, read or write")
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
@@ -271,7 +273,7 @@ def _previous(raw: Any, limits: Limits) -> tuple[float | None, tuple[PreviousBlo
     place = Place("cache.previous")
     for key in record:
         if key not in ("at", "blocks"):
-            place.fail(key, "unknown field (at or blocks)")
+            unknown_field(place, key, ("at", "blocks"), "at or blocks")
     at = _seconds(record, place, "at")
     listed = record.get("blocks", [])
     if not isinstance(listed, list):
@@ -290,7 +292,7 @@ def _block(raw: Any, index: int, limits: Limits) -> PreviousBlock:
     record = mapping(raw, Place("cache.previous.blocks"), index)
     for key in record:
         if key not in _BLOCK_KEYS:
-            place.fail(key, "unknown field (id, part, form, content_sha256, tokens, breakpoint)")
+            unknown_field(place, key, _BLOCK_KEYS, ", ".join(sorted(_BLOCK_KEYS)))
     part = record.get("part", "item")
     if part not in ("item", "instruction"):
         place.fail("part", f"must be 'item' or 'instruction', not {shown(part)}")

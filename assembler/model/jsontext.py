@@ -25,6 +25,7 @@ from typing import Any
 
 from .errors import InvalidRequest, RequestTooLarge
 from .limits import Limits
+from .lookalikes import not_json
 from .rules import Oversized
 
 __all__ = ["load_json"]
@@ -147,6 +148,9 @@ def _decoded_value(text: str, parse_int: Any) -> Any:
     except RecursionError:
         raise InvalidRequest("$", "JSON nested too deeply to be a request") from None
     except json.JSONDecodeError as exc:
+        looks = not_json(text)
+        if looks is not None:
+            raise InvalidRequest("$", looks) from None
         raise InvalidRequest(
             "$", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None

@@ -27,7 +27,19 @@ from .errors import InvalidRequest, RequestTooLarge
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
 from .limits import DEFAULT_LIMITS, Limits
-from .rules import MAX_INTEGER, Place, Rule, enum_rule, kind, mapping, name, shown
+from .lookalikes import not_a_request
+from .rules import (
+    MAX_INTEGER,
+    REQUEST_FIELDS,
+    Place,
+    Rule,
+    enum_rule,
+    kind,
+    mapping,
+    name,
+    shown,
+    unknown_field,
+)
 from .serialise import request_json
 from .types import Candidate, Kind, Request, Role, Task
 
@@ -103,13 +115,17 @@ def _limits(limits: Any) -> Limits:
 
 
 def _parse(data: Any, limits: Limits) -> Request:
+    if not isinstance(data, Mapping) or "task" not in data:
+        looks = not_a_request(data)
+        if looks is not None:
+            raise InvalidRequest("$", looks)
     if not isinstance(data, Mapping):
         raise InvalidRequest("$", f"a request must be a JSON object, not {kind(data)}")
     root = data
     document = Place("$")
     for key in root:
         if key not in _TOP_KEYS:
-            document.fail(key, "unknown field (see models/README.md)")
+            unknown_field(document, key, _TOP_KEYS, REQUEST_FIELDS)
     if "task" not in root:
         raise InvalidRequest("task", "is required")
     if "candidates" not in root:
@@ -186,7 +202,7 @@ def policy_record(raw: Any) -> Mapping[Any, Any]:
     place = Place("policy")
     for key in record:
         if key != "authority":
-            place.fail(key, "unknown field (see models/README.md)")
+            unknown_field(place, key, ("authority",), REQUEST_FIELDS)
     return record
 
 
@@ -219,7 +235,7 @@ def _fields(
     for key, value in record.items():
         row = spec.get(key) if type(key) is str else None
         if row is None:
-            place.fail(key, "unknown field (see models/README.md)")
+            unknown_field(place, key, spec, REQUEST_FIELDS)
         attribute, rule = row
         values[attribute] = rule(value, place, key, limits)
     return values

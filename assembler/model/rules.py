@@ -19,9 +19,10 @@ huge integers by their number of digits, so a message is one line of modest size
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from enum import StrEnum
 from typing import Any, NoReturn
 
@@ -109,6 +110,27 @@ class Place:
 
 
 Rule = Callable[[Any, Place, Any, Limits], Any]
+
+# where a user who has only the installed package reads each format's fields
+REQUEST_FIELDS = "the request's fields: 'assembler schema request'"
+DELTA_FIELDS = "a delta's fields: 'assembler schema delta'"
+
+
+def unknown_field(place: Place, key: object, known: Collection[str], fields: str) -> NoReturn:
+    """The error for ``key``, a field the format does not have: the closest known
+    field when one is close (a typo), and where the fields are listed."""
+    guess = closest(key, known)
+    hint = f"; did you mean {shown(guess)}?" if guess is not None else ""
+    place.fail(key, f"unknown field{hint} ({fields})")
+
+
+def closest(key: object, known: Collection[str]) -> str | None:
+    """The known name ``key`` most likely misspells, or None when none is close."""
+    if not isinstance(key, str) or len(key) > 64:
+        return None
+    lowered = {name.lower(): name for name in known}
+    matches = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.75)
+    return lowered[matches[0]] if matches else None
 
 
 # ---------------------------------------------------------------------------

@@ -35,9 +35,10 @@ from urllib.parse import unquote_to_bytes
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import InvalidRequest, UnknownStrategy
 from ..model.limits import Limits
+from ..model.lookalikes import not_a_message
 from ..model.providers import Provider
 from ..model.rendering import RenderFormat
-from ..model.rules import Place, kind, shown
+from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
 from ..strategies import STRATEGIES
 
@@ -83,10 +84,13 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
     """A JSON-lines message as a call."""
     if not isinstance(message, Mapping):
         raise InvalidRequest("$", f"a message must be a JSON object, not {kind(message)}")
+    looks = not_a_message(message)
+    if looks is not None:
+        raise InvalidRequest("$", looks)
     place = Place("$")
     for key in message:
         if key not in _MESSAGE_KEYS:
-            place.fail(key, f"unknown field: a message has {', '.join(_MESSAGE_KEYS)}")
+            unknown_field(place, key, _MESSAGE_KEYS, f"a message has {', '.join(_MESSAGE_KEYS)}")
     key = session_key(message["session"], limits) if "session" in message else None
     if "delta" in message or "close" in message:
         what = "delta" if "delta" in message else "close"

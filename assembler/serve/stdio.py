@@ -311,7 +311,7 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
         return service.count(error(line))
     if not line.strip():
         blank = InvalidRequest(
-            "$", "an empty line: each line is one JSON message (models/session.md)"
+            "$", "an empty line: each line is one JSON message (docs: guides/sessions)"
         )
         return service.count(error(blank))
     limits = service.config.limits

@@ -26,8 +26,9 @@ from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.fields import TASK_SPEC
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
+from ..model.lookalikes import not_a_delta
 from ..model.parse import parse_candidate, parse_standing, policy_record
-from ..model.rules import Place, Rule, kind, mapping, name, unit_number
+from ..model.rules import DELTA_FIELDS, Place, Rule, kind, mapping, name, unit_number, unknown_field
 from ..model.types import Candidate, Task
 
 __all__ = ["DELTA_KEYS", "RESET", "Delta", "delta_from_json", "parse_delta", "reset_value"]
@@ -88,10 +89,13 @@ def parse_delta(data: Mapping[str, Any] | Delta, *, limits: Limits = DEFAULT_LIM
         return data
     if not isinstance(data, Mapping):
         raise InvalidRequest("$", f"a delta must be a JSON object, not {kind(data)}")
+    looks = not_a_delta(data)
+    if looks is not None:
+        raise InvalidRequest("$", looks)
     document = Place("$")
     for key in data:
         if key not in DELTA_KEYS:
-            document.fail(key, f"unknown field: a delta has {', '.join(DELTA_KEYS)}")
+            unknown_field(document, key, DELTA_KEYS, f"a delta has {', '.join(DELTA_KEYS)}")
     add = _candidates(data, "add", limits)
     update = _candidates(data, "update", limits)
     remove = _ids(data.get("remove", []), limits)
@@ -139,7 +143,7 @@ def _task(raw: Any, limits: Limits) -> tuple[tuple[str, Any], ...]:
     for key, value in record.items():
         row = TASK_SPEC.get(key) if type(key) is str else None
         if row is None:
-            place.fail(key, "unknown field (see models/README.md)")
+            unknown_field(place, key, TASK_SPEC, DELTA_FIELDS)
         attribute, rule = row
         if value is None:
             if attribute in _REQUIRED_TASK_FIELDS:

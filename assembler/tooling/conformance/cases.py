@@ -1,6 +1,7 @@
 """The corpus on disk: one JSON file per case, checked and loaded.
 
-Input: a corpus directory (``corpus/`` of the repository by default).
+Input: a corpus directory (by default the one the package ships: ``corpus/`` of the
+repository, copied into a wheel; ``assembler.shipped``).
 Output: ``Case`` values (request and frozen exact answer), ordered by family, then
 tight, medium, roomy; a ``CorpusError`` naming the file for anything malformed.
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from ...model.errors import AssemblerError
 from ...model.types import Status
+from ...shipped import corpus_dir
 
 __all__ = ["BUDGET_CLASSES", "Case", "CorpusError", "default_corpus_dir", "load_corpus"]
 
@@ -66,19 +69,21 @@ class Case:
         return None if refusal is None else str(refusal["code"])
 
 
-def default_corpus_dir() -> Path:
-    """The repository's ``corpus/`` (next to the package), else ``./corpus``."""
-    # assembler/tooling/conformance/cases.py -> the checkout holding assembler/
-    beside = Path(__file__).resolve().parents[3] / "corpus"
-    return beside if beside.is_dir() else Path.cwd() / "corpus"
+def default_corpus_dir() -> Traversable:
+    """The corpus the package ships (the repository's ``corpus/`` in a checkout)."""
+    return corpus_dir()
 
 
-def load_corpus(directory: str | Path | None = None) -> tuple[Case, ...]:
+def load_corpus(directory: str | Path | Traversable | None = None) -> tuple[Case, ...]:
     """Every case of ``directory``, ordered by family, then tight, medium, roomy."""
-    root = default_corpus_dir() if directory is None else Path(directory)
+    if directory is None:
+        root: Traversable = default_corpus_dir()
+    else:
+        root = Path(directory) if isinstance(directory, str) else directory
     if not root.is_dir():
         raise CorpusError(f"corpus directory not found: {root}")
-    cases = [_load_case(path) for path in sorted(root.glob("*.json"))]
+    files = sorted((p for p in root.iterdir() if p.name.endswith(".json")), key=lambda p: p.name)
+    cases = [_load_case(path) for path in files]
     if not cases:
         raise CorpusError(f"no case files (*.json) in {root}")
     names = [case.name for case in cases]
@@ -87,7 +92,7 @@ def load_corpus(directory: str | Path | None = None) -> tuple[Case, ...]:
     return tuple(sorted(cases, key=lambda c: (c.family, BUDGET_CLASSES.index(c.budget_class))))
 
 
-def _load_case(path: Path) -> Case:
+def _load_case(path: Traversable) -> Case:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -101,7 +106,7 @@ def _load_case(path: Path) -> Case:
     for key in ("name", "family", "budget_class", "description"):
         if not isinstance(data[key], str) or not data[key]:
             raise CorpusError(f"{path}: {key} must be a non-empty string")
-    if data["name"] != path.stem:
+    if data["name"] != path.name[: -len(".json")]:
         raise CorpusError(f"{path}: name {data['name']!r} is not the file stem")
     if data["budget_class"] not in BUDGET_CLASSES:
         raise CorpusError(f"{path}: budget_class must be one of {', '.join(BUDGET_CLASSES)}")

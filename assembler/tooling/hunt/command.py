@@ -80,7 +80,8 @@ def _parser() -> Parser:
         type=Path,
         default=None,
         metavar="DIR",
-        help=f"where shrunk cases are written (default {DEFAULT_OUT}/)",
+        help=f"where shrunk cases are written (default ./{DEFAULT_OUT}/, created when a"
+        " finding is saved)",
     )
     parser.add_argument(
         "--shrink",
@@ -101,8 +102,9 @@ def _parser() -> Parser:
         "--resume",
         type=Path,
         metavar="DIR",
-        help="continue the stopped hunt whose state is in DIR (its strategy, seed and"
-        " settings; --examples or --seconds and the engine options may be changed)",
+        help="continue the stopped hunt whose state is in DIR (its strategy, seed,"
+        " settings and --workers; --examples or --seconds and the engine options may be"
+        " changed)",
     )
     parser.add_argument(
         "--progress",
@@ -321,16 +323,19 @@ def _interrupted(report: HuntReport, state: Path | None) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     _check_counts(args)
-    try:
-        spec = engine_spec(args)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
     journal = None
     if args.resume is not None:
         try:
             journal = open_state(args.resume)
         except StateError as error:
             raise UsageError(str(error)) from None
+        if args.workers is None and isinstance(journal.settings.get("workers"), int):
+            args.workers = journal.settings["workers"]  # the stopped hunt's, unless told
+    try:
+        spec = engine_spec(args)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if journal is not None:
         config, state, temporary = _resumed_config(args, journal.settings), args.resume, False
     else:
         config = _config(args)

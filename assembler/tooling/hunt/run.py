@@ -48,7 +48,8 @@ __all__ = [
     "settings",
 ]
 
-DEFAULT_OUT = Path("corpus/register")
+# a folder of its own in the current directory: never the corpus a clone ships
+DEFAULT_OUT = Path("hunt-findings")
 DEFAULT_EXAMPLES = 500
 DEFAULT_MAX_CANDIDATES = 10
 # findings shrunk and written per kind: shrinking costs far more than an example, and
@@ -276,8 +277,10 @@ class Progress:
 
 
 def settings(config: HuntConfig) -> dict[str, Any]:
-    """What a state directory keeps of a config: everything that decides the answer."""
+    """What a state directory keeps of a config: everything that decides the answer,
+    and the local worker count (which does not: a resumed hunt keeps it unless told)."""
     return {
+        "workers": config.workers,
         "strategy": config.strategy,
         "seed": config.seed,
         "examples": config.examples,

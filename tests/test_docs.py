@@ -1,0 +1,101 @@
+"""The documentation says what the code does.
+
+Checks that the tutorial's request compiles to exactly the table the tutorial shows;
+that the README stays a front page (its length, its two set-up commands, the one CI
+runs) and its architecture map names every layer ``tests/test_layout.py`` knows, and
+the site's map every module; that the site's navigation names every page of
+``docs/``; and that every release-note fragment in ``changelog.d/`` is named
+``<issue>.<type>.md``. The site itself is built in strict mode by ``.ci/run``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_layout import LAYERS
+
+from assembler.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(text: str, language: str) -> list[str]:
+    """The fenced blocks of ``text`` opened with ``language`` ("" for a bare fence)."""
+    found, current, opened = [], [], None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            if opened is None:
+                opened, current = line[3:].strip(), []
+                continue
+            if opened == language:
+                found.append("".join(current))
+            opened = None
+        elif opened is not None:
+            current.append(line)
+    return found
+
+
+def test_the_tutorial_shows_what_its_request_gives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = (DOCS / "tutorial.md").read_text(encoding="utf-8")
+    request = json.loads(_blocks(page, "json")[0])
+    path = tmp_path / "first.json"
+    path.write_text(json.dumps(request))
+    assert main(["compile", str(path), "--format", "text"]) == 0
+    shown = next(block for block in _blocks(page, "") if block.startswith("BUNDLE"))
+    assert capsys.readouterr().out == shown
+    request["task"]["budget"] = 60
+    path.write_text(json.dumps(request))
+    assert main(["compile", str(path)]) == 1
+    refusal = json.loads(capsys.readouterr().out)["refusal"]
+    assert "mandatory closure 90 > budget 60, excess 30" in refusal["message"]
+
+
+def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
+    assert 150 <= len(README.splitlines()) <= 250
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    commands = _blocks(README, "sh")
+    assert ci + "\n" in commands, "the README's test command is what .ci/run runs"
+    assert any("assembler compile models/examples/" in block for block in commands)
+    assert "-m unit --hypothesis-profile dev" in README
+
+
+def test_the_readme_map_names_every_layer() -> None:
+    block = README[README.index("## Architecture") :]
+    block = block[block.index("```") : block.index("```", block.index("```") + 3)]
+    named = {m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py)", block, flags=re.M)}
+    layers = {layer for layer in LAYERS if layer not in ("__main__", "__init__")}
+    assert layers | {"verifiers"} == named
+
+
+def test_the_site_map_names_every_module() -> None:
+    page = (DOCS / "explanation" / "architecture.md").read_text(encoding="utf-8")
+    words = set(re.findall(r"\w+", page))
+    package = ROOT / "assembler"
+    missing = [
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if path.name not in ("__init__.py", "__main__.py") and path.stem not in words
+    ]
+    assert missing == []
+
+
+def test_the_navigation_names_every_page() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    # the mounted folders' pages too (docs/hooks/contract.py)
+    pages |= {f"model/{p.name}" for p in (ROOT / "models").glob("*.md")}
+    pages |= {f"performance/results/{p.name}" for p in (ROOT / "benchmarks/results").glob("*.md")}
+    assert {page for page in pages if page not in config} == set()
+
+
+def test_release_note_fragments_are_named_by_issue_and_type() -> None:
+    pattern = re.compile(r"\d+\.(added|changed|fixed|deprecated|removed)(\.\d+)?\.md")
+    fragments = [p.name for p in (ROOT / "changelog.d").iterdir() if p.name != "README.md"]
+    assert [name for name in fragments if not pattern.fullmatch(name)] == []
