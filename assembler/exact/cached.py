@@ -45,7 +45,7 @@ class CachedBackend(Protocol):
         prefix: Prefix,
         terms: CacheTerms,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
@@ -75,7 +75,7 @@ def decide_cached(
         # it must reach the floor, else a rewrite may fill the whole budget
         narrower = backend.solve(
             replace(problem, budget=rewrite_budget),
-            time_limit=deadline.limit(),
+            deadline=deadline,
             workers=workers,
             value_only=True,
         )
@@ -95,7 +95,7 @@ def decide_cached(
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
     outcome: SolveOutcome = solve_cached(
-        problem, prefix, terms, time_limit=deadline.limit(), workers=workers, hint=hint
+        problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
     )
     if outcome.status is SolveStatus.UNKNOWN or not feasible(
         problem, prefix, terms, outcome.selection
@@ -261,10 +261,10 @@ class CachedSearch(_Session):
         problem: Problem,
         prefix: Prefix,
         terms: CacheTerms,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
     ) -> None:
-        super().__init__(cp_helper(), problem, time_limit, workers)
+        super().__init__(cp_helper(), problem, deadline, workers)
         self.prefix = prefix
         self.terms = terms
         self.price = self._encode_cache()

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 
+from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
@@ -51,13 +51,12 @@ _Option = tuple[tuple[int, ...], int, int, int]
 
 
 def solve_knapsack(
-    problem: Problem, cell_limit: int = CELL_LIMIT, deadline: float | None = None
+    problem: Problem, cell_limit: int = CELL_LIMIT, deadline: Deadline = NEVER
 ) -> SolveOutcome | None:
-    """The answer, or None (see the module's docstring). ``deadline`` is a
-    ``time.monotonic()`` instant, read on entry, while the items are gathered and
-    before each option is merged."""
+    """The answer, or None (see the module's docstring). ``deadline`` is read on
+    entry, while the items are gathered and before each option is merged."""
     budget = problem.budget
-    if budget is None or any(problem.needs) or _late(deadline):
+    if budget is None or any(problem.needs) or deadline.passed:
         return None
     items = _items(problem, deadline)
     if items is None:
@@ -83,11 +82,7 @@ def solve_knapsack(
     return _solve(items, top, deadline)
 
 
-def _late(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
-
-
-def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | None:
+def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
     """Each item's options, or None when one has too many or the deadline passed; an
     item that cannot be admitted nor left out makes the list [[]] (no option:
     infeasible). A pass in Python over every form: the deadline is read every 1,024
@@ -111,7 +106,7 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     required = set(problem.required)
     items: list[list[_Option]] = []
     for k, component in enumerate(members.values()):
-        if k % 1024 == 1023 and _late(deadline):
+        if k % 1024 == 1023 and deadline.passed:
             return None
         must = any(i in required for i in component)
         choices = [forms_of[i] for i in component]
@@ -138,7 +133,7 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     return items
 
 
-def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> SolveOutcome | None:
+def _solve(items: list[list[_Option]], top: int, deadline: Deadline) -> SolveOutcome | None:
     width = top + 1
     value = np.full(width, _UNREACHED, dtype=np.int64)
     weight = np.zeros(width, dtype=np.int64)
@@ -156,7 +151,7 @@ def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> Solv
         spent = 0
         for index, (_, cost, gain, heft) in enumerate(options):
             # read per option: one item's options can take a tenth of a second together
-            if _late(deadline):
+            if deadline.passed:
                 return None
             if cost > top:
                 continue
