@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import machine
-from .peers import cp_model_of
+from .solvers import cp_model_of
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parent.parent

@@ -66,12 +66,31 @@ def _inputs(quick: bool) -> dict[str, Any]:
     for rounds in (40, 120, 200):
         t = transcript(rounds)
         before, delta = t.next_turn()
-        cases.append({"name": f"transcript-{rounds}", "kind": "call", "request": t.request(),
-                      "render": "openai-chat"})  # fmt: skip
-        cases.append({"name": f"turn-{rounds}", "kind": "turn", "first": before,
-                      "deltas": [delta], "render": "openai-chat"})  # fmt: skip
-        cases.append({"name": f"cached-{rounds}", "kind": "cached", "previous": before,
-                      "request": t.request()})  # fmt: skip
+        cases.append(
+            {
+                "name": f"transcript-{rounds}",
+                "kind": "call",
+                "request": t.request(),
+                "render": "openai-chat",
+            }
+        )
+        cases.append(
+            {
+                "name": f"turn-{rounds}",
+                "kind": "turn",
+                "first": before,
+                "deltas": [delta],
+                "render": "openai-chat",
+            }
+        )
+        cases.append(
+            {
+                "name": f"cached-{rounds}",
+                "kind": "cached",
+                "previous": before,
+                "request": t.request(),
+            }
+        )
     sizes = (100, 1000) if quick else (100, 1000, 10_000)
     for n in sizes:
         seeds = 2 if n >= 10_000 else 5
@@ -79,8 +98,9 @@ def _inputs(quick: bool) -> dict[str, Any]:
         cases.append({"name": f"forms-{n}", "kind": "calls", "requests": requests})
     calls = 6 if quick else 12
     loop = agent_loop(0, forms=5000, calls=calls)
-    cases.append({"name": "loop-5000", "kind": "loop", "first": loop.first,
-                  "deltas": list(loop.deltas)})  # fmt: skip
+    cases.append(
+        {"name": "loop-5000", "kind": "loop", "first": loop.first, "deltas": list(loop.deltas)}
+    )
     return {"cases": cases}
 
 
@@ -123,8 +143,11 @@ def _case(case: dict[str, Any], repeats: int) -> tuple[dict[str, list[float]], l
 
     if kind == "call":
         for _ in range(repeats):
-            result, seconds = _timed(lambda: assembler.assemble(
-                case["request"], render=case["render"], time_limit=_LIMIT))  # fmt: skip
+            result, seconds = _timed(
+                lambda: assembler.assemble(
+                    case["request"], render=case["render"], time_limit=_LIMIT
+                )
+            )
             note(name, seconds)
         answers.append(_digest(result))
     elif kind == "calls":
@@ -144,11 +167,15 @@ def _case(case: dict[str, Any], repeats: int) -> tuple[dict[str, list[float]], l
         cached = {**case["request"], "cache": cache}
         blind = name.replace("cached", "blind")
         for _ in range(repeats):
-            result, seconds = _timed(lambda: assembler.assemble(
-                cached, render="anthropic-messages", time_limit=_LIMIT))  # fmt: skip
+            result, seconds = _timed(
+                lambda: assembler.assemble(cached, render="anthropic-messages", time_limit=_LIMIT)
+            )
             note(name, seconds)
-            plain, seconds = _timed(lambda: assembler.assemble(
-                case["request"], render="anthropic-messages", time_limit=_LIMIT))  # fmt: skip
+            plain, seconds = _timed(
+                lambda: assembler.assemble(
+                    case["request"], render="anthropic-messages", time_limit=_LIMIT
+                )
+            )
             note(blind, seconds)
         answers += [_digest(result), _digest(plain)]
     elif kind == "turn":
@@ -186,8 +213,12 @@ def _side(inputs: Path, repeats: int) -> None:
     for case in data["cases"]:
         if case["kind"] in ("call", "cached", "turn") and case["name"].endswith("-40"):
             _case(case, 1)
-    out: dict[str, Any] = {"package": assembler.__file__, "gc": list(gc.get_threshold()),
-                           "times": {}, "answers": {}}  # fmt: skip
+    out: dict[str, Any] = {
+        "package": assembler.__file__,
+        "gc": list(gc.get_threshold()),
+        "times": {},
+        "answers": {},
+    }
     for case in data["cases"]:
         times, answers = _case(case, repeats)
         out["times"].update(times)
@@ -222,10 +253,18 @@ def _run_side(path: Path, inputs: Path, repeats: int) -> dict[str, Any]:
 
 
 def _commit(path: Path) -> str:
-    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--", "assembler"],
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(path), "status", "--porcelain", "--", "assembler"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
@@ -247,13 +286,27 @@ def main(argv: list[str] | None = None) -> int:
     sides: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as scratch:
         before = Path(scratch) / "before"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
-                        str(before), args.before], check=True)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
+            check=True,
+        )
         after = ROOT
         if args.after is not None:
             after = Path(scratch) / "after"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
-                            str(after), args.after], check=True)  # fmt: skip
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(ROOT),
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "-q",
+                    str(after),
+                    args.after,
+                ],
+                check=True,
+            )
         try:
             given = Path(scratch) / "inputs.json"
             given.write_text(json.dumps(inputs), encoding="utf-8")
@@ -263,8 +316,10 @@ def main(argv: list[str] | None = None) -> int:
             measured = _commit(after)
         finally:
             for made in {before, after} - {ROOT}:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                                str(made)], check=False)  # fmt: skip
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(made)],
+                    check=False,
+                )
     load_after = os.getloadavg()
     differ = [
         name

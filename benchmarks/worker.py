@@ -174,7 +174,7 @@ def _front(request: dict[str, Any]) -> tuple[Any, dict[str, float], bool]:
 
 
 def _peer(spec: dict[str, Any]) -> dict[str, Any]:
-    from benchmarks.peers import cpsat_alone, highs_milp
+    from benchmarks.solvers import cpsat_alone, highs_milp
 
     solve = cpsat_alone if spec["role"] == "cpsat" else highs_milp
     time_limit = float(spec["time_limit"])
