@@ -6,13 +6,14 @@ import dataclasses
 import random
 
 from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from strategies import problem_of, problems
 
 from assembler.deadline import Deadline
 from assembler.exact.backend import SolveOutcome, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.cpsat import CpSat
-from assembler.exact.knapsack import solve_knapsack
+from assembler.exact.knapsack import cheapest_reaching, solve_knapsack
 from assembler.strategies.bruteforce import BruteForce
 from assembler.tooling.generate import Shape, generate
 
@@ -161,3 +162,61 @@ def test_a_deadline_already_past_hands_the_core_back() -> None:
     problem = _problem((5, 4), (7, 6), (3, 2), budget=9)
     assert solve_knapsack(problem, deadline=Deadline.after(-1)) is None
     assert solve_knapsack(problem, deadline=Deadline.after(60)) is not None
+
+
+def _cheapest_oracle(
+    problem: Problem, floor: int, budget: int, forced: frozenset[int], banned: frozenset[int]
+) -> tuple[SolveStatus, tuple[int, ...] | None]:
+    """Every legal selection within ``budget``: the cheapest worth ``floor``, then the
+    most valuable and lightest; None for the selection when two tie on all three."""
+    keys = []
+    for selection in BruteForce()._legal(dataclasses.replace(problem, budget=budget)):
+        chosen = set(selection)
+        if not forced <= chosen or banned & chosen:
+            continue
+        value = sum(problem.value[f] for f in selection)
+        if value < floor:
+            continue
+        cost = sum(problem.cost[f] for f in selection)
+        keys.append(((cost, -value, sum(problem.weight[f] for f in selection)), selection))
+    if not keys:
+        return SolveStatus.INFEASIBLE, None
+    keys.sort()
+    if len(keys) > 1 and keys[0][0] == keys[1][0]:
+        return SolveStatus.OPTIMAL, None
+    return SolveStatus.OPTIMAL, keys[0][1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(KNAPSACK), st.data())
+def test_the_cheapest_selection_reaching_a_floor_is_the_oracles(
+    problem: Problem, data: st.DataObject
+) -> None:
+    _cheapest_agrees(problem, data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(TIED), st.data())
+def test_the_cheapest_selection_among_ties_is_the_oracles_or_handed_back(
+    problem: Problem, data: st.DataObject
+) -> None:
+    _cheapest_agrees(problem, data)
+
+
+def _cheapest_agrees(problem: Problem, data: st.DataObject) -> None:
+    best = _oracle(problem)
+    top = best.bound if best.bound is not None else 0
+    floor = data.draw(st.integers(0, max(0, top)), label="floor")
+    budget = data.draw(st.integers(0, problem.budget or 0), label="budget")
+    forms = list(range(problem.size))
+    forced = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    banned = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    found = cheapest_reaching(problem, floor, budget, forced=forced, banned=banned)
+    status, expected = _cheapest_oracle(problem, floor, budget, forced, banned)
+    if found is None:
+        event("handed back")
+        return
+    assert found.status is status
+    if status is SolveStatus.OPTIMAL:
+        assert expected is not None, "a tie on cost, value and weight must be handed back"
+        assert found.selection == expected

@@ -35,7 +35,14 @@ from .cpsat import Linear, _Session, cp_helper
 from .incumbent import is_legal
 from .prefix import Prefix, build_prefix
 
-__all__ = ["CachedBackend", "CachedSearch", "decide_cached", "feasible", "settled_by_bound"]
+__all__ = [
+    "CachedBackend",
+    "CachedSearch",
+    "decide_cached",
+    "feasible",
+    "settled_by_bound",
+    "settled_by_program",
+]
 
 
 class CachedBackend(Protocol):
@@ -122,6 +129,78 @@ def decide_cached(
 
 # the most combinations of the free forms the bound's enumeration walks
 ENUMERATED = 1 << 12
+
+
+def settled_by_program(
+    problem: Problem, prefix: Prefix, terms: CacheTerms, deadline: Deadline
+) -> SolveOutcome | None:
+    """The optimum of a knapsack-shaped problem under explicit breakpoints, by the
+    knapsack program (``knapsack.cheapest_reaching``) once per class of the entry read;
+    None when the problem is not of that shape, or a class hands back (a tie, too many
+    states, the deadline).
+
+    A selection keeping the run through entry ``e`` reads R_e tokens at least, so its
+    price is at most ``read R_e + w (T - R_e)`` (w the write price once the tokens reach
+    the provider's minimum, else the input price), exactly that when ``e`` is the last
+    entry it keeps; that bound grows with T alone. So in each class (nothing read,
+    through each entry, and appending) the cheapest feasible selection, then the most
+    valuable and lightest, is the class's best; the optimum is the best of those under
+    the true order (price, value, cost, weight), and a tie between two selections there
+    is handed back (only the canonical rule separates them)."""
+    cache = prefix.cache
+    pricing = cache.pricing
+    if any(problem.needs) or cache.breakpoints == 0 or problem.budget is None:
+        return None
+    if cache.writes and pricing.write < pricing.input:
+        return None  # crossing the minimum would lower the price: not monotone in T
+    from .knapsack import cheapest_reaching
+
+    barriers = prefix.barriers
+    # (blocks kept at least, forced, banned, budget, floor), the most read first: a
+    # class whose price cannot come down to the best found is not searched
+    classes: list[tuple[int, frozenset[int], frozenset[int], int, int]] = []
+    if terms.append_floor is not None:
+        forced = frozenset(f for f in prefix.forms if f is not None)
+        banned = frozenset(f for f, barrier in barriers.items() if barrier < prefix.size)
+        classes.append((prefix.size, forced, banned, problem.budget, terms.append_floor))
+    for entry in reversed(prefix.entries):
+        forced = frozenset(f for f in prefix.forms[: entry + 1] if f is not None)
+        banned = frozenset(f for f, barrier in barriers.items() if barrier <= entry)
+        classes.append((entry + 1, forced, banned, terms.rewrite_budget, terms.rewrite_floor))
+    classes.append((0, frozenset(), frozenset(), terms.rewrite_budget, terms.rewrite_floor))
+    a = min(pricing.write if cache.writes else pricing.input, pricing.input)
+    best: list[tuple[tuple[int, int, int, int], tuple[int, ...]]] = []
+    for top, forced, banned, budget, floor in classes:
+        if best and top < prefix.size:
+            # the class's price at least (``settled_by_bound``'s bound)
+            tokens = sum(prefix.tokens[:top])
+            least = prefix.instruction + _cheapest_with(problem, prefix, terms, top)
+            if a * max(0, least - tokens) + pricing.read * min(least, tokens) > best[0][0][0]:
+                continue
+        found = cheapest_reaching(
+            problem, floor, budget, forced=forced, banned=banned, deadline=deadline
+        )
+        if found is None:
+            return None
+        if found.status is not SolveStatus.OPTIMAL:
+            continue
+        selection = found.selection
+        if not is_legal(problem, selection) or not feasible(problem, prefix, terms, selection):
+            return None  # never: each class holds feasible selections only
+        key = (
+            prefix.price(selection).price,
+            -selection_value(problem, selection),
+            selection_cost(problem, selection),
+            sum(problem.weight[f] for f in selection),
+        )
+        best.append((key, selection))
+        best.sort()
+    if not best:
+        return SolveOutcome(SolveStatus.INFEASIBLE)
+    top_key, chosen = best[0]
+    if any(key == top_key and other != chosen for key, other in best[1:]):
+        return None
+    return SolveOutcome(SolveStatus.OPTIMAL, chosen, bound=selection_value(problem, chosen))
 
 
 def settled_by_bound(problem: Problem, prefix: Prefix, terms: CacheTerms) -> SolveOutcome | None:

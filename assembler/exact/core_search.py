@@ -126,12 +126,15 @@ class CoreSearch:
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
-        """The cache-aware order's optimum: settled by a bound when it can be
-        (``cached.settled_by_bound``), else by the inner backend on the whole problem
-        (the reductions bound the value, which the price does not follow)."""
-        from .cached import settled_by_bound
+        """The cache-aware order's optimum: settled by the knapsack program class by
+        class (``cached.settled_by_program``) or by a bound (``cached.settled_by_bound``)
+        when it can be, else by the inner backend on the whole problem (the reductions
+        bound the value, which the price does not follow)."""
+        from .cached import settled_by_bound, settled_by_program
 
-        settled = settled_by_bound(problem, prefix, terms)
+        settled = settled_by_program(problem, prefix, terms, deadline)
+        if settled is None:
+            settled = settled_by_bound(problem, prefix, terms)
         if settled is not None:
             return settled
         inner = cast("CachedBackend", self.inner)

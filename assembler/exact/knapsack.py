@@ -41,7 +41,7 @@ from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
-__all__ = ["OPTION_LIMIT", "STATE_LIMIT", "solve_knapsack"]
+__all__ = ["OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "solve_knapsack"]
 
 # states generated at most (each item's frontier times its options, summed): a core
 # whose frontier grows past it goes to the search that would have had it anyway
@@ -126,9 +126,50 @@ def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
     return items
 
 
-def _solve(
-    items: list[list[_Option]], budget: int, state_limit: int, deadline: Deadline
+def cheapest_reaching(
+    problem: Problem,
+    floor: int,
+    budget: int,
+    *,
+    forced: frozenset[int] = frozenset(),
+    banned: frozenset[int] = frozenset(),
+    state_limit: int = STATE_LIMIT,
+    deadline: Deadline = NEVER,
 ) -> SolveOutcome | None:
+    """The cheapest legal selection of ``problem`` worth at least ``floor`` within
+    ``budget``, holding every form of ``forced`` and none of ``banned``; among the
+    cheapest the most valuable, then the lightest. OPTIMAL with it, INFEASIBLE when
+    there is none, or None as ``solve_knapsack`` hands back (a tie on cost, value and
+    weight included). The same frontier: a state that costs no more and is worth no
+    less than another is at least as good for this order too."""
+    if any(problem.needs) or deadline.passed:
+        return None
+    items = _items(problem, deadline)
+    if items is None:
+        return None
+    narrowed = []
+    for options in items:
+        held = forced.intersection(f for o in options for f in o[0])
+        kept = [o for o in options if held.issubset(o[0]) and not banned.intersection(o[0])]
+        if len(kept) > 1 or (kept and kept[0][0]):
+            narrowed.append(kept)
+        elif not kept:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+    if not narrowed:
+        status = SolveStatus.OPTIMAL if floor <= 0 else SolveStatus.INFEASIBLE
+        return SolveOutcome(status, (), bound=0)
+    return _solve(narrowed, budget, state_limit, deadline, floor=floor)
+
+
+def _solve(
+    items: list[list[_Option]],
+    budget: int,
+    state_limit: int,
+    deadline: Deadline,
+    floor: int | None = None,
+) -> SolveOutcome | None:
+    """With ``floor`` None the most valuable state of the last frontier, else the
+    cheapest worth at least ``floor`` (and a state that cannot reach it is dropped)."""
     # required items first (a lower bound is a legal selection only once they are
     # placed), then the most valuable per unit of cost: good states come early
     must = [options[0][0] != () for options in items]
@@ -145,8 +186,8 @@ def _solve(
         min(option[1] for option in options) if m else 0
         for options, m in zip(items, must, strict=True)
     ]
-    floor = np.zeros(len(items) + 1, dtype=np.int64)
-    floor[:-1] = np.cumsum(least[::-1])[::-1]
+    reserve = np.zeros(len(items) + 1, dtype=np.int64)
+    reserve[:-1] = np.cumsum(least[::-1])[::-1]
     scale = (
         float(multipliers.max()) * budget
         + float(np.abs(after[:, 0]).max())
@@ -163,7 +204,17 @@ def _solve(
     weight = np.zeros(1, dtype=np.int64)
     tied = np.zeros(1, dtype=bool)
     # the value of a legal selection: a greedy one at first, then the frontier's best
-    best_known = _greedy(items, least, budget)
+    # (or the floor a selection must reach)
+    best_known = _greedy(items, least, budget) if floor is None else float(floor)
+    if floor is not None:
+        # what reaching the floor costs at least, from each item on: for any mu >= 0 a
+        # completion worth d costs at least mu d + the sum of each item's least
+        # (cost - mu x value) (0 for "none"); and the least cost of a state worth it
+        rates = np.array([1.0 / m for m in multipliers if m > 0] or [0.0])
+        dues = _dues(items, must, rates)
+        due_after = np.zeros((len(rates), len(items) + 1))
+        due_after[:, :-1] = np.cumsum(dues[:, ::-1], axis=1)[:, ::-1]
+        cheapest = np.inf
     steps: list[tuple[Any, Any]] = []  # per item, each state's parent state and option
     walked = 0
     for k, options in enumerate(items):
@@ -174,7 +225,7 @@ def _solve(
             return None
         offered = np.array([option[1:] for option in options], dtype=np.int64)
         grid = cost[None, :] + offered[:, 0:1]
-        where = np.flatnonzero(grid <= budget - int(floor[k + 1]))
+        where = np.flatnonzero(grid <= budget - int(reserve[k + 1]))
         if not len(where):
             return SolveOutcome(SolveStatus.INFEASIBLE)
         choice, parent = np.divmod(where, len(cost))
@@ -186,6 +237,14 @@ def _solve(
                 multipliers[:, None] * room[None, :] + after[:, k + 1 : k + 2], axis=0
             )
             hopeful = np.flatnonzero(reach + margin >= best_known)
+            choice, parent = choice[hopeful], parent[hopeful]
+            new_cost, new_value = new_cost[hopeful], new_value[hopeful]
+            if not len(new_cost):
+                return SolveOutcome(SolveStatus.INFEASIBLE)  # nothing reaches the floor
+        if floor is not None and np.isfinite(cheapest):
+            short = floor - new_value
+            due = np.max(rates[:, None] * short[None, :] + due_after[:, k + 1 : k + 2], axis=0)
+            hopeful = np.flatnonzero(new_cost + np.maximum(due, 0.0) <= cheapest + margin)
             choice, parent = choice[hopeful], parent[hopeful]
             new_cost, new_value = new_cost[hopeful], new_value[hopeful]
         new_weight = weight[parent] + offered[choice, 2]
@@ -211,9 +270,22 @@ def _solve(
         steps.append((parent[kept], choice[kept]))
         if k + 1 >= placed:
             # every required item is placed: each state, with nothing more, is legal
-            best_known = max(best_known, float(value[-1]))
-    # the last state is the most valuable, the cheapest of those and the lightest
-    state = len(cost) - 1
+            if floor is None:
+                best_known = max(best_known, float(value[-1]))
+            else:
+                reaching = np.flatnonzero(value >= floor)
+                if len(reaching):
+                    cheapest = min(cheapest, float(cost[reaching[0]]))
+    if floor is None:
+        # the last state is the most valuable, the cheapest of those and the lightest
+        state = len(cost) - 1
+    else:
+        # the first state worth the floor is the cheapest that is, the most valuable
+        # and lightest of those
+        reaching = np.flatnonzero(value >= floor)
+        if not len(reaching):
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        state = int(reaching[0])
     if tied[state]:
         return None
     best = int(value[state])
@@ -236,6 +308,18 @@ def _rank(cost: Any, value: Any, weight: Any, spread: int) -> Any:
         if not same.any():
             return rank
     return np.lexsort((weight, -value, cost))
+
+
+def _dues(items: list[list[_Option]], must: list[bool], rates: Any) -> Any:
+    """Per rate mu and item, the least (cost - mu x value) of its options ("none": 0)."""
+    dues = np.zeros((len(rates), len(items)))
+    for k, options in enumerate(items):
+        cost = np.array([o[1] for o in options], dtype=np.float64)
+        value = np.array([o[2] for o in options], dtype=np.float64)
+        dues[:, k] = (cost[None, :] - rates[:, None] * value[None, :]).min(axis=1)
+        if not must[k]:
+            dues[:, k] = np.minimum(dues[:, k], 0.0)
+    return dues
 
 
 def _greedy(items: list[list[_Option]], least: list[int], budget: int) -> float:
