@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["LEAST", "NEVER", "Deadline", "Stopwatch"]
@@ -73,11 +74,16 @@ NEVER = Deadline(math.inf)
 class Stopwatch:
     """The wall time of each stage of a call, lap by lap (diagnostic only)."""
 
-    __slots__ = ("_last", "laps")
+    __slots__ = ("_excluded", "_last", "_started", "laps")
 
     def __init__(self) -> None:
-        self._last = time.perf_counter()
+        self._last = self._started = time.perf_counter()
+        self._excluded = 0.0
         self.laps: list[tuple[str, float]] = []
+
+    def elapsed(self) -> float:
+        """Seconds since the stopwatch started."""
+        return time.perf_counter() - self._started
 
     def lap(self, stage: str) -> float:
         """Record the time since the last lap as ``stage``'s; return it."""
@@ -92,12 +98,22 @@ class Stopwatch:
         self.laps.append((stage, seconds))
 
     def skip(self) -> float:
-        """Leave the time since the last lap out of every stage (it belonged to no
-        stage of the call, e.g. a recorder's write); return it."""
+        """Leave the time since the last lap out of every stage and of the total (it
+        belonged to no stage of the call, e.g. a recorder's write); return it."""
         now = time.perf_counter()
         spent = now - self._last
         self._last = now
+        self._excluded += spent
         return spent
+
+    def extend(self, laps: Iterable[tuple[str, float]]) -> None:
+        """Stages timed elsewhere (a strategy's), ending now."""
+        self.laps.extend(laps)
+        self._last = time.perf_counter()
+
+    def total(self) -> float:
+        """Seconds since the start, less what was skipped."""
+        return time.perf_counter() - self._started - self._excluded
 
     @property
     def timings(self) -> tuple[tuple[str, float], ...]:

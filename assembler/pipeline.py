@@ -107,8 +107,7 @@ def _chain(
         choice = strategy(
             req, gates, deadline.less(reserve), workers, kept=kept_now[0].decision, keep=keep
         )
-        clock.laps.extend(choice.timings)
-        clock.skip()
+        clock.extend(choice.timings)
         # the result names the strategy by its name, whichever alias the call used
         name = canonical_strategy(settings.strategy)
         result, traced = trace(req, gates, name, choice, kept_now[0].trace, keep=keep)
@@ -136,5 +135,4 @@ def _chain(
             parsed, fmt, counter, decide_and_trace, headers=Headers(settings.headers)
         )
         clock.lap("render")
-    total = sum(seconds for _, seconds in clock.laps)
-    return replace(result, timings=(*clock.laps, ("total", total))), kept_now[0]
+    return replace(result, timings=(*clock.laps, ("total", clock.total()))), kept_now[0]

@@ -1,245 +1,95 @@
-"""The speed cases of issue 28, before and after a change, side by side in one run.
+"""Not slower than before: ``python -m benchmarks.sidebyside --before REV``.
 
-Run ``python -m benchmarks.sidebyside --before REV [--label NAME]`` (``--help``).
-Output: a table on stdout and appended to ``benchmarks/results/SPEED.md``, every time
-in ``benchmarks/results/speed.json``; exit 1 when an answer differs between the sides.
+Input: a git revision to measure beside the working tree (``--before``), repeats.
+Output: ``benchmarks/results/sidebyside.json`` and ``SIDEBYSIDE.md`` (median CPU time
+per case on each side, their ratio, the machine's load before and after); exit 0.
 
-One set of inputs is built here; the working tree and ``REV`` (checked out with ``git
-worktree`` into a temporary directory) each answer them in child processes through
-the public API only (``assemble``, ``Session``), the two sides alternating round by
-round so that the machine's pace moves both alike. Per case, the median wall time of
-every call over all rounds, each side's answers digested (status, selection,
-``package_id``, ``trace_id``, rendered bytes) and compared. The load average is read
-before and after. The collector runs as the library leaves it (Python's defaults:
-no call tunes it), and each side's threshold is recorded.
+Both sides run in the same minutes, interleaved (a child process per side and case,
+the order alternating between repeats), on the same seeded inputs, through the public
+API only (``assemble``, ``Session.apply``), so that the ratio says what a change did
+whatever the machine's pace (the load is recorded, CPU time beside wall time):
 
-Cases:
-* ``transcript-N``: an N-round agent transcript (``agentcases``) rendered to
-  ``openai-chat``, cache-blind;
-* ``cached-N`` and ``blind-N``: the same transcript's request after one more round,
-  rendered to ``anthropic-messages``, with a ``cache`` section naming what the call
-  before it sent (Anthropic's breakpoints; computed by each side from its own
-  rendering of the earlier request) and without it;
-* ``turn-N``: a ``Session`` holding the transcript but its last round, then the delta
-  adding that round (``apply``), rendered to ``openai-chat``;
-* ``forms-N``: ``Shape.scale(N)`` requests, end to end, unrendered;
-* ``loop-5000``: the agent loop scenario's session deltas (a tool call and its
-  result, sometimes more) on a first request of 5,000 forms;
-* ``rescore-5000`` and ``fresh-5000``: relevance-only deltas (the conversation's
-  candidates re-scored by recency) on that session, and a fresh ``assemble`` of the
-  same request.
+* fresh calls at 100, 1,000 and 10,000 forms (``Shape.scale``, five seeds each);
+* a rendered call at 1,000 forms (``openai-chat``);
+* session deltas at ~5,000 forms (the agent loop: a tool call and its result per call);
+* re-scoring deltas at ~5,000 forms (a thousand relevances per call; a revision
+  without the ``relevance`` delta sends those candidates whole in ``update``).
+
+Each child process may set the command's collector policy (``--collector command``:
+the threshold ``assembler`` sets for its own process, ``assembler/cli/process.py``) or
+leave Python's default (``--collector default``), the same on both sides.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import hashlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-_LIMIT = 30.0
-_PROVIDER = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+OUT = ROOT / "benchmarks" / "results"
+CASES = ("fresh-100", "fresh-1000", "fresh-10000", "render-1000", "delta-5000", "rescore-5000")
+
+_CHILD = r"""
+import gc, json, random, resource, sys
+case, collector = sys.argv[1], sys.argv[2]
+if collector == "command":
+    gc.set_threshold(100_000, 50, 100)
+import assembler
+from assembler.tooling.agentloop import agent_loop
+from assembler.tooling.generate import generate
+from assembler.tooling.shapes import Shape
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+rows = []
+kind, size = case.split("-")
+size = int(size)
+if kind in ("fresh", "render"):
+    requests = [generate(random.Random(s), Shape.scale(size)) for s in range(5)]
+    if kind == "render":
+        for r in requests:
+            for c in r["candidates"]:
+                c.setdefault("content", "content of " + c["id"])
+    options = {"render": "openai-chat"} if kind == "render" else {}
+    assembler.assemble(requests[0], time_limit=60, **options)  # the imports, once
+    for r in requests:
+        start = cpu()
+        assembler.assemble(r, time_limit=60, **options)
+        rows.append(cpu() - start)
+else:
+    loop = agent_loop(0, size, 12)
+    session = assembler.Session(loop.first, time_limit=60)
+    session.answer()
+    rng = random.Random(0)
+    ids = [c["id"] for c in loop.first["candidates"]]
+    current = {c["id"]: c for c in loop.first["candidates"]}
+    from assembler.session import DELTA_KEYS
+    for delta in loop.deltas:
+        if kind == "rescore":
+            scores = {i: round(rng.random(), 3) for i in rng.sample(ids, 1000)}
+            current.update((i, {**current[i], "relevance": r}) for i, r in scores.items())
+            # a revision without re-scoring deltas sends the candidates whole
+            delta = ({"relevance": scores} if "relevance" in DELTA_KEYS
+                     else {"update": [current[i] for i in scores]})
+        start = cpu()
+        session.apply(delta)
+        rows.append(cpu() - start)
+print(json.dumps(rows))
+"""
 
 
-# -- the inputs (this checkout's generators) -----------------------------------------
-
-
-def _inputs(quick: bool) -> dict[str, Any]:
-    import random
-
-    from assembler.tooling.agentloop import agent_loop
-    from assembler.tooling.generate import Shape, generate
-
-    from .agentcases import transcript
-
-    cases: list[dict[str, Any]] = []
-    for rounds in (40, 120, 200):
-        t = transcript(rounds)
-        before, delta = t.next_turn()
-        cases.append(
-            {
-                "name": f"transcript-{rounds}",
-                "kind": "call",
-                "request": t.request(),
-                "render": "openai-chat",
-            }
-        )
-        cases.append(
-            {
-                "name": f"turn-{rounds}",
-                "kind": "turn",
-                "first": before,
-                "deltas": [delta],
-                "render": "openai-chat",
-            }
-        )
-        cases.append(
-            {
-                "name": f"cached-{rounds}",
-                "kind": "cached",
-                "previous": before,
-                "request": t.request(),
-            }
-        )
-    sizes = (100, 1000) if quick else (100, 1000, 10_000)
-    for n in sizes:
-        seeds = 2 if n >= 10_000 else 5
-        requests = [generate(random.Random(seed), Shape.scale(n)) for seed in range(seeds)]
-        cases.append({"name": f"forms-{n}", "kind": "calls", "requests": requests})
-    calls = 6 if quick else 12
-    loop = agent_loop(0, forms=5000, calls=calls)
-    cases.append(
-        {"name": "loop-5000", "kind": "loop", "first": loop.first, "deltas": list(loop.deltas)}
-    )
-    return {"cases": cases}
-
-
-# -- one side (a child process) --------------------------------------------------------
-
-
-def _digest(result: Any) -> list[Any]:
-    rendering = result.rendering
-    text = None if rendering is None else hashlib.sha256(rendering.text.encode()).hexdigest()
-    return [result.status.value, list(result.selected), result.package_id, result.trace_id, text]
-
-
-def _timed(call: Any) -> tuple[Any, float]:
-    started = time.perf_counter()
-    out = call()
-    return out, time.perf_counter() - started
-
-
-def _rescore(request: dict[str, Any]) -> dict[str, Any]:
-    """Recency re-scoring: every conversation candidate a little less relevant."""
-    kinds = {"tool_call", "tool_result", "assistant_turn", "user_turn", "memory"}
-    return {
-        "relevance": {
-            c["id"]: round(c.get("relevance", 0.0) * 0.95, 3)
-            for c in request["candidates"]
-            if c.get("kind") in kinds and not c.get("required")
-        }
-    }
-
-
-def _case(case: dict[str, Any], repeats: int) -> tuple[dict[str, list[float]], list[Any]]:
-    import assembler
-
-    times: dict[str, list[float]] = {}
-    answers: list[Any] = []
-    name, kind = case["name"], case["kind"]
-
-    def note(key: str, seconds: float) -> None:
-        times.setdefault(key, []).append(seconds)
-
-    if kind == "call":
-        for _ in range(repeats):
-            result, seconds = _timed(
-                lambda: assembler.assemble(
-                    case["request"], render=case["render"], time_limit=_LIMIT
-                )
-            )
-            note(name, seconds)
-        answers.append(_digest(result))
-    elif kind == "calls":
-        for request in case["requests"]:
-            for _ in range(max(1, repeats // 2)):
-                result, seconds = _timed(lambda r=request: assembler.assemble(r, time_limit=_LIMIT))
-                note(name, seconds)
-            answers.append(_digest(result))
-    elif kind == "cached":
-        previous = assembler.assemble(
-            case["previous"], render="anthropic-messages", time_limit=_LIMIT
-        )
-        rendering = previous.rendering
-        assert rendering is not None
-        blocks = rendering.manifest.cache_blocks(rendering.text)
-        cache = {**_PROVIDER, "previous": {"blocks": blocks}}
-        cached = {**case["request"], "cache": cache}
-        blind = name.replace("cached", "blind")
-        for _ in range(repeats):
-            result, seconds = _timed(
-                lambda: assembler.assemble(cached, render="anthropic-messages", time_limit=_LIMIT)
-            )
-            note(name, seconds)
-            plain, seconds = _timed(
-                lambda: assembler.assemble(
-                    case["request"], render="anthropic-messages", time_limit=_LIMIT
-                )
-            )
-            note(blind, seconds)
-        answers += [_digest(result), _digest(plain)]
-    elif kind == "turn":
-        for _ in range(repeats):
-            session = assembler.Session(case["first"], time_limit=_LIMIT, render=case["render"])
-            session.answer()
-            for delta in case["deltas"]:
-                result, seconds = _timed(lambda d=delta, s=session: s.apply(d))
-                note(name, seconds)
-        answers.append(_digest(result))
-    elif kind == "loop":
-        session = assembler.Session(case["first"], time_limit=_LIMIT)
-        session.answer()
-        for delta in case["deltas"]:
-            result, seconds = _timed(lambda d=delta: session.apply(d))
-            note(name, seconds)
-            answers.append(_digest(result))
-        for _ in range(max(2, repeats)):
-            rescore = _rescore(session.to_dict())
-            result, seconds = _timed(lambda d=rescore: session.apply(d))
-            note("rescore-5000", seconds)
-            request = session.to_dict()
-            fresh, seconds = _timed(lambda r=request: assembler.assemble(r, time_limit=_LIMIT))
-            note("fresh-5000", seconds)
-            answers += [_digest(result), _digest(fresh)]
-    return times, answers
-
-
-def _side(inputs: Path, repeats: int) -> None:
-    import assembler
-
-    data = json.loads(inputs.read_text(encoding="utf-8"))
-    # the first calls of a process load the solvers: one untimed pass over the smaller
-    # cases first
-    for case in data["cases"]:
-        if case["kind"] in ("call", "cached", "turn") and case["name"].endswith("-40"):
-            _case(case, 1)
-    out: dict[str, Any] = {
-        "package": assembler.__file__,
-        "gc": list(gc.get_threshold()),
-        "times": {},
-        "answers": {},
-    }
-    for case in data["cases"]:
-        times, answers = _case(case, repeats)
-        out["times"].update(times)
-        out["answers"][case["name"]] = answers
-    json.dump(out, sys.stdout)
-
-
-# -- both sides ----------------------------------------------------------------------
-
-
-def _run_side(path: Path, inputs: Path, repeats: int) -> dict[str, Any]:
+def _measure(path: Path, case: str, collector: str) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(path)}
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import importlib.util as u, sys, pathlib;"
-            f" spec = u.spec_from_file_location('sidebyside', {str(Path(__file__))!r});"
-            " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
-            f" m._side(pathlib.Path({str(inputs)!r}), {repeats})",
-        ],
+        [sys.executable, "-c", _CHILD, case, collector],
         env=env,
         cwd=tempfile.gettempdir(),
         capture_output=True,
@@ -247,141 +97,70 @@ def _run_side(path: Path, inputs: Path, repeats: int) -> dict[str, Any]:
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"the side at {path} failed:\n{done.stderr[-3000:]}")
-    answers: dict[str, Any] = json.loads(done.stdout)
-    return answers
-
-
-def _commit(path: Path) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    dirty = subprocess.run(
-        ["git", "-C", str(path), "status", "--porcelain", "--", "assembler"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+        raise SystemExit(f"{case} at {path} failed:\n{done.stderr[-3000:]}")
+    rows: list[float] = json.loads(done.stdout)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sidebyside", description=__doc__)
-    parser.add_argument("--before", required=True, help="the git revision to compare with")
-    parser.add_argument("--after", help="a git revision instead of the working tree")
-    parser.add_argument("--label", default="", help="what the change is, for the table")
-    parser.add_argument("--rounds", type=int, default=3, help="child processes per side")
-    parser.add_argument("--repeats", type=int, default=5, help="calls per case per round")
-    parser.add_argument("--quick", action="store_true", help="no 10,000-form requests")
-    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--before", required=True, help="the git revision to measure beside")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--collector", choices=("command", "default"), default="command")
+    parser.add_argument("--cases", default=",".join(CASES), help="a comma-separated subset")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
-    from benchmarks import machine
-
-    inputs = _inputs(args.quick)
+    cases = [c for c in args.cases.split(",") if c]
     load_before = os.getloadavg()
-    sides: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+    measured: dict[str, dict[str, list[float]]] = {c: {"before": [], "after": []} for c in cases}
     with tempfile.TemporaryDirectory() as scratch:
         before = Path(scratch) / "before"
         subprocess.run(
             ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
             check=True,
         )
-        after = ROOT
-        if args.after is not None:
-            after = Path(scratch) / "after"
-            subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(ROOT),
-                    "worktree",
-                    "add",
-                    "--detach",
-                    "-q",
-                    str(after),
-                    args.after,
-                ],
-                check=True,
-            )
         try:
-            given = Path(scratch) / "inputs.json"
-            given.write_text(json.dumps(inputs), encoding="utf-8")
-            for _ in range(args.rounds):
-                sides["before"].append(_run_side(before, given, args.repeats))
-                sides["after"].append(_run_side(after, given, args.repeats))
-            measured = _commit(after)
+            sides = [("before", before), ("after", ROOT)]
+            for repeat in range(args.repeats):
+                for case in cases:
+                    for side, path in sides if repeat % 2 == 0 else sides[::-1]:
+                        measured[case][side] += _measure(path, case, args.collector)
+                        print(f"round {repeat + 1}: {case} {side}", file=sys.stderr)
         finally:
-            for made in {before, after} - {ROOT}:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(made)],
-                    check=False,
-                )
-    load_after = os.getloadavg()
-    differ = [
-        name
-        for name in sides["before"][0]["answers"]
-        if any(
-            run["answers"][name] != sides["before"][0]["answers"][name]
-            for run in sides["before"] + sides["after"]
-        )
-    ]
-    medians: dict[str, dict[str, float]] = {}
-    for side, runs in sides.items():
-        for key in runs[0]["times"]:
-            samples = [t for run in runs for t in run["times"][key]]
-            medians.setdefault(key, {})[side] = statistics.median(samples)
-    record = {
-        "label": args.label,
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)],
+                check=False,
+            )
+    rows = []
+    for case in cases:
+        b = statistics.median(measured[case]["before"]) * 1e3
+        a = statistics.median(measured[case]["after"]) * 1e3
+        rows.append({"case": case, "before_ms": round(b, 2), "after_ms": round(a, 2),
+                     "ratio": round(a / b, 3)})  # fmt: skip
+    data = {
         "before": args.before,
-        "after": measured,
-        "machine": machine.describe(),
-        "load": [round(x, 2) for x in (*load_before[:1], *load_after[:1])],
-        "gc": {side: runs[0]["gc"] for side, runs in sides.items()},
-        "rounds": args.rounds,
-        "repeats": args.repeats,
-        "medians_ms": {
-            k: {s: round(v * 1000, 3) for s, v in m.items()} for k, m in medians.items()
-        },
-        "answers_differ": differ,
+        "collector": args.collector,
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "rows": rows,
+        "samples": measured,
     }
-    table = _table(record)
-    print(table)
-    if not args.no_write:
-        store = RESULTS / "speed.json"
-        history = json.loads(store.read_text()) if store.exists() else []
-        history.append(record)
-        store.write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
-        with (RESULTS / "SPEED.md").open("a", encoding="utf-8") as out:
-            out.write("\n" + table + "\n")
-    if differ:
-        print(f"answers differ: {differ}", file=sys.stderr)
-    return 1 if differ else 0
-
-
-def _table(record: dict[str, Any]) -> str:
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "sidebyside.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     lines = [
-        f"### {record['label'] or 'change'}: {record['before']} -> {record['after']}",
+        "# Side by side",
         "",
-        f"Load average {record['load'][0]} before, {record['load'][1]} after; "
-        f"{record['rounds']} rounds x {record['repeats']} calls per side, interleaved; "
-        f"collector thresholds {record['gc']['after']} (the library's defaults). "
-        + (
-            "Answers identical on every case."
-            if not record["answers_differ"]
-            else f"Answers differ: {', '.join(record['answers_differ'])}."
-        ),
+        f"Before: `{args.before}`; after: the working tree. Median CPU time per call, "
+        f"{args.repeats} interleaved rounds, collector policy `{args.collector}`; load "
+        f"{data['load_before']} before, {data['load_after']} after.",
         "",
-        "| case | before | after | after / before |",
+        "| case | before ms | after ms | after / before |",
         "|---|---|---|---|",
+        *(f"| {r['case']} | {r['before_ms']} | {r['after_ms']} | {r['ratio']} |" for r in rows),
     ]
-    for key, m in record["medians_ms"].items():
-        ratio = m["after"] / m["before"] if m["before"] else float("nan")
-        lines.append(f"| {key} | {m['before']:.2f} ms | {m['after']:.2f} ms | {ratio:.2f}x |")
-    return "\n".join(lines)
+    (args.out / "SIDEBYSIDE.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines), file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from assembler.exact.closure import Problem, build_problem
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
+from assembler.tooling.hunt.sessions import turn
 
 __all__ = [
     "hostile_values",
@@ -383,27 +384,11 @@ def transcripts(draw: st.DrawFn, most_turns: int = 3) -> dict[str, Any]:
         candidates += turn(t, draw(cost), draw(cost), draw(relevance), draw(st.booleans()))
     total = sum(c["cost"] for c in candidates)
     budget = draw(st.integers(total // 3, total + 10))
-    return {"task": {"id": "t", "budget": budget}, "candidates": candidates}
-
-
-def turn(t: int, cost: int, result_cost: int, relevance: float, compact: bool) -> list[Any]:
-    """Turn ``t`` of a transcript: an assistant message, a tool call and its result."""
-    call = f"call{t}"
-    out: list[dict[str, Any]] = [
-        {"id": f"a{t}", "kind": "assistant_turn", "turn": 3 * t + 1, "cost": cost,
-         "relevance": relevance, "content": f"step {t}"},
-        {"id": f"c{t}", "kind": "tool_call", "turn": 3 * t + 2, "tool_call_id": call,
-         "tool_name": "read", "cost": 5, "relevance": relevance, "content": '{"path": "x"}'},
-        {"id": f"r{t}", "identity": f"result{t}", "kind": "tool_result", "turn": 3 * t + 3,
-         "tool_call_id": call, "cost": result_cost, "relevance": relevance,
-         "content": f"output {t}"},
-    ]  # fmt: skip
-    if compact:
-        out.append({"id": f"r{t}-short", "identity": f"result{t}", "form": "compact",
-                    "kind": "tool_result", "turn": 3 * t + 3, "tool_call_id": call,
-                    "cost": max(1, result_cost // 4), "relevance": relevance / 2,
-                    "content": f"out {t}"})  # fmt: skip
-    return out
+    task: dict[str, Any] = {"id": "t", "budget": budget}
+    if draw(st.booleans()):
+        # the task's own instruction: a block the rendering sends after the tools
+        task["instruction"] = "answer in English"
+    return {"task": task, "candidates": candidates}
 
 
 def cache_settings() -> st.SearchStrategy[dict[str, Any]]:

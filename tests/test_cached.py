@@ -278,3 +278,61 @@ def test_an_appending_session_s_answers_are_the_brute_force_ones(
                    "cache": {**cache, "previous": {"blocks": blocks}}}  # fmt: skip
         exact = _answer(current)
         assert _comparable(exact) == _comparable(_answer(current, "enumerate"))
+
+
+def _instruction_block(text: str) -> dict[str, Any]:
+    import hashlib
+
+    return {"part": "instruction", "content_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "tokens": 0}  # fmt: skip
+
+
+# found by `assembler hunt --cache` (shrunk): a tool definition new to the call goes
+# before the kept instruction, so keeping the instruction must not forbid selecting it
+_HUNTED = [
+    {"task": {"id": "t", "budget": 70, "instruction": "answer in English"},
+     "candidates": [
+         {"id": "doc0-0", "cost": 20, "relevance": 0.1, "kind": "evidence"},
+         {"id": "tool-0", "cost": 10, "relevance": 0.2, "kind": "tool_definition"},
+         {"id": "user-0", "cost": 50, "relevance": 0.5, "kind": "user_turn", "turn": 0}],
+     "cache": {"provider": "anthropic", "min_prefix_tokens": 70, "tolerance": 0.2,
+               "previous": {"blocks": [_instruction_block("answer in English")]}}},
+    {"task": {"id": "t", "budget": 100, "instruction": "answer in English"},
+     "candidates": [
+         {"id": "a0-0", "cost": 50, "relevance": 0.8, "kind": "assistant_turn", "turn": 1},
+         {"id": "c0-0", "cost": 5, "relevance": 0.2, "kind": "tool_call", "tool_call_id": "c",
+          "tool_name": "read", "turn": 2},
+         {"id": "r0", "cost": 30, "relevance": 0.9, "kind": "tool_result", "tool_call_id": "c",
+          "turn": 3},
+         {"id": "tool-0", "cost": 20, "relevance": 0.9, "kind": "tool_definition"}],
+     "cache": {"provider": "anthropic", "min_prefix_tokens": 50,
+               "previous": {"blocks": [_instruction_block("answer in English")]}}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_", _HUNTED, ids=["under-the-minimum", "tool-before-it"])
+def test_a_new_tool_definition_ends_a_kept_instruction_without_being_forbidden(
+    request_: dict[str, Any],
+) -> None:
+    assert _comparable(_answer(request_)) == _comparable(_answer(request_, "enumerate"))
+
+
+def test_a_rendering_with_a_tool_and_an_instruction_is_a_valid_previous_call() -> None:
+    request = {
+        "task": {"id": "t", "budget": 100, "instruction": "answer in English"},
+        "candidates": [
+            {"id": "tool", "kind": "tool_definition", "cost": 10, "relevance": 1.0,
+             "content": '{"name": "read", "parameters": {"type": "object"}}'},
+            {"id": "sys", "kind": "system", "cost": 40, "relevance": 1.0, "required": True,
+             "channel": "system", "content": "be brief"},
+        ],
+    }  # fmt: skip
+    first = _answer(request, render="text")
+    assert first.rendering is not None
+    blocks = first.rendering.manifest.cache_blocks(first.rendering.text)
+    # tools lead, the instruction follows them
+    assert [b.get("id", b.get("part")) for b in blocks] == ["tool", "instruction", "sys"]
+    following = {**request, "cache": {"provider": "anthropic", "min_prefix_tokens": 1,
+                                      "previous": {"blocks": blocks}}}  # fmt: skip
+    record = _answer(following).to_dict()["cache"]
+    assert record["kept"] == 3 and record["appended"]

@@ -30,6 +30,7 @@ import assembler
 from assembler.explain.explanation import explain
 from assembler.explain.html import render_html
 from assembler.explain.limits import ExplainLimits
+from assembler.ledger.cacheview import tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "models" / "examples").glob("*.json"))
@@ -137,6 +138,7 @@ def test_the_page_shows_its_figures_without_scripts_or_network(
         expected |= {"mandatory": str(refusal.mandatory_cost), "excess": str(refusal.excess)}
     if result.rendering is not None:
         expected["rendered-bytes"] = str(len(result.rendering.data))
+    expected |= cache_figures(name, result)
     assert figures_in(dom) == expected
     # laid out, not merely present: each figure has a box with an area
     boxes = tab.rendered("[data-figure]")
@@ -144,6 +146,39 @@ def test_the_page_shows_its_figures_without_scripts_or_network(
     assert "<script" not in dom.lower()
     assert "does not establish that the material was" in dom
     assert not blank(tab.screenshot())
+
+
+def cache_figures(name: str, result: assembler.Result) -> dict[str, str]:
+    """A cache case's figures: what the page shows of the result's cache record, and the
+    first previous block not kept (its index is the record's count of kept blocks)."""
+    record = result.to_dict()["cache"]
+    if record is None:
+        return {}
+    shown = {
+        "cache-kept": f"{record['kept']} of {record['previous']}",
+        "cache-read": str(record["read_tokens"]),
+        "cache-written": str(record["written_tokens"]),
+        "cache-uncached": str(record["uncached_tokens"]),
+        "cache-price": tokens(record["price_micro"]),
+        "blind-price": tokens(record["blind_price_micro"]),
+        "value-given-up": str(record["value_given_up"]),
+    }
+    if not record["appended"]:
+        shown["first-divergence"] = f"block {record['kept']}"
+    return shown
+
+
+def test_a_cache_case_shows_its_price_and_first_divergence(
+    tab: Page, pages: dict[str, tuple[Path, assembler.Result]]
+) -> None:
+    path, _ = pages["corpus/cache-rewrite-medium"]
+    tab.load(path.as_uri())
+    dom = tab.dom()
+    assert figures_in(dom)["cache-price"] == "2113.2"
+    assert figures_in(dom)["first-divergence"] == "block 2"
+    # the block the rewrite starts at, and why: the stale design document left out
+    assert "not-selected" in dom and "doc-checkout-design" in dom
+    assert tab.rendered("#cache") and not blank(tab.screenshot())
 
 
 def test_a_page_reads_the_same_with_scripts_on(

@@ -308,7 +308,7 @@ def test_counterfactuals_can_be_turned_off() -> None:
 
 def test_limits_are_checked() -> None:
     with pytest.raises(assembler.InvalidRequest) as caught:
-        ExplainLimits(strategy="greedy")
+        ExplainLimits(settings=assembler.Settings(strategy="greedy"))
     assert caught.value.field == "strategy"
     with pytest.raises(ValueError):
         ExplainLimits(per_figure=0)

@@ -171,9 +171,9 @@ def test_other_form_of_identity_survives_when_one_form_loses_its_dependency() ->
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_the_reading_kept_for_later_stages_is_what_the_report_says(seed: int) -> None:
-    # the required refusal and a result with no bundle read the gates' reading instead
-    # of walking every form again: it must agree with the report and the request
+def test_what_the_gates_read_for_later_stages_is_what_the_report_says(seed: int) -> None:
+    # the required refusal and a result with no bundle read the gates' columns instead
+    # of walking every form again: they must agree with the report and the request
     import random
 
     from assembler.tooling.generate import Shape, generate
@@ -183,21 +183,15 @@ def test_the_reading_kept_for_later_stages_is_what_the_report_says(seed: int) ->
     parsed = parse_request(generate(rng, shape))
     for require_content in (False, True):
         report = apply_gates(parsed, require_content=require_content)
-        reading = report.reading
-        assert reading is not None
-        assert reading.ids == [c.id for c in parsed.candidates]
-        assert reading.identities == [c.identity for c in parsed.candidates]
+        assert report.ids == [c.id for c in parsed.candidates]
+        assert report.identities == [c.identity for c in parsed.candidates]
         eligible: dict[str, int] = {}
         for c in parsed.candidates:
             eligible[c.identity] = eligible.get(c.identity, 0) + report.is_eligible(c.id)
-        assert dict(reading.eligible) == eligible
-        assert report.columns(parsed) == (reading.ids, reading.identities)
-        assert reading.required == parsed.required_identities
+        assert dict(report.eligible_forms) == eligible
+        assert report.columns(parsed) == (report.ids, report.identities)
         assert report.required_identities(parsed) == parsed.required_identities
-        # another request of as many forms is read again, not answered from this reading
+        # a report is never read for another request, even one of as many forms
         other = replace(parsed, candidates=tuple(reversed(parsed.candidates)))
-        assert not reading.of(other)
-        assert report.columns(other) == (
-            [c.id for c in other.candidates],
-            [c.identity for c in other.candidates],
-        )
+        with pytest.raises(AssertionError, match="another request"):
+            report.columns(other)

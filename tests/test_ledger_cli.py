@@ -294,3 +294,41 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 0, stderr
     assert stderr == ""
+
+
+def test_diff_show_and_replay_of_a_cache_aware_session(tmp_path: Path) -> None:
+    # the corpus's append case: its previous call, then the call caching on it
+    case = json.loads((ROOT / "corpus" / "cache-append-medium.json").read_text())
+    first, following = tmp_path / "first.json", tmp_path / "next.json"
+    first.write_text(json.dumps(case["previous"]["request"]))
+    following.write_text(json.dumps(case["request"]))
+    db = str(tmp_path / "run.db")
+    for path, strategy in ((first, "exact"), (following, "exact"), (following, "greedy")):
+        done = cli("compile", str(path), "--ledger", db, "--strategy", strategy)
+        assert done.returncode == 0, done.stderr
+    listed = json.loads(cli("ledger", "list", db, "--json").stdout)
+    a, b, c = (str(row["number"]) for row in listed)
+    # the request is recorded with its cache section, and replays to the same answer
+    shown = json.loads(cli("ledger", "show", db, b, "--json").stdout)
+    assert (
+        shown["request"]["cache"]["previous"]["blocks"]
+        == (case["request"]["cache"]["previous"]["blocks"])
+    )
+    assert cli("ledger", "replay", db, b).returncode == 0
+    view = shown["cache"]
+    assert (view["kept"], view["read_tokens"], view["written_tokens"]) == (12, 3890, 240)
+    assert (view["price"], view["blind_price"], view["value_given_up"]) == (689.0, 3480.0, 120)
+    assert view["first_divergence"] is None
+    out = cli("ledger", "diff", db, a, b).stdout
+    assert "kept 12 of 12 previous blocks (appends); 3890 tokens read, 240 written" in out
+    assert "price 689 against the cache-blind optimum's 3480 (value 10660)" in out
+    # greedy takes turn 1's compact output with its call: the prefix breaks there
+    greedy = cli("ledger", "show", db, c).stdout
+    assert "kept 8 of 12 previous blocks; 1550 tokens read, 1140 written" in greedy
+    assert (
+        "first divergence: block 8, not-selected: 'result-1' is not selected: another form of"
+        " its identity, 'result-1-head', is admitted"
+    ) in greedy
+    diffed = json.loads(cli("ledger", "diff", db, b, c, "--json").stdout)
+    assert diffed["cache"]["first_divergence"]["reason"] == "not-selected"
+    assert diffed["cache"]["blind_price"] is None  # greedy prices nothing against an optimum

@@ -28,6 +28,7 @@ from ..explain.explanation import Explanation
 from ..explain.limits import ExplainLimits
 from ..model.errors import AssemblerError
 from ..model.rendering import RenderFormat
+from ..settings import Settings
 from .arguments import CommandParser, UsageError, positive_float, positive_int, read_request
 
 __all__ = ["explain_command"]
@@ -154,7 +155,7 @@ def explain_command(argv: Sequence[str]) -> int:
             top=args.counterfactuals,
             per_figure=args.figure_limit,
             total=args.time_limit,
-            workers=args.workers,
+            settings=Settings(workers=args.workers),
         )
         if args.ledger is not None:
             explanation = _from_ledger(args, limits)

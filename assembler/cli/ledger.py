@@ -159,6 +159,11 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
             f"rendered {r.format}: {len(r.data)} bytes prepared, sha256"
             f" {r.manifest['rendered_sha256']} (show --rendered; --body for the provider body)"
         )
+    from ..ledger.diff import compilation_cache
+
+    cache = compilation_cache(record)
+    if cache is not None:
+        lines += cache.lines()
     if record.outcome is CompilationOutcome.INTERRUPTED:
         lines.append(
             "no outcome was recorded: the process ended during the compilation (interrupted;"
@@ -176,6 +181,9 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
 
 
 def _record_dict(record: Compilation) -> dict[str, Any]:
+    from ..ledger.diff import compilation_cache
+
+    cache = compilation_cache(record)
     return {
         "compilation": record.number,
         "session": record.session,
@@ -192,6 +200,7 @@ def _record_dict(record: Compilation) -> dict[str, Any]:
         if record.rendering is None
         else {"size": len(record.rendering.data), **record.rendering.to_dict()},
         "events": [event.to_dict() for event in record.events],
+        "cache": None if cache is None else cache.to_dict(),
     }
 
 
@@ -283,6 +292,8 @@ def _diff_text(d: Any) -> str:
             f" (sizes {d.rendered_sizes[0]} -> {d.rendered_sizes[1]}); bytes before it are a"
             " reusable prefix"
         )
+    if d.cache is not None:
+        lines += d.cache.lines()
     return "\n".join(lines) + "\n"
 
 

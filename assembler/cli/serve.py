@@ -151,7 +151,7 @@ def serve_command(argv: Sequence[str]) -> int:
     args = _serve_parser().parse_args(argv)
     # after the options: --help and a bad option do not load the server
     from ..ledger import LedgerError
-    from ..serve.service import Service, Settings
+    from ..serve.service import ServerConfig, Service
 
     limits = limits_of(args)
     body_memory = limits.max_request_bytes if args.max_body_memory is None else args.max_body_memory
@@ -179,7 +179,7 @@ def serve_command(argv: Sequence[str]) -> int:
             file=sys.stderr,
             flush=True,
         )
-    settings = Settings(
+    config = ServerConfig(
         time_limit=args.time_limit,
         concurrency=args.concurrency,
         max_sessions=args.max_sessions,
@@ -195,7 +195,7 @@ def serve_command(argv: Sequence[str]) -> int:
         token=token,
     )
     try:
-        service = Service(settings)
+        service = Service(config)
     except LedgerError as exc:
         return _refuse(str(exc))
     if args.port is None:

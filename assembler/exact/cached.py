@@ -109,21 +109,8 @@ def decide_cached(
     ):
         # nothing feasible found in time: the cache-blind optimum, legal, unproven here
         outcome = SolveOutcome(SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor)
-    price = prefix.price(outcome.selection)
-    report = CacheOutcome(
-        terms=terms,
-        blind_value=blind_value,
-        blind_price=blind_price,
-        kept=price.kept,
-        previous=len(cache.previous),
-        read=price.read,
-        written=price.written,
-        uncached=price.uncached,
-        price=price.price,
-        price_floor=None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor,
-        appended=prefix.complete and price.kept == prefix.size,
-        entry=price.entry,
-    )
+    proven = None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor
+    report = prefix.outcome(outcome.selection, terms, (blind_value, blind_price), proven)
     return outcome, report
 
 
@@ -351,14 +338,13 @@ class CachedSearch(_Session):
     def _encode_cache(self) -> Linear:
         model, prefix, size = self.model, self.prefix, self.problem.size
         cache, pricing = prefix.cache, prefix.cache.pricing
-        one = model.constant(1)
         keep: list[int] = []
         for j, form in enumerate(prefix.forms):
-            if form is None:
-                keep.append(one)
-                continue
             var = model.new_bool(f"keep{j}")
-            model.implication(var, form)
+            # the instruction is always sent, yet kept only where the order allows it
+            # (a tool definition new to this call goes before it)
+            if form is not None:
+                model.implication(var, form)
             if keep:
                 model.implication(var, keep[-1])
             keep.append(var)

@@ -28,7 +28,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..model.cache import Cache
+from ..model.cache import Cache, CacheOutcome, CacheTerms
 from ..model.types import Candidate, Kind, Request
 
 __all__ = ["Prefix", "Price", "build_prefix", "content_sha256", "order_key", "rank"]
@@ -117,6 +117,32 @@ class Prefix:
         uncached = total - read - written
         price = pricing.read * read + pricing.write * written + pricing.input * uncached
         return Price(kept, read, written, uncached, price, entry)
+
+    def outcome(
+        self,
+        selection: tuple[int, ...],
+        terms: CacheTerms | None = None,
+        blind: tuple[int, int] | None = None,
+        price_floor: int | None = None,
+    ) -> CacheOutcome:
+        """The cache record of ``selection``: its prefix and price, with the order's
+        ``terms`` and the cache-blind optimum's ``blind`` (value, price) when decided
+        by the cache-aware order (None for a baseline's)."""
+        price = self.price(selection)
+        return CacheOutcome(
+            terms=terms,
+            blind_value=None if blind is None else blind[0],
+            blind_price=None if blind is None else blind[1],
+            kept=price.kept,
+            previous=len(self.cache.previous),
+            read=price.read,
+            written=price.written,
+            uncached=price.uncached,
+            price=price.price,
+            price_floor=price_floor,
+            appended=self.complete and price.kept == self.size,
+            entry=price.entry,
+        )
 
     def read(self, kept: int) -> tuple[int, int | None]:
         """Tokens read when ``kept`` blocks are kept, and the entry read."""

@@ -34,8 +34,7 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     required = gates.required_identities(request)
     if not required:
         return None
-    reading = gates.reading_of(request)
-    if reading is not None and all(reading.eligible[identity] for identity in required):
+    if all(gates.eligible_forms[identity] for identity in required):
         # the gates counted an eligible form for every required identity
         return None
     wanted = set(required)

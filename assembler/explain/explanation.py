@@ -3,9 +3,11 @@
 Input: a request (a mapping of parsed JSON or a typed ``Request``), optionally the
 result that answers it (a ``Result`` or its JSON dict; compiled here with the limits'
 exact strategy when absent), and ``ExplainLimits`` for the counterfactuals.
-Output: an ``Explanation``: the scene, the verifiers' findings, the diagnostics and
-the counterfactuals (and, for a recorded compilation, the comparison that
-``recorded`` adds).
+Output: an ``Explanation``: the scene, the verifiers' findings, the diagnostics, the
+counterfactuals, the cache view of a request with a cache section (``CacheView``: what
+it kept of the previous call, read and wrote, its price against the cache-blind
+optimum's, the first divergence), and, for a recorded compilation, the comparison that
+``recorded`` adds.
 
 The chain is visible: parse -> pair the result with its request -> gates -> verify
 (and the rendering, when there is one) -> counterfactuals -> scene -> diagnostics.
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api import assemble
+from ..ledger.cacheview import CacheView, cache_view
 from ..ledger.diff import Diff
 from ..model.parse import parse_request
 from ..model.rendering import RenderFormat
@@ -49,6 +52,8 @@ class Explanation:
     # changed since another compilation of its session (None: the first of its session)
     recorded: str | None = None
     comparison: Diff | None = None
+    # a request with a cache section: what the provider held and this call kept of it
+    cache: CacheView | None = None
 
 
 def explain(
@@ -63,7 +68,7 @@ def explain(
     chosen = ExplainLimits() if limits is None else limits
     parsed = parse_request(request)
     if result is None:
-        result = assemble(parsed, strategy=chosen.strategy, workers=chosen.workers, render=render)
+        result = assemble(parsed, chosen.settings, render=render)
     answer = paired(parsed, result)
     rendering = answer.rendering
     gates = apply_gates(parsed, require_content=rendering is not None)
@@ -78,4 +83,5 @@ def explain(
         render_violations=tuple(unfaithful),
         diagnostics=diagnose(parsed, gates, answer, violations, unfaithful, answers),
         counterfactuals=answers,
+        cache=cache_view(parsed, answer.to_dict()),
     )

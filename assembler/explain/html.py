@@ -19,6 +19,7 @@ from .comparison import comparison_section
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure
 from .markup import ROW_LIMIT, cls, e, figure
+from .prefix import cache_section
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
 from .wording import grouped, verdict
@@ -47,6 +48,7 @@ def render_html(explanation: Explanation) -> str:
         _header(scene, explanation.recorded),
         "<main>",
         _capacity(scene),
+        cache_section(explanation.cache),
         comparison_section(explanation.comparison),
         _categories(scene),
         _admitted(scene),

@@ -1,9 +1,10 @@
 """The terminal report of an explanation.
 
 Input: an ``Explanation``. Output: plain text (lines of at most ~100 columns, apart
-from long ids), in the order of the page: scenario, boundary, capacity, categories,
-admitted, rejected by reason, counterfactuals, diagnostics, lineage and seals, what
-the compilation does not establish, identities.
+from long ids), in the order of the page: scenario, boundary, capacity, the cache (a
+request with a cache section), categories, admitted, rejected by reason,
+counterfactuals, diagnostics, lineage and seals, what the compilation does not
+establish, identities.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import string
 
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT
+from .prefix import cache_lines
 from .scene import Capacity, Scene, SegmentKind
 from .wording import figure_phrase, grouped, verdict
 
@@ -28,6 +30,7 @@ def render_report(explanation: Explanation) -> str:
         lines.append(f"recorded: {explanation.recorded}")
     lines += [scene.scenario, scene.boundary, ""]
     lines += _capacity(scene)
+    lines += cache_lines(explanation.cache)
     lines += _categories(scene)
     lines += _admitted(scene)
     lines += _rendered(scene)

@@ -5,7 +5,10 @@ admitted items that entered, left or changed form (another form of the same iden
 or the same form with other content or cost), the token (cost) delta, what was
 offered differently, the longest common prefix of the two bundles in render order,
 and, when both were rendered, the first byte at which the rendered inputs diverge:
-everything before it is a structurally reusable cache prefix.
+everything before it is a structurally reusable cache prefix. When B carries a cache
+section (``models/README.md`` 6b), its ``CacheView`` (``cacheview.py``): the previous
+blocks it kept, the tokens read and written, its price against the cache-blind
+optimum's, the value given up, and the first previous block not kept, with why.
 
 Costs are in the request's unit (tokens in practice); a byte offset is only given
 for bytes that were actually recorded, never estimated.
@@ -17,6 +20,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.errors import AssemblerError
+from .cacheview import CacheView, cache_view
 from .ledger import Compilation
 from .replay import first_divergence
 
@@ -81,6 +86,8 @@ class Diff:
     # first divergent byte of the rendered inputs: None when identical or not rendered
     first_divergent_byte: int | None
     rendered_identical: bool
+    # B's place in the provider's cache, when its request has a cache section
+    cache: CacheView | None = None
 
     @property
     def token_delta(self) -> int:
@@ -117,6 +124,7 @@ class Diff:
                 "identical": self.rendered_identical if self.both_rendered else None,
                 "first_divergent_byte": self.first_divergent_byte,
             },
+            "cache": None if self.cache is None else self.cache.to_dict(),
         }
 
 
@@ -209,4 +217,14 @@ def diff(a: Compilation, b: Compilation) -> Diff:
         ),
         first_divergent_byte=divergence,
         rendered_identical=identical,
+        cache=compilation_cache(b),
     )
+
+
+def compilation_cache(compilation: Compilation) -> CacheView | None:
+    """The cache view of a recorded compilation (None without a cache section, a bundle,
+    or a request this version can still read)."""
+    try:
+        return cache_view(compilation.request, compilation.result)
+    except AssemblerError:
+        return None

@@ -21,6 +21,7 @@ from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
 
+from ..model.cache import cache_json
 from ..model.types import (
     Candidate,
     Decision,
@@ -154,8 +155,11 @@ def request_document(
             assert c.content is not None
             contents[known[1]] = c.content
     policy = {"authority": dict(request.authority)} if request.has_authority_table else {}
+    # what the provider holds is part of the request (models/README.md 6b): its section,
+    # every default written out, first in the sorted keys
+    cache = "" if request.cache is None else f'"cache":{canonical(cache_json(request.cache))},'
     text = (
-        f'{{"candidates":[{",".join(parts)}],"policy":{canonical(policy)},'
+        f'{{{cache}"candidates":[{",".join(parts)}],"policy":{canonical(policy)},'
         f'"sources":{canonical(dict(request.sources))},"task":{canonical(task_doc)}}}'
     )
     return text, contents

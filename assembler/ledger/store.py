@@ -24,7 +24,7 @@ import time
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from .errors import LedgerError
@@ -382,7 +382,8 @@ class SqliteStore:
 
     # -- reading ----------------------------------------------------------------
 
-    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        # sqlite3 rows are untyped: each reader knows its columns' types
         import sqlite3
 
         with self._lock:
@@ -400,14 +401,14 @@ class SqliteStore:
             if not rows:
                 return
             for row in rows:
-                yield Event(*row)  # type: ignore[arg-type]
-            after = int(rows[-1][0])  # type: ignore[call-overload]
+                yield Event(*row)
+            after = int(rows[-1][0])
 
     def compilation_events(self, compilation: int) -> list[Event]:
         rows = self._read(
             f"SELECT {_COLUMNS} FROM events WHERE compilation = ? ORDER BY seq", (compilation,)
         )
-        return [Event(*row) for row in rows]  # type: ignore[arg-type]
+        return [Event(*row) for row in rows]
 
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))
@@ -431,7 +432,7 @@ class SqliteStore:
             if not rows:
                 return
             for key, size in rows:
-                yield str(key), int(size)  # type: ignore[call-overload]
+                yield str(key), int(size)
             after = str(rows[-1][0])
 
     def structure_problems(self) -> list[str]:

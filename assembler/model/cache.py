@@ -280,8 +280,8 @@ def _previous(raw: Any, limits: Limits) -> tuple[float | None, tuple[PreviousBlo
     total = sum(b.tokens for b in blocks)
     if total > MAX_INTEGER:
         place.fail("blocks", f"their tokens add up to {total}, above {MAX_INTEGER}")
-    if sum(b.id is None for b in blocks) > 1 or any(b.id is None for b in blocks[1:]):
-        place.fail("blocks", "the instruction, when listed, is the first block and the only one")
+    if sum(b.id is None for b in blocks) > 1:
+        place.fail("blocks", "lists the instruction twice (a rendering sends it once)")
     return at, blocks
 
 

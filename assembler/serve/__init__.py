@@ -9,15 +9,15 @@ The protocol is documented in ``models/session.md``.
 from __future__ import annotations
 
 from .errors import ServeError, ServerBusy, SessionExpired, SessionUnknown, TimeLimitReached
-from .service import Reply, Service, Settings
+from .service import Reply, ServerConfig, Service
 
 __all__ = [
     "Reply",
     "ServeError",
     "ServerBusy",
+    "ServerConfig",
     "Service",
     "SessionExpired",
     "SessionUnknown",
-    "Settings",
     "TimeLimitReached",
 ]

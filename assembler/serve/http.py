@@ -1,6 +1,6 @@
 """``assembler serve --port N``: the same calls over HTTP, on Starlette and Uvicorn.
 
-Input: HTTP requests on a port (loopback unless ``--allow-remote``); the ``Settings``.
+Input: HTTP requests on a port (loopback unless ``--allow-remote``); the ``ServerConfig``.
 Output: JSON replies (the same objects as the JSON-lines transport), the HTTP status
 saying what kind of reply it is and the ``X-Assembler-Exit`` header the exit code
 ``assembler compile`` would give, on every reply (an unknown route's too); the
@@ -17,9 +17,10 @@ session key is percent-decoded exactly once, as UTF-8, or refused:
 * ``DELETE /sessions/{key}`` -> ``{"exit": 0, "closed"}``
 * ``GET /healthz`` -> ``{"status": "ok" | "saturated" | "draining", ...}`` (503 unless ok)
 
-Options are query parameters: ``strategy`` and ``render`` (assemble and open),
-``time_limit`` (any call). With a token (``Settings.token``) every route but
-``/healthz`` needs ``Authorization: Bearer <token>``.
+Options are query parameters: ``strategy``, ``render`` and ``headers`` (assemble and
+open), ``cache`` (open, with ``render``: a provider's name), ``time_limit`` (any call).
+With a token (``ServerConfig.token``) every route but ``/healthz`` needs
+``Authorization: Bearer <token>``.
 
 What a client can hold is bounded: its headers must arrive within ``header_timeout``
 (from the connection, or the end of the previous reply on it), its body within
@@ -81,16 +82,16 @@ def build_app(
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
 
-    settings = service.settings
+    config = service.config
     held = _Connections() if counts is None else counts
     service.transport_health = lambda: {
         "connections": held.open,
-        "max_connections": settings.max_connections,
+        "max_connections": config.max_connections,
         "reading": held.reading,
-        "header_timeout": settings.header_timeout,
-        "body_timeout": settings.body_timeout,
+        "header_timeout": config.header_timeout,
+        "body_timeout": config.body_timeout,
     }
-    token = None if settings.token is None else settings.token.encode("utf-8")
+    token = None if config.token is None else config.token.encode("utf-8")
 
     def respond(
         reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
@@ -127,7 +128,7 @@ def build_app(
         if token is not None and not _authorised(request, token):
             return respond(service.count(error(Unauthorized())))
         try:
-            key = None if key_bytes is None else session_key(key_bytes, settings.limits)
+            key = None if key_bytes is None else session_key(key_bytes, config.limits)
         except InvalidRequest as exc:
             return respond(service.count(error(exc)))
         return respond(await call(request, op, key))
@@ -157,20 +158,20 @@ def build_app(
         return respond(service.count(error(wrong)), allowed, status)
 
     async def call(request: Request, op: Op, key: str | None) -> Reply:
-        if held.open > settings.max_connections:
+        if held.open > config.max_connections:
             busy = ServerBusy(
                 f"{held.open} connections are open (--max-connections"
-                f" {settings.max_connections}); try again"
+                f" {config.max_connections}); try again"
             )
             return service.count(error(busy))
-        busy = ServerBusy(f"{settings.max_pending} calls are in flight (--max-pending); try again")
-        if service.in_flight >= settings.max_pending:
+        busy = ServerBusy(f"{config.max_pending} calls are in flight (--max-pending); try again")
+        if service.in_flight >= config.max_pending:
             return service.count(error(busy))
         taken = [0]
         try:
             try:
                 body = None if op is Op.CLOSE else await _body(request, service, held, taken)
-                if service.in_flight >= settings.max_pending:
+                if service.in_flight >= config.max_pending:
                     # bodies read side by side: the limit holds for calls, not for reads
                     return service.count(error(busy))
                 made = call_from_http(
@@ -178,8 +179,8 @@ def build_app(
                     key,
                     dict(request.query_params),
                     body,
-                    settings.limits,
-                    settings.time_limit,
+                    config.limits,
+                    config.time_limit,
                 )
             except ClientDisconnect:
                 return service.count(error(ClientDisconnected()))
@@ -223,8 +224,8 @@ async def _body(request: Any, service: Service, held: _Connections, taken: list[
     """The body's bytes, read within the body deadline, no further than the size
     limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
     for the caller to give back once the call is answered)."""
-    settings = service.settings
-    limit = settings.limits.max_request_bytes
+    config = service.config
+    limit = config.limits.max_request_bytes
     memory = service.bodies
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit():
@@ -236,7 +237,7 @@ async def _body(request: Any, service: Service, held: _Connections, taken: list[
     total = 0
     held.reading += 1
     try:
-        async with asyncio.timeout(settings.body_timeout):
+        async with asyncio.timeout(config.body_timeout):
             async for chunk in request.stream():
                 total += len(chunk)
                 if total > limit:
@@ -246,7 +247,7 @@ async def _body(request: Any, service: Service, held: _Connections, taken: list[
                 taken[0] += len(chunk)
                 chunks.append(chunk)
     except TimeoutError:
-        raise ReadTimeout("body_timeout", settings.body_timeout, total) from None
+        raise ReadTimeout("body_timeout", config.body_timeout, total) from None
     finally:
         held.reading -= 1
     return b"".join(chunks)
@@ -270,7 +271,7 @@ def _protocol(service: Service, held: _Connections) -> type:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    seconds = service.settings.header_timeout
+    seconds = service.config.header_timeout
 
     class Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
@@ -349,7 +350,7 @@ def serve_http(service: Service, host: str, port: int) -> int:
         http=_protocol(service, held),
         loop="asyncio",
         timeout_graceful_shutdown=math.ceil(
-            service.settings.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
+            service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
         ),
     )
 

@@ -1,7 +1,7 @@
 """What a client asks the server, in either transport, as one typed ``Call``.
 
 Input: a JSON-lines message (a decoded JSON value), or an HTTP route's path
-parameters, query parameters and body; the server's ``Settings``.
+parameters, query parameters and body; the server's ``ServerConfig``.
 Output: a ``Call`` (its operation, session key, payload, options and the ``id`` to
 echo), or ``InvalidRequest`` naming the field (``session``, ``time_limit``,
 ``render``, ``strategy``, an unknown key).
@@ -15,9 +15,12 @@ One message, one operation (``models/session.md``, "The server"):
 ``{"session": K, "close": true}``                  drop session K
 =================================================  ===========================
 
-with the options ``strategy`` and ``render`` (assemble and open: a session keeps
-those it was opened with), ``time_limit`` (any; at most the server's) and ``id``
-(any JSON value, echoed in the reply).
+with the options ``strategy``, ``render`` and ``headers`` (assemble and open: a
+session keeps those it was opened with), ``cache`` (open only, with ``render``: a
+provider's name, or in JSON lines a request's ``cache`` section without its previous
+call; the session then carries its previous rendering into each next call, as
+``Session(request, cache=...)`` does), ``time_limit`` (any; at most the server's) and
+``id`` (any JSON value, echoed in the reply).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from urllib.parse import unquote_to_bytes
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import InvalidRequest, UnknownStrategy
 from ..model.limits import Limits
+from ..model.providers import Provider
 from ..model.rendering import RenderFormat
 from ..model.rules import Place, kind, shown
 from ..model.rules import key as key_rule
@@ -39,8 +43,15 @@ from ..strategies import STRATEGIES
 
 __all__ = ["Call", "Op", "call_from_http", "call_from_message", "session_key"]
 
-_MESSAGE_KEYS = ("id", "request", "session", "delta", "close", "strategy", "render", "time_limit")
-_QUERY_KEYS = ("strategy", "render", "time_limit")
+_MESSAGE_KEYS = (
+    "id", "request", "session", "delta", "close", "strategy", "render", "headers", "cache",
+    "time_limit",
+)  # fmt: skip
+_QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit")
+# the options a session keeps from its opening call (a delta may not name them)
+_KEPT = ("strategy", "render", "headers", "cache")
+_HEADERS = ("provenance", "minimal", "none")
+_PROVIDERS = tuple(p.value for p in Provider)
 
 
 class Op(StrEnum):
@@ -60,6 +71,10 @@ class Call:
     payload: Any = None
     strategy: str = "cpsat"
     render: RenderFormat | None = None
+    # how a rendering frames each item (``assembler.Settings.headers``)
+    headers: str = "provenance"
+    # a session's cache: a provider's name or a cache section (``Session(cache=...)``)
+    cache: str | Mapping[str, Any] | None = None
     time_limit: float = DEFAULT_TIME_LIMIT
     id: Any = None
 
@@ -77,7 +92,7 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
         what = "delta" if "delta" in message else "close"
         if key is None:
             raise InvalidRequest("session", f"is required with {what!r}")
-        for other in ("request", "delta", "close", "strategy", "render"):
+        for other in ("request", "delta", "close", *_KEPT):
             if other != what and other in message:
                 raise InvalidRequest(
                     other, f"goes with 'request', not with {what!r} (a session keeps its options)"
@@ -95,12 +110,15 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
             "a message has 'request' (assembled once, or opening the session named by"
             " 'session'), or 'session' with 'delta' or 'close'",
         )
+    render = _render(message.get("render"))
     return Call(
         op=op,
         key=key,
         payload=payload,
         strategy=_strategy(message.get("strategy", "cpsat")),
-        render=_render(message.get("render")),
+        render=render,
+        headers=_headers(message.get("headers", "provenance")),
+        cache=_cache(message.get("cache"), op, render, sections=True),
         time_limit=_time_limit(message.get("time_limit"), max_time_limit),
         id=message.get("id"),
     )
@@ -120,7 +138,7 @@ def call_from_http(
         if name_ not in _QUERY_KEYS:
             place.fail(name_, f"unknown parameter: the options are {', '.join(_QUERY_KEYS)}")
     if op in (Op.DELTA, Op.CLOSE):
-        for option in ("strategy", "render"):
+        for option in _KEPT:
             if option in query:
                 raise InvalidRequest(option, "is set when the session is opened, not per delta")
     seconds: Any = query.get("time_limit")
@@ -129,12 +147,15 @@ def call_from_http(
             seconds = float(seconds)
         except ValueError:
             raise InvalidRequest("time_limit", f"must be a number, not {shown(seconds)}") from None
+    render = _render(query.get("render"))
     return Call(
         op=op,
         key=None if key is None else session_key(key, limits),
         payload=body,
         strategy=_strategy(query.get("strategy", "cpsat")),
-        render=_render(query.get("render")),
+        render=render,
+        headers=_headers(query.get("headers", "provenance")),
+        cache=_cache(query.get("cache"), op, render, sections=False),
         time_limit=_time_limit(seconds, max_time_limit),
     )
 
@@ -172,6 +193,46 @@ def _render(value: Any) -> RenderFormat | None:
     if not isinstance(value, str) or value not in formats:
         raise InvalidRequest("render", f"must be one of {', '.join(formats)}, not {shown(value)}")
     return formats[value]
+
+
+def _headers(value: Any) -> str:
+    if not isinstance(value, str) or value not in _HEADERS:
+        raise InvalidRequest("headers", f"must be one of {', '.join(_HEADERS)}, not {shown(value)}")
+    return value
+
+
+def _cache(
+    value: Any, op: Op, render: RenderFormat | None, *, sections: bool
+) -> str | Mapping[str, Any] | None:
+    """A session's ``cache`` option: a provider's name (or, ``sections``, a cache
+    section, checked when the session opens), only when a session is opened with a
+    render format (what it rendered is what the provider holds)."""
+    if value is None:
+        return None
+    if op is not Op.OPEN:
+        raise InvalidRequest(
+            "cache",
+            "is an option of a session's opening call (a one-off request carries its own"
+            " cache section)",
+        )
+    chosen: str | Mapping[str, Any]
+    if isinstance(value, str):
+        if value not in _PROVIDERS:
+            raise InvalidRequest(
+                "cache", f"must be a provider ({', '.join(_PROVIDERS)}), not {shown(value)}"
+            )
+        chosen = value
+    elif sections and isinstance(value, Mapping):
+        chosen = value
+    else:
+        what = "a provider's name or a cache section" if sections else "a provider's name"
+        raise InvalidRequest("cache", f"must be {what}, not {kind(value)}")
+    if render is None:
+        raise InvalidRequest(
+            "cache",
+            "needs 'render': the previous call's rendering is what the provider holds",
+        )
+    return chosen
 
 
 def _time_limit(value: Any, maximum: float) -> float:

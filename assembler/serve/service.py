@@ -1,6 +1,6 @@
 """The server's core, shared by both transports: a call in, a reply out.
 
-Input: a ``Call`` (``messages``) and the time it arrived; the ``Settings``.
+Input: a ``Call`` (``messages``) and the time it arrived; the ``ServerConfig``.
 Output: a ``Reply``: the exit code ``assembler compile`` would give (0 bundle, 1
 refused, 3 undecided; 2 invalid input, 3 no answer in time, 4 a bug), the HTTP
 status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"``
@@ -51,8 +51,8 @@ __all__ = [
     "OVERRUN_GRACE",
     "SHUTDOWN_MARGIN",
     "Reply",
+    "ServerConfig",
     "Service",
-    "Settings",
 ]
 
 # after the limit, how long a solve may still take to return its answer (the trace of
@@ -82,8 +82,10 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    """``assembler serve``'s options (defaults in ``cli/serve.py``)."""
+class ServerConfig:
+    """``assembler serve``'s options (defaults in ``cli/serve.py``); a call's own settings
+    (strategy, render, headers, cache, time limit) come with the call (``messages.Call``)
+    and are ``assembler.Settings`` for its solve."""
 
     time_limit: float = DEFAULT_TIME_LIMIT
     concurrency: int = 2
@@ -114,15 +116,15 @@ class Reply:
 class Service:
     """Sessions, the solver threads and the ledger, for one server process."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
         self.sessions = SessionStore(
-            settings.max_sessions, settings.idle_seconds, settings.max_session_memory
+            config.max_sessions, config.idle_seconds, config.max_session_memory
         )
-        self.bodies = BodyMemory(settings.max_body_memory)
-        self._slots = asyncio.Semaphore(settings.concurrency)
-        self._pool = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="solve")
-        self._store = None if settings.ledger is None else SqliteStore(settings.ledger)
+        self.bodies = BodyMemory(config.max_body_memory)
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._pool = ThreadPoolExecutor(config.concurrency, thread_name_prefix="solve")
+        self._store = None if config.ledger is None else SqliteStore(config.ledger)
         # calls being answered; of them, those on a solver thread; calls answered so far
         self.in_flight = 0
         self.answered = 0
@@ -144,7 +146,7 @@ class Service:
     async def sweep_forever(self) -> None:
         """Sweep out idle sessions, a few times per idle period, and give memory back
         once the calls of a busy spell are answered, until cancelled."""
-        every = min(_SWEEP_SECONDS, max(0.05, self.settings.idle_seconds / 4))
+        every = min(_SWEEP_SECONDS, max(0.05, self.config.idle_seconds / 4))
         swept = time.monotonic()
         answered = self.answered
         loop = asyncio.get_running_loop()
@@ -161,30 +163,30 @@ class Service:
         """``/healthz``: ``status`` is ``ok``, ``saturated`` (a call now would wait for
         a solver thread, or be told ``server-busy``) or ``draining`` (shutting down),
         with the figures that say why."""
-        settings = self.settings
+        config = self.config
         transport = self.transport_health()
         waiting = self.in_flight - self.solving
         saturated = (
-            self.in_flight >= settings.max_pending
+            self.in_flight >= config.max_pending
             or self.bodies.held >= self.bodies.limit
-            or (self.solving >= settings.concurrency and waiting > 0)
-            or transport.get("connections", 0) >= settings.max_connections
+            or (self.solving >= config.concurrency and waiting > 0)
+            or transport.get("connections", 0) >= config.max_connections
         )
         status = "draining" if self.draining else "saturated" if saturated else "ok"
         return {
             "status": status,
             "sessions": len(self.sessions),
-            "max_sessions": settings.max_sessions,
+            "max_sessions": config.max_sessions,
             "session_memory": self.sessions.memory,
-            "max_session_memory": settings.max_session_memory,
+            "max_session_memory": config.max_session_memory,
             "in_flight": self.in_flight,
             "solving": self.solving,
-            "concurrency": settings.concurrency,
-            "max_pending": settings.max_pending,
+            "concurrency": config.concurrency,
+            "max_pending": config.max_pending,
             "body_memory": self.bodies.held,
             "max_body_memory": self.bodies.limit,
             **transport,
-            "time_limit": settings.time_limit,
+            "time_limit": config.time_limit,
             "errors": dict(sorted(self.errors.items())),
             "uptime_s": round(time.monotonic() - self.started, 3),
         }
@@ -219,7 +221,7 @@ class Service:
     # -- operations -------------------------------------------------------------
 
     async def _assemble(self, call: Call, deadline: float) -> Reply:
-        limits = self.settings.limits
+        limits = self.config.limits
 
         def work() -> tuple[Result, str]:
             # assemble()'s own limit covers decoding and parsing the request
@@ -228,6 +230,7 @@ class Service:
                 strategy=call.strategy,
                 time_limit=Deadline(deadline).limit(),
                 render=call.render,
+                headers=call.headers,
                 ledger=self._ledger(None),
                 limits=limits,
             )
@@ -238,13 +241,15 @@ class Service:
 
     async def _open(self, call: Call, key: str, deadline: float) -> Reply:
         self.sessions.room(key)
-        limits = self.settings.limits
+        limits = self.config.limits
 
         def work() -> tuple[Session, Result, str]:
             session = Session(
                 _decoded(call.payload, limits),
+                cache=call.cache,
                 strategy=call.strategy,
                 render=call.render,
+                headers=call.headers,
                 ledger=self._ledger(key),
                 limits=limits,
             )
@@ -258,7 +263,7 @@ class Service:
 
     async def _delta(self, call: Call, key: str, deadline: float) -> Reply:
         session = self.sessions.get(key)
-        limits = self.settings.limits
+        limits = self.config.limits
 
         def work() -> tuple[Any, str]:
             proposal = session.propose(_decoded(call.payload, limits), deadline=deadline)

@@ -1,7 +1,7 @@
 """``assembler serve`` on standard input and output: one JSON message per line.
 
 Input: lines of JSON on stdin (``messages``: a request, or a session's delta with its
-key), the ``Settings``.
+key), the ``ServerConfig``.
 Output: one reply per line on stdout, in the order of the lines, each a JSON object
 with ``exit`` and ``result`` or ``error`` (and the message's ``id``); the process's
 exit code: 0 after end of input or SIGTERM, 130 after SIGINT.
@@ -226,7 +226,7 @@ def _too_long(size: int, limit: int) -> RequestTooLarge:
 
 async def _serve(service: Service) -> int:
     loop = asyncio.get_running_loop()
-    settings = service.settings
+    config = service.config
     stopping = asyncio.Event()
     caught: list[int] = []
     signalled = asyncio.Event()
@@ -242,11 +242,11 @@ async def _serve(service: Service) -> int:
     for sig in _SIGNALS:
         loop.add_signal_handler(sig, stop, sig)
     memory = service.bodies
-    lines = _Lines(loop, settings.limits.max_request_bytes, settings.max_pending, memory)
+    lines = _Lines(loop, config.limits.max_request_bytes, config.max_pending, memory)
     output = _Output(loop, stopping.set)
     # replies in the order of the lines; a slot is given back once a reply is written
     replies: asyncio.Queue[tuple[asyncio.Task[Reply], int] | None] = asyncio.Queue()
-    slots = asyncio.Semaphore(settings.max_pending)
+    slots = asyncio.Semaphore(config.max_pending)
     writer = asyncio.create_task(_write(replies, slots, output, memory))
     sweeper = asyncio.create_task(service.sweep_forever())
     try:
@@ -274,7 +274,7 @@ async def _drain(
                            return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
         if done.done():
             return
-    grace = service.settings.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
+    grace = service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
     try:
         await asyncio.wait_for(asyncio.shield(done), grace)
     except TimeoutError:
@@ -314,11 +314,11 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
             "$", "an empty line: each line is one JSON message (models/session.md)"
         )
         return service.count(error(blank))
-    limits = service.settings.limits
+    limits = service.config.limits
     message: Any = None
     try:
         message = load_json(line, limits)
-        call = call_from_message(message, limits, service.settings.time_limit)
+        call = call_from_message(message, limits, service.config.time_limit)
     except Exception as exc:
         id_ = message.get("id") if isinstance(message, dict) else None
         return service.count(error(exc, id_))

@@ -30,72 +30,47 @@ from ..model.types import (
 __all__ = [
     "DEFAULT_INSTRUCTION_CHANNELS",
     "GateContext",
-    "GateReading",
     "GateReport",
     "apply_gates",
-    "derived_gate",
     "form_gate",
     "form_note",
     "groups_of",
     "named_groups",
-    "stranding_members",
 ]
 
 DEFAULT_INSTRUCTION_CHANNELS = frozenset({"system", "developer", "user"})
 
 
 @dataclass(frozen=True, slots=True)
-class GateReading:
-    """What the gates' one pass over every form read, kept for the later stages that
-    would otherwise walk every form again (a result with no bundle, the required
-    refusal): each candidate's id and identity, in the request's order, for every
-    offered identity the number of its eligible forms (0 for none, and for a name that
-    no form offers), and the request's ``required_identities``."""
-
-    ids: list[str]
-    identities: list[str]
-    eligible: Counter[str]
-    required: tuple[str, ...]
-    # the request read: the reading stands in for that object only (an equal request
-    # built elsewhere is read again, never answered from another request's columns)
-    request: Request
-
-    def of(self, request: Request) -> bool:
-        """Whether this is a reading of ``request`` (that very object)."""
-        return self.request is request
-
-
-@dataclass(frozen=True, slots=True)
 class GateReport:
-    """Eligibility of every candidate of one request."""
+    """Eligibility of every candidate of one request, and what the gates' one pass
+    read on its way for the stages that would otherwise walk every form again: each
+    candidate's id and identity (in the request's order), the number of eligible forms
+    of every offered identity (0 for a name no form offers) and the required
+    identities."""
 
     # candidate id -> (gate, detail) for rejected forms
     rejected: dict[str, tuple[Reason, str]]
     # eligible candidate id -> note for the decision detail ("" when nothing to say)
     notes: dict[str, str]
-    # ``groups_of(request)``, read once here for every later stage
+    # group id -> its identities (``named_groups`` of every form)
     groups: dict[str, frozenset[str]]
-    # what ``apply_gates`` read on its way; None in a report built otherwise (a
-    # session's), and then ``columns`` reads the request again
-    reading: GateReading | None = field(default=None, compare=False, repr=False)
-
-    def reading_of(self, request: Request) -> GateReading | None:
-        """What the gates read of ``request``, when this report's reading is of it."""
-        reading = self.reading
-        return reading if reading is not None and reading.of(request) else None
+    ids: list[str] = field(compare=False, repr=False)
+    identities: list[str] = field(compare=False, repr=False)
+    eligible_forms: Counter[str] = field(compare=False, repr=False)
+    required: tuple[str, ...] = field(compare=False, repr=False)
+    # the request read (that very object: a report is never read for another)
+    request: Request = field(compare=False, repr=False)
 
     def columns(self, request: Request) -> tuple[Sequence[str], Sequence[str]]:
         """Each candidate's id and identity, in the order of ``request`` (this report's)."""
-        reading = self.reading_of(request)
-        if reading is not None:
-            return reading.ids, reading.identities
-        candidates = request.candidates
-        return [c.id for c in candidates], [c.identity for c in candidates]
+        assert request is self.request, "a gate report read for another request"
+        return self.ids, self.identities
 
     def required_identities(self, request: Request) -> tuple[str, ...]:
         """``request.required_identities`` (this report's request), as the gates read them."""
-        reading = self.reading_of(request)
-        return request.required_identities if reading is None else reading.required
+        assert request is self.request, "a gate report read for another request"
+        return self.required
 
     @property
     def eligible(self) -> frozenset[str]:
@@ -129,11 +104,6 @@ class GateContext:
         if channel is not None and channel in self.authority:
             return self.authority[channel]
         return "instruction" if channel in DEFAULT_INSTRUCTION_CHANNELS else "data"
-
-
-def standing(request: Request, channel: str | None) -> str:
-    """The authority standing of a channel: the request's table over the defaults."""
-    return GateContext.of(request).standing(channel)
 
 
 def form_gate(
@@ -221,15 +191,11 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     ``require_content``: a rendering was asked for).
 
     Linear in candidates + dependency edges + group memberships: one pass over the
-    forms picks out those that do not plainly pass every per-form gate at home (sealed,
-    away or shared, stale or unbound, an instruction, no content when needed), and only
-    those go to ``form_gate`` (which also words the reason) and ``form_note``; the
-    derived gates are a worklist that reads each group once and explains only the forms
-    it removed. The same pass gathers what the rest reads (ids, identities, the forms
-    with dependencies or groups), so no later step walks every form again in Python:
-    the notes and the counts per identity are built in C (``dict.fromkeys``,
-    ``Counter`` of a list). At 100k forms the gates cost as much as the rest of a call
-    that ends undecided, and the passes over every form were most of them."""
+    forms picks out those that do not plainly pass every per-form gate at home, and only
+    those go to ``form_gate`` (which words the reason) and ``form_note``; the derived
+    gates are a worklist that reads each group once and explains only the forms it
+    removed. The same pass gathers what the later stages read, so none walks every form
+    again in Python (the notes and counts are built in C)."""
     context = GateContext.of(request, require_content=require_content)
     task = request.task
     candidates = request.candidates
@@ -311,22 +277,21 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
         # every offered identity is counted, with 0 when it has no eligible form left
         offered = forms_left.keys()
         available = _Left(forms_left)
-        stranding = stranding_members(groups, available)
+        stranding = _stranding_members(groups, available)
         # Reasons come from the final fixpoint, so they do not depend on visiting order.
         for candidate in removed:
             del notes[candidate.id]
-            rejected[candidate.id] = derived_gate(
+            rejected[candidate.id] = _derived_gate(
                 candidate, available, offered, stranding, identity_groups
             )
     required = required_names(task.required, flagged)
-    reading = GateReading(ids, identities, forms_left, required, request)
-    return GateReport(rejected, notes, groups, reading)
+    return GateReport(rejected, notes, groups, ids, identities, forms_left, required, request)
 
 
 @dataclass(frozen=True, slots=True)
 class _Left:
-    """The identities with an eligible form left, read from the counts: the reasons ask
-    about a few of them, where a set would be built from every offered identity."""
+    """The identities with an eligible form left, read from the counts (the reasons ask
+    about a few of them: no set of every offered identity is built)."""
 
     counts: Counter[str]
 
@@ -350,13 +315,8 @@ def _derived_removals(
     dependencies or name a group.
 
     A worklist over identities that lose their last eligible form, each group
-    collapsing once: linear in the size of the request, where re-scanning every form
-    after each loss would be quadratic. The forms of every identity are counted in C
-    (``Counter`` of a list) and the failed ones taken back; dependents are gathered only
-    from forms that have dependencies, and the forms of grouped identities only when an
-    identity is lost, from the linked forms when those hold them all (a pass over every
-    identity otherwise): at 100k forms this stage was the gates' largest part.
-    """
+    collapsing once: linear in the size of the request (re-scanning every form after
+    each loss would be quadratic)."""
     candidates = request.candidates
     forms_left = Counter(identities)
     # an identity offered only by failed forms has no eligible form from the start
@@ -417,7 +377,7 @@ def _derived_removals(
     return removed, forms_left
 
 
-def stranding_members(
+def _stranding_members(
     groups: Mapping[str, frozenset[str]], available: Container[str]
 ) -> dict[str, list[str]]:
     """For each group, its first two members (by name) with no eligible form: enough to
@@ -430,7 +390,7 @@ def stranding_members(
     return out
 
 
-def derived_gate(
+def _derived_gate(
     candidate: Candidate,
     available: Container[str],
     offered: Container[str],

@@ -309,8 +309,8 @@ def bundle_decisions(
 ) -> list[Decision]:
     """The decision on each of ``candidates`` in a bundle of ``context``.
 
-    One pass (the whole request's candidates for a result, or just those a session's
-    change reached): at 100k forms this stage was a noticeable part of the call."""
+    One pass: the whole request's candidates for a result, or the few a kept trace
+    rewords."""
     chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
     identity_groups, required, threshold = (
         context.identity_groups,
@@ -421,8 +421,7 @@ def _no_bundle_result(
     rejected, notes = gates.rejected, gates.notes
     refused = Verdict.REJECTED
     # Built column by column, in C wherever it can be: every form is rejected with
-    # ``reason`` and the detail of its note, except the forms the gates rejected. At 100k
-    # forms a loop building each decision in Python was half of a result with no bundle.
+    # ``reason`` and the detail of its note, except the forms the gates rejected.
     ids, identities = gates.columns(request)
     # each form's note, None for a form with none (one the gates rejected)
     noted = list(map(notes.get, ids))
@@ -436,10 +435,7 @@ def _no_bundle_result(
         # the rejected forms are among those with no note: only those are looked up in
         # ``rejected`` (one lookup per form was already spent on the notes)
         gated = [i for i, note in enumerate(noted) if note is None and ids[i] in rejected]
-        if len(gated) != len(rejected):
-            # a rejected form with a note as well, or a rejected id that no candidate
-            # has (reports apply_gates never makes)
-            gated = [i for i, cid in enumerate(ids) if cid in rejected]
+        assert len(gated) == len(rejected), "apply_gates rejects each form once, unnoted"
         for i in gated:
             gate, details[i] = rejected[ids[i]]
             reasons[i], ends[i] = gate, ROW_ENDS[refused, gate]

@@ -240,25 +240,10 @@ def greedy_strategy(
 
 def _priced(request: Request, selected: tuple[str, ...]) -> CacheOutcome | None:
     """A bundle's prefix and price under the request's cache section (no terms)."""
-    cache = request.cache
-    if cache is None:
+    if request.cache is None:
         return None
     forms = sorted(selected)
     by_id = {c.id: c for c in request.candidates}
     prefix = build_prefix(request, forms, [by_id[i].cost for i in forms])
     assert prefix is not None
-    price = prefix.price(tuple(range(len(forms))))
-    return CacheOutcome(
-        terms=None,
-        blind_value=None,
-        blind_price=None,
-        kept=price.kept,
-        previous=len(cache.previous),
-        read=price.read,
-        written=price.written,
-        uncached=price.uncached,
-        price=price.price,
-        price_floor=None,
-        appended=prefix.complete and price.kept == prefix.size,
-        entry=price.entry,
-    )
+    return prefix.outcome(tuple(range(len(forms))))

@@ -3,6 +3,12 @@
 Input: a corpus directory (``corpus/`` of the repository by default).
 Output: ``Case`` values (request and frozen exact answer), ordered by family, then
 tight, medium, roomy; a ``CorpusError`` naming the file for anything malformed.
+
+A cache case (a request with a ``cache`` section, ``models/README.md`` 6b) also
+freezes the exact answer's cache record (``expected.cache``: ``Result.cache``) and
+says where its previous blocks come from: ``previous`` holds the previous call's
+request and the format it was rendered in (``{"request", "render"}``), whose
+rendering's ``Manifest.cache_blocks`` are the request's ``cache.previous.blocks``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ __all__ = ["BUDGET_CLASSES", "Case", "CorpusError", "default_corpus_dir", "load_
 
 BUDGET_CLASSES = ("tight", "medium", "roomy")
 _CASE_KEYS = ("name", "family", "budget_class", "description", "request", "expected")
+# a cache case's previous call: {"request": R, "render": FORMAT}
+_OPTIONAL_KEYS = ("previous",)
 
 
 class CorpusError(AssemblerError, ValueError):
@@ -36,6 +44,13 @@ class Case:
     description: str
     request: Mapping[str, Any]
     expected: Mapping[str, Any]
+    # the previous call of a cache case ({"request", "render"}), else None
+    previous: Mapping[str, Any] | None = None
+
+    @property
+    def is_cache(self) -> bool:
+        """Whether the request carries a cache section (the cache-aware order)."""
+        return self.request.get("cache") is not None
 
     @property
     def expected_status(self) -> str:
@@ -80,7 +95,7 @@ def _load_case(path: Path) -> Case:
     if not isinstance(data, dict):
         raise CorpusError(f"{path}: a case is a JSON object")
     missing = [key for key in _CASE_KEYS if key not in data]
-    unknown = sorted(set(data) - set(_CASE_KEYS))
+    unknown = sorted(set(data) - set(_CASE_KEYS) - set(_OPTIONAL_KEYS))
     if missing or unknown:
         raise CorpusError(f"{path}: missing keys {missing}, unknown keys {unknown}")
     for key in ("name", "family", "budget_class", "description"):
@@ -105,6 +120,14 @@ def _load_case(path: Path) -> Case:
             raise CorpusError(f"{path}: a refusal expects refusal.code")
     else:
         raise CorpusError(f"{path}: expected.status must be 'bundle' or 'refused'")
+    previous = data.get("previous")
+    if request.get("cache") is not None:
+        if status == Status.BUNDLE.value and not isinstance(expected.get("cache"), dict):
+            raise CorpusError(f"{path}: a cache case's bundle expects its cache record")
+        if not isinstance(previous, dict) or set(previous) != {"request", "render"}:
+            raise CorpusError(f"{path}: a cache case names its previous call (request, render)")
+    elif previous is not None:
+        raise CorpusError(f"{path}: previous belongs to a cache case (a request with cache)")
     return Case(
         name=data["name"],
         family=data["family"],
@@ -112,4 +135,5 @@ def _load_case(path: Path) -> Case:
         description=data["description"],
         request=request,
         expected=expected,
+        previous=previous,
     )

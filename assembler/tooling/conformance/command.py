@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from ...model.types import Status
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
+from ..hunt.cachejudge import tokens
 from .cases import CorpusError
 from .run import (
     DEFAULT_STRATEGIES,
@@ -72,16 +73,41 @@ def _row(summary: StrategySummary) -> tuple[str, ...]:
     )
 
 
-def render_table(report: CorpusReport) -> str:
-    """The comparison table as aligned plain text (Markdown-compatible pipes)."""
-    header = tuple(name for name, _ in _COLUMNS)
-    rows = [header, *(_row(summary) for summary in report.strategies)]
+_CACHE_COLUMNS = (
+    ("strategy", "<"),
+    ("cache cases", ">"),
+    ("legal bundles", ">"),
+    ("priced-higher", ">"),
+    ("price lost", ">"),
+    ("outside-tol", ">"),
+    ("value-lost (cases)", ">"),
+)
+
+
+def _cache_row(summary: StrategySummary) -> tuple[str, ...]:
+    exact = summary.exact_price_micro
+    share = f" ({100 * summary.price_lost_micro / exact:.0f}%)" if exact else ""
+    return (
+        summary.strategy,
+        str(summary.cache_cases),
+        str(summary.cache_bundles),
+        str(summary.priced_higher),
+        tokens(summary.price_lost_micro) + share,
+        str(summary.outside_tolerance),
+        f"{summary.cache_value_lost} ({summary.cache_value_lost_cases})",
+    )
+
+
+def _grid(columns: Sequence[tuple[str, str]], body: Sequence[tuple[str, ...]]) -> list[str]:
+    """A header, its rule and ``body``, aligned (Markdown-compatible pipes)."""
+    header = tuple(name for name, _ in columns)
+    rows = [header, *body]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         parts = [
             cell.ljust(width) if align == "<" else cell.rjust(width)
-            for cell, width, (_, align) in zip(cells, widths, _COLUMNS, strict=True)
+            for cell, width, (_, align) in zip(cells, widths, columns, strict=True)
         ]
         return "| " + " | ".join(parts) + " |"
 
@@ -89,11 +115,18 @@ def render_table(report: CorpusReport) -> str:
         "|"
         + "|".join(
             "-" * (width + 1) + (":" if align == ">" else "-")
-            for width, (_, align) in zip(widths, _COLUMNS, strict=True)
+            for width, (_, align) in zip(widths, columns, strict=True)
         )
         + "|"
     )
+    return [line(header), rule, *(line(row) for row in body)]
+
+
+def render_table(report: CorpusReport) -> str:
+    """The comparison table as aligned plain text (Markdown-compatible pipes), and for
+    a corpus with cache cases the table of their prices."""
     cases = len(report.corpus)
+    cached = sum(case.is_cache for case in report.corpus)
     legend = (
         f"{cases} cases. status/frozen: expected status / frozen output (selection or refusal"
         " code) matched; illegal: bundles breaking a rule, judged by assembler.verify, by kind"
@@ -101,8 +134,22 @@ def render_table(report: CorpusReport) -> str:
         " refused where a bundle exists; value-lost: optimum minus value over legal bundles"
         " (cases losing value); dearer: legal optimal-value bundles costing more;"
         " distract/harmful: labelled items admitted."
+        + (f" Value-lost and dearer leave out the {cached} cache cases." if cached else "")
     )
-    lines = [line(header), rule, *(line(row) for row in rows[1:]), "", legend]
+    lines = [*_grid(_COLUMNS, [_row(s) for s in report.strategies]), "", legend]
+    if cached:
+        lines += [
+            "",
+            *_grid(_CACHE_COLUMNS, [_cache_row(s) for s in report.strategies]),
+            "",
+            f"{cached} cache cases (models/README.md 6b), each legal bundle priced by the"
+            " provider's rules against the frozen exact answer. priced-higher: bundles"
+            " sent at a higher price; price lost: their excess, in tokens at the base input"
+            " price (share of the exact answers' price over the same bundles);"
+            " outside-tol: bundles outside the feasible set the exact answer was held to"
+            " (under its value floor, or a rewrite past its rewrite budget); value-lost:"
+            " the exact answer's value minus theirs, where positive (cases).",
+        ]
     problems = report.disagreements
     if problems:
         lines.append("")

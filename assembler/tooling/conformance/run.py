@@ -6,6 +6,12 @@ frozen answer and by the independent verifier) and one ``StrategySummary`` per
 strategy. Strategies run through ``assemble``, so importing this never loads OR-Tools;
 the (case, strategy) pairs run on an engine (this process by default, or a local pool
 or a Dask cluster: ``assembler corpus run --engine dask``).
+
+A cache case (``Case.is_cache``) is judged by the cache-aware order: a legal bundle's
+price (``hunt.cachejudge.price_of``) against the frozen exact answer's, whether it lies
+in the feasible set the exact answer was held to (its record's value floor and rewrite
+budget), and its value against the exact answer's; the section 6 columns (value lost,
+dearer) leave cache cases out, since the exact answer may give up value for price.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from ...model.types import Result, Status
 from ...strategies import EXACT_STRATEGIES, STRATEGIES, canonical_strategy
 from ...verifiers.bundle import ViolationKind, verify
 from ..engine import Engine, SerialEngine
+from ..hunt.cachejudge import price_of
 from .cases import Case, CorpusError, load_corpus
 
 __all__ = [
@@ -72,6 +79,12 @@ class CaseOutcome:
     harmful: int
     seconds: float
     error: str | None = None
+    # a cache case's legal bundle: its price (millionths of a base-price token), how much
+    # dearer than the frozen exact answer (negative: cheaper), and whether it lies outside
+    # the feasible set the exact answer was held to; None elsewhere
+    price_micro: int | None = None
+    price_over_micro: int | None = None
+    outside_tolerance: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +106,9 @@ class CaseOutcome:
             "harmful": self.harmful,
             "seconds": round(self.seconds, 6),
             "error": self.error,
+            "price_micro": self.price_micro,
+            "price_over_micro": self.price_over_micro,
+            "outside_tolerance": self.outside_tolerance,
         }
 
 
@@ -115,6 +131,17 @@ class StrategySummary:
     harmful: int
     errors: int
     seconds: float
+    # over the cache cases: how many, the legal bundles priced, those priced higher than
+    # the exact answer and by how much in all (millionths), those outside its tolerance,
+    # the exact answers' price over the same cases, and the value lost against them
+    cache_cases: int = 0
+    cache_bundles: int = 0
+    priced_higher: int = 0
+    price_lost_micro: int = 0
+    outside_tolerance: int = 0
+    exact_price_micro: int = 0
+    cache_value_lost: int = 0
+    cache_value_lost_cases: int = 0
 
     def kind(self, kind: str) -> int:
         return dict(self.illegal_by_kind).get(kind, 0)
@@ -135,6 +162,16 @@ class StrategySummary:
             "harmful": self.harmful,
             "errors": self.errors,
             "seconds": round(self.seconds, 6),
+            "cache": {
+                "cases": self.cache_cases,
+                "bundles": self.cache_bundles,
+                "priced_higher": self.priced_higher,
+                "price_lost_micro": self.price_lost_micro,
+                "outside_tolerance": self.outside_tolerance,
+                "exact_price_micro": self.exact_price_micro,
+                "value_lost": self.cache_value_lost,
+                "value_lost_cases": self.cache_value_lost_cases,
+            },
         }
 
 
@@ -238,6 +275,10 @@ def _judge(case: Case, strategy: str, result: Result, seconds: float) -> CaseOut
         dearer = value_lost == 0 and result.cost > int(case.expected["cost"])
     labels = _labels(case.request)
     admitted = result.selected if is_bundle else ()
+    price = over = None
+    outside = False
+    if case.is_cache and value_lost is not None:
+        price, over, outside = _priced(case, result)
     return CaseOutcome(
         case=case.name,
         strategy=strategy,
@@ -257,13 +298,33 @@ def _judge(case: Case, strategy: str, result: Result, seconds: float) -> CaseOut
         distractors=sum(DISTRACTOR in labels.get(form, ()) for form in admitted),
         harmful=sum(HARMFUL in labels.get(form, ()) for form in admitted),
         seconds=seconds,
+        price_micro=price,
+        price_over_micro=over,
+        outside_tolerance=outside,
     )
+
+
+def _priced(case: Case, result: Result) -> tuple[int | None, int | None, bool]:
+    """A legal bundle of a cache case against the frozen exact answer: its price, how
+    much dearer, and whether it is outside the exact answer's feasible set."""
+    priced = price_of(case.request, tuple(result.selected))
+    record = case.expected.get("cache")
+    if priced is None or not isinstance(record, Mapping):
+        return None, None, False
+    appends = priced.appended and record.get("append_floor") is not None
+    within = result.value >= int(record["rewrite_floor"]) and (
+        appends or result.cost <= int(record["rewrite_budget"])
+    )
+    return priced.price, priced.price - int(record["price_micro"]), not within
 
 
 def _fields_match(case: Case, result: Result) -> bool:
     """Every frozen field beyond status and selection/code: value, cost, refusal fields."""
     if result.status is Status.BUNDLE:
         frozen_value, frozen_cost = case.expected["value"], case.expected["cost"]
+        frozen_cache = case.expected.get("cache")
+        if frozen_cache is not None and result.to_dict()["cache"] != frozen_cache:
+            return False
         return bool(result.value == frozen_value and result.cost == frozen_cost)
     frozen = case.expected.get("refusal")
     if result.refusal is None or not isinstance(frozen, Mapping):
@@ -280,8 +341,13 @@ def _labels(request: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def _summarise(strategy: str, rows: Sequence[CaseOutcome]) -> StrategySummary:
+def _summarise(
+    strategy: str, rows: Sequence[CaseOutcome], cache: frozenset[str]
+) -> StrategySummary:
     kinds = {kind: sum(kind in row.illegal for row in rows) for kind in ILLEGAL_KINDS}
+    plain = [row for row in rows if row.case not in cache]
+    cached = [row for row in rows if row.case in cache]
+    priced = [row for row in cached if row.price_over_micro is not None]
     return StrategySummary(
         strategy=strategy,
         cases=len(rows),
@@ -291,13 +357,23 @@ def _summarise(strategy: str, rows: Sequence[CaseOutcome]) -> StrategySummary:
         illegal=sum(bool(row.illegal) for row in rows),
         illegal_by_kind=tuple(kinds.items()),
         false_refusals=sum(row.false_refusal for row in rows),
-        value_lost=sum(row.value_lost or 0 for row in rows),
-        value_lost_cases=sum((row.value_lost or 0) > 0 for row in rows),
-        dearer_cases=sum(row.dearer for row in rows),
+        value_lost=sum(row.value_lost or 0 for row in plain),
+        value_lost_cases=sum((row.value_lost or 0) > 0 for row in plain),
+        dearer_cases=sum(row.dearer for row in plain),
         distractors=sum(row.distractors for row in rows),
         harmful=sum(row.harmful for row in rows),
         errors=sum(row.error is not None for row in rows),
         seconds=sum(row.seconds for row in rows),
+        cache_cases=len(cached),
+        cache_bundles=len(priced),
+        priced_higher=sum((row.price_over_micro or 0) > 0 for row in priced),
+        price_lost_micro=sum(max(0, row.price_over_micro or 0) for row in priced),
+        outside_tolerance=sum(row.outside_tolerance for row in priced),
+        exact_price_micro=sum(
+            (row.price_micro or 0) - (row.price_over_micro or 0) for row in priced
+        ),
+        cache_value_lost=sum(max(0, row.value_lost or 0) for row in priced),
+        cache_value_lost_cases=sum((row.value_lost or 0) > 0 for row in priced),
     )
 
 
@@ -321,13 +397,14 @@ def run_corpus(
     corpus = load_corpus(directory)
     names = list(dict.fromkeys(canonical_strategy(name) for name in strategies))
     jobs = [(case, strategy, time_limit) for strategy in names for case in corpus]
+    cache = frozenset(case.name for case in corpus if case.is_cache)
     done = list((engine or SerialEngine()).map(_run_job, jobs))
     outcomes: list[CaseOutcome] = []
     summaries: list[StrategySummary] = []
     for strategy in names:
         rows = [row for row in done if row.strategy == strategy]
         outcomes.extend(rows)
-        summaries.append(_summarise(strategy, rows))
+        summaries.append(_summarise(strategy, rows, cache))
     order = {case.name: index for index, case in enumerate(corpus)}
     outcomes.sort(key=lambda row: order[row.case])
     return CorpusReport(corpus=corpus, strategies=tuple(summaries), outcomes=tuple(outcomes))

@@ -111,6 +111,13 @@ def _parser() -> Parser:
         help="print a progress line to stderr every S seconds (for logs; 0: none);"
         " default: a live line on a terminal",
     )
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        default=None,
+        help="draw sessions instead: a call, its rendering and the next call with"
+        " cache.previous from it, judged by the cache-aware order (price, then value)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
         "--replay",
@@ -162,11 +169,12 @@ def _config(args: argparse.Namespace) -> HuntConfig:
         out=DEFAULT_OUT if args.out is None else args.out,
         shrink_per_kind=DEFAULT_SHRINK_PER_KIND if args.shrink is None else args.shrink,
         batch=args.batch,
+        cache=bool(args.cache),
     )
 
 
 # what a resumed hunt takes from its state directory, never from the command line
-_SAVED = ("against", "seed", "max_candidates", "shrink", "out", "batch", "state")
+_SAVED = ("against", "seed", "max_candidates", "shrink", "out", "batch", "state", "cache")
 
 
 def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntConfig:
@@ -191,6 +199,7 @@ def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntC
             out=None if out is None else Path(out),
             shrink_per_kind=int(saved["shrink_per_kind"]),
             batch=None if saved.get("batch") is None else int(saved["batch"]),
+            cache=bool(saved.get("cache", False)),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise UsageError(f"{args.resume}: the saved settings are not usable: {error}") from None
@@ -225,7 +234,8 @@ _KIND_ORDER = {kind: index for index, kind in enumerate(FindingKind)}
 
 def _summary(report: HuntReport) -> str:
     lines = [
-        f"hunt against {report.strategy}, seed {report.seed}: {report.examples} examples in"
+        f"{'cache hunt' if report.cache else 'hunt'} against {report.strategy}, seed"
+        f" {report.seed}: {report.examples} examples in"
         f" {report.seconds:.1f} s ({report.rate:.1f}/s), {report.skipped} skipped;"
         + (
             f" shrinking took {report.shrink_seconds:.1f} s"

@@ -7,6 +7,13 @@ answer, else one ``FindingKind``, checked in this order: ``crash``,
 ``exact-disagreement``, ``false-bundle``, ``false-refusal``, ``suboptimal-value``,
 ``suboptimal-cost``. Every answer is judged against ``exact`` (and ``enumerate`` as a
 second opinion on small requests), and every bundle by the independent verifier.
+
+A request with a ``cache`` section is judged by the cache-aware order
+(``models/README.md`` 6b, ``cachejudge.py``): exact and enumerate must give identical
+answers, cache records included; a tested bundle is ``outside-tolerance`` (not in the
+feasible set exact was held to, and no dearer), ``priced-higher``, or at exact's
+price ``suboptimal-value`` or ``suboptimal-cost``; a feasible bundle cheaper than
+exact's is an ``exact-disagreement``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from ...model.types import Result, Status
 from ...strategies import EXACT_STRATEGIES as EXACT
 from ...strategies import canonical_strategy
 from ...verifiers.bundle import verify
+from .cachejudge import cache_verdict, tokens
 
 __all__ = [
     "EXACT",
@@ -52,6 +60,10 @@ class FindingKind(StrEnum):
     FALSE_REFUSAL = "false-refusal"
     SUBOPTIMAL_VALUE = "suboptimal-value"
     SUBOPTIMAL_COST = "suboptimal-cost"
+    # a cache request (models/README.md 6b): a bundle sent at a higher price than
+    # exact's, or one outside the tolerance exact was held to (cheaper, or as cheap)
+    PRICED_HIGHER = "priced-higher"
+    OUTSIDE_TOLERANCE = "outside-tolerance"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +116,10 @@ def _describe(result: Result) -> str:
 
 def _violations(request: Mapping[str, Any], result: Result) -> str:
     found = verify(request, result)
+    if result.cache is None and canonical_strategy(result.strategy) not in EXACT:
+        # a baseline that prices nothing (top-k, ...) makes no claim about the cache to
+        # be wrong about: its bundle is judged by the rules of a selection alone
+        found = [v for v in found if v.kind != "cache"]
     return "; ".join(f"{v.kind}: {v.detail}" for v in found[:3])
 
 
@@ -118,6 +134,9 @@ def _exact_mismatch(a: Result, b: Result) -> str | None:
             return (
                 f"same value and cost, different selection {list(a.selected)} vs {list(b.selected)}"
             )
+        cache_a, cache_b = a.to_dict()["cache"], b.to_dict()["cache"]
+        if cache_a != cache_b:
+            return f"cache records differ: {_record_change(cache_a, cache_b)}"
     if a.refusal is not None and b.refusal is not None:
         ra, rb = a.refusal, b.refusal
         if (ra.code, ra.mandatory_cost) != (rb.code, rb.mandatory_cost):
@@ -126,6 +145,13 @@ def _exact_mismatch(a: Result, b: Result) -> str | None:
                 f" {rb.code.value} (mandatory {rb.mandatory_cost})"
             )
     return None
+
+
+def _record_change(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str:
+    if a is None or b is None:
+        return f"{'none' if a is None else 'a record'} vs {'none' if b is None else 'a record'}"
+    keys = [key for key in a if a.get(key) != b.get(key)]
+    return ", ".join(f"{key} {a.get(key)!r} vs {b.get(key)!r}" for key in keys[:3])
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +258,8 @@ def judge_against(request: Mapping[str, Any], strategy: str, ref: Reference) -> 
 
     broken = _violations(request, tested) if tested.status is Status.BUNDLE else ""
     kind, explanation = _classify(strategy, exact, tested, broken)
+    if kind is not FindingKind.FALSE_REFUSAL and not broken and request.get("cache") is not None:
+        kind, explanation = _classify_cached(request, strategy, exact, tested, (kind, explanation))
     legal = tested.status is Status.BUNDLE and not broken
     lost = exact.value - tested.value if legal and exact.status is Status.BUNDLE else None
     return Judgement(
@@ -291,6 +319,54 @@ def _classify(
             FindingKind.SUBOPTIMAL_COST,
             f"{strategy}'s legal bundle reaches the optimal value {tested.value} at cost"
             f" {tested.cost}, exact at cost {exact.cost}",
+        )
+    if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+        return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
+    return None, "agrees"
+
+
+def _classify_cached(
+    request: Mapping[str, Any],
+    strategy: str,
+    exact: Result,
+    tested: Result,
+    plain: tuple[FindingKind | None, str],
+) -> tuple[FindingKind | None, str]:
+    """The kind of a legal tested bundle of a cache request, against exact's price and
+    value (``cachejudge``); ``plain`` (section 6's verdict) stands for the rest."""
+    if tested.status is not Status.BUNDLE or exact.status is not Status.BUNDLE:
+        return plain
+    verdict = cache_verdict(request, exact, tested)
+    if verdict is None:
+        return plain
+    theirs, price = tokens(verdict.price), tokens(verdict.exact_price)
+    exact_is = f"exact's (value {exact.value}, cost {exact.cost}) {price}"
+    tested_is = f"{strategy}'s bundle (value {tested.value}, cost {tested.cost})"
+    if verdict.priced_higher:
+        outside = "" if verdict.feasible else ", outside the tolerance,"
+        return FindingKind.PRICED_HIGHER, f"{tested_is}{outside} costs {theirs}, {exact_is}"
+    if not verdict.feasible:
+        return (
+            FindingKind.OUTSIDE_TOLERANCE,
+            f"{tested_is} costs {theirs} but lies outside the tolerance exact was held to;"
+            f" {exact_is}",
+        )
+    if verdict.price < verdict.exact_price:
+        return (
+            FindingKind.EXACT_DISAGREEMENT,
+            f"{tested_is} is feasible and costs {theirs}, less than {exact_is}",
+        )
+    if verdict.value_lost > 0:
+        return (
+            FindingKind.SUBOPTIMAL_VALUE,
+            f"{tested_is} at exact's price is worth less: {exact_is}",
+        )
+    if verdict.value_lost < 0 or tested.cost < exact.cost:
+        return FindingKind.EXACT_DISAGREEMENT, f"{tested_is} at exact's price beats {exact_is}"
+    if tested.cost > exact.cost:
+        return (
+            FindingKind.SUBOPTIMAL_COST,
+            f"{tested_is} at exact's price sends more tokens: {exact_is}",
         )
     if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
         return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"

@@ -8,6 +8,10 @@ deterministic for a seed and example count whatever the engine and its worker co
 batches go to an ``Engine`` (this process, a local pool, a Dask cluster) which hands
 them back in order, and findings are merged by index. A journal in a state folder
 lets a stopped hunt continue (``state.py``). ``replay`` re-runs a saved case.
+
+With ``cache`` set, example ``i`` is ``sessions.session_example(s, i, M)`` instead: a
+next call whose ``cache.previous`` is the rendering of the call before, judged by the
+cache-aware order (``judge.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
 from ..generate import Shape, seeded_example
 from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
+from .sessions import session_example
 from .shrink import RequestDict, shrink
 from .state import HuntState, Journal
 
@@ -67,6 +72,8 @@ class HuntConfig:
     out: Path | None = DEFAULT_OUT
     shrink_per_kind: int = DEFAULT_SHRINK_PER_KIND
     batch: int | None = None
+    # draw sessions (a call, its rendering, the next call caching on it) instead
+    cache: bool = False
 
     def __post_init__(self) -> None:
         if self.examples is None and self.seconds is None:
@@ -104,6 +111,7 @@ class HuntReport:
     engine: str = "local, 1 process"
     rerun_batches: int = 0
     complete: bool = True
+    cache: bool = False
 
     def counts(self) -> dict[str, int]:
         counts = Counter(f.kind for f in self.findings)
@@ -145,6 +153,7 @@ class HuntReport:
         return {
             "strategy": self.strategy,
             "seed": self.seed,
+            "cache": self.cache,
             "examples": self.examples,
             "skipped": self.skipped,
             "findings": self.counts(),
@@ -167,8 +176,13 @@ class HuntReport:
         }
 
 
-def example_request(seed: int, index: int, max_candidates: int) -> RequestDict:
-    """Example ``index`` of the hunt seeded ``seed``: the same in every process."""
+def example_request(
+    seed: int, index: int, max_candidates: int, *, cache: bool = False
+) -> RequestDict:
+    """Example ``index`` of the hunt seeded ``seed`` (``cache``: of the cache hunt):
+    the same in every process."""
+    if cache:
+        return session_example(seed, index, max_candidates)
     return seeded_example(seed, index, Shape.small(max_candidates))
 
 
@@ -181,11 +195,11 @@ class _Outcome:
     candidates: int
 
 
-def _run_batch(args: tuple[int, Sequence[int], str, int]) -> list[_Outcome]:
-    seed, indices, strategy, max_candidates = args
+def _run_batch(args: tuple[int, Sequence[int], str, int, bool]) -> list[_Outcome]:
+    seed, indices, strategy, max_candidates, cache = args
     out = []
     for index in indices:
-        request = example_request(seed, index, max_candidates)
+        request = example_request(seed, index, max_candidates, cache=cache)
         verdict = judge_safely(request, strategy)
         out.append(
             _Outcome(
@@ -199,10 +213,10 @@ def _run_batch(args: tuple[int, Sequence[int], str, int]) -> list[_Outcome]:
     return out
 
 
-def _shrink_job(args: tuple[int, int, str, str, int]) -> dict[str, Any]:
-    seed, index, strategy, kind_name, max_candidates = args
+def _shrink_job(args: tuple[int, int, str, str, int, bool]) -> dict[str, Any]:
+    seed, index, strategy, kind_name, max_candidates, cache = args
     kind = FindingKind(kind_name)
-    original = example_request(seed, index, max_candidates)
+    original = example_request(seed, index, max_candidates, cache=cache)
     small = shrink(original, strategy, kind)
     verdict = judge_safely(small, strategy)
     return {
@@ -211,6 +225,7 @@ def _shrink_job(args: tuple[int, int, str, str, int]) -> dict[str, Any]:
         "seed": seed,
         "example": index,
         "max_candidates": max_candidates,
+        "cache": cache,
         "explanation": verdict.explanation,
         "shrunk_from": len(original["candidates"]),
         "request": small,
@@ -227,14 +242,20 @@ def _case_name(case: Mapping[str, Any]) -> str:
 
 def _jobs(
     config: HuntConfig, start: int, batch: int, deadline: float | None
-) -> Iterator[tuple[int, Sequence[int], str, int]]:
+) -> Iterator[tuple[int, Sequence[int], str, int, bool]]:
     """Batches of example indices from ``start``; with a deadline, none is started after
     it (the ones in flight still finish, so the examples tried stay a prefix)."""
     while config.examples is None or start < config.examples:
         if deadline is not None and time.monotonic() >= deadline:
             return
         stop = start + batch if config.examples is None else min(start + batch, config.examples)
-        yield (config.seed, range(start, stop), config.strategy, config.max_candidates)
+        yield (
+            config.seed,
+            range(start, stop),
+            config.strategy,
+            config.max_candidates,
+            config.cache,
+        )
         start = stop
 
 
@@ -265,6 +286,7 @@ def settings(config: HuntConfig) -> dict[str, Any]:
         "shrink_per_kind": config.shrink_per_kind,
         "out": None if config.out is None else str(config.out),
         "batch": config.batch,
+        "cache": config.cache,
     }
 
 
@@ -350,7 +372,14 @@ def _hunt(
                 per_kind[finding.kind] += 1
                 chosen.append(finding)
         jobs = [
-            (config.seed, f.example, config.strategy, f.kind.value, config.max_candidates)
+            (
+                config.seed,
+                f.example,
+                config.strategy,
+                f.kind.value,
+                config.max_candidates,
+                config.cache,
+            )
             for f in chosen
         ]
         shrunk = list(engine.map(_shrink_job, jobs, stop))
@@ -387,6 +416,7 @@ def _hunt(
         resumed_from=first,
         engine=engine.description,
         rerun_batches=engine.rerun_jobs(),
+        cache=config.cache,
     )
     if journal is not None:
         journal.finish(report.to_dict())
@@ -430,6 +460,7 @@ class _Partial:
             engine=self.engine.description,
             rerun_batches=rerun,
             complete=False,
+            cache=self.config.cache,
         )
         if journal is not None:
             journal.finish(report.to_dict())

@@ -4,8 +4,10 @@ Input: a request on which a strategy shows a ``FindingKind``.
 Output: a smaller request on which it still does: drop candidates, drop a candidate
 with its share of the budget, drop required / seal entries, dependencies, lineage,
 groups and other optional fields, simplify costs, budget and relevance to rounder
-numbers, renumber names, sort candidates; every edit after which the kind persists
-is kept. Deterministic.
+numbers, renumber names, sort candidates; for a request with a ``cache`` section also
+drop previous blocks and the section's optional fields and simplify its numbers (the
+blocks follow a renumbered candidate); every edit after which the kind persists is
+kept. Deterministic.
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ class _Shrinker:
                 self._form_lists,
                 self._form_fields,
                 self._numbers,
+                self._cache,
                 self._rename,
                 self._sort,
             ):
@@ -238,6 +241,33 @@ class _Shrinker:
             request = self._first(request, simpler, "candidates", i, "relevance")
         return request
 
+    def _cache(self, request: RequestDict) -> RequestDict:
+        cache = request.get("cache")
+        if not isinstance(cache, dict):
+            return request
+        request = self._try(request, _delete("cache"))
+        if "cache" not in request:
+            return request
+        blocks = list(request["cache"].get("previous", {}).get("blocks", []))
+        if blocks:
+
+            def test(kept: list[Any]) -> bool:
+                trial = copy.deepcopy(request)
+                trial["cache"]["previous"]["blocks"] = kept
+                return self.test(trial)
+
+            kept = _ddmin(blocks, test)
+            if kept != blocks:
+                request = copy.deepcopy(request)
+                request["cache"]["previous"]["blocks"] = kept
+        for key in _CACHE_OPTIONAL:
+            if key in request["cache"]:
+                request = self._try(request, _delete("cache", key))
+        if "min_prefix_tokens" in request["cache"]:
+            least = request["cache"]["min_prefix_tokens"]
+            request = self._first(request, _simpler_ints(least), "cache", "min_prefix_tokens")
+        return request
+
     def _first(self, request: RequestDict, values: Iterable[Any], *path: str | int) -> RequestDict:
         """The request with the first of ``values`` at ``path`` that keeps the kind."""
         for value in values:
@@ -258,6 +288,13 @@ class _Shrinker:
         if ordered != request["candidates"]:
             return self._try(request, _assign(ordered, "candidates"))
         return request
+
+
+# the cache section's fields a shrunk case may do without (the provider's defaults)
+_CACHE_OPTIONAL = (
+    "model", "ttl", "pricing", "step_tokens", "breakpoints", "lookback", "tolerance",
+    "headroom", "now", "instruction_tokens",
+)  # fmt: skip
 
 
 def _with_list(request: RequestDict, key: str, items: list[Any]) -> RequestDict:
@@ -293,7 +330,7 @@ def _delete(*path: str) -> Callable[[RequestDict], None]:
     return edit
 
 
-_TOP_ORDER = ("task", "sources", "policy", "candidates")
+_TOP_ORDER = ("task", "sources", "policy", "candidates", "cache")
 _TASK_ORDER = TASK_FIELDS
 _FORM_ORDER = CANDIDATE_FIELDS
 
@@ -346,6 +383,9 @@ def _renumber(request: RequestDict) -> RequestDict:
             c["group"] = extra.setdefault(c["group"], f"group-{len(extra)}")
         if "lineage" in c:
             c["lineage"] = [rename(x) for x in c["lineage"]]
+    for block in out.get("cache", {}).get("previous", {}).get("blocks", []):
+        if isinstance(block, dict) and block.get("id") in ids:
+            block["id"] = ids[block["id"]]
     task = out["task"]
     if "required" in task:
         task["required"] = sorted(names.get(x) or rename(x) for x in task["required"])
