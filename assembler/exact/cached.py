@@ -80,16 +80,10 @@ def decide_cached(
     if selection_cost(problem, blind.selection) > rewrite_budget:
         # the headroom holds only where the tolerance allows it: the best value within
         # it must reach the floor, else a rewrite may fill the whole budget
-        narrower = backend.solve(
-            replace(problem, budget=rewrite_budget),
-            deadline=deadline,
-            workers=workers,
-            value_only=True,
+        rewrite_hint = _reaching(
+            replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
         )
-        found = narrower.status is SolveStatus.OPTIMAL
-        if found and selection_value(problem, narrower.selection) >= floor:
-            rewrite_hint = narrower.selection
-        else:
+        if rewrite_hint is None:
             rewrite_budget = problem.budget
     terms = CacheTerms(
         append_floor=floor if prefix.complete else None,
@@ -112,6 +106,29 @@ def decide_cached(
     proven = None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor
     report = prefix.outcome(outcome.selection, terms, (blind_value, blind_price), proven)
     return outcome, report
+
+
+def _reaching(
+    problem: Problem, floor: int, backend: Backend, deadline: Deadline, workers: int
+) -> tuple[int, ...] | None:
+    """A legal selection of ``problem`` worth ``floor``, or None when none is proven to
+    exist. The budget row's Lagrangian bound says no at once below the floor, and the
+    incumbent grown from it says yes at once when it reaches it; only between the two
+    does the backend search for the most valuable selection."""
+    from .incumbent import build_incumbent
+    from .relaxation import budget_relaxation
+
+    every = list(range(problem.size))
+    bound, preference = budget_relaxation(problem, every)
+    if bound < floor:
+        return None
+    grown = build_incumbent(problem, every, preference, deadline=deadline)
+    if grown is not None and selection_value(problem, grown) >= floor:
+        return grown
+    best = backend.solve(problem, deadline=deadline, workers=workers, value_only=True)
+    if best.status is SolveStatus.OPTIMAL and selection_value(problem, best.selection) >= floor:
+        return best.selection
+    return None
 
 
 # the most combinations of the free forms the bound's enumeration walks
