@@ -5,16 +5,18 @@ instant on ``time.monotonic()``, that says what is left and hands out shares of 
 stage that must leave time for a later one is given ``deadline.less(seconds)``, a
 figure that may spend at most ``s`` seconds ``deadline.within(s)``, and a solver that
 takes a number of seconds is told ``deadline.limit()``, never less than ``LEAST`` (a
-call already late answers what it can, quickly).
+call already late answers what it can, quickly). ``NEVER`` is the deadline of work
+that has none (a test's, an oracle's).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["LEAST", "Deadline", "Stopwatch"]
+__all__ = ["LEAST", "NEVER", "Deadline", "Stopwatch"]
 
 # the least time limit handed to a solver: past the deadline it answers what it has
 LEAST = 0.001
@@ -57,6 +59,16 @@ class Deadline:
     def within(self, seconds: float) -> Deadline:
         """The earlier of this deadline and ``seconds`` from now: a share of it."""
         return Deadline(min(self.at, _now() + seconds))
+
+    def share(self, fraction: float) -> Deadline:
+        """The first ``fraction`` of what is left: a stage that must not starve the
+        ones after it (an LP leaving room for the work on its answer)."""
+        now = _now()
+        return Deadline(now + fraction * max(0.0, self.at - now))
+
+
+# the deadline of work that has none: every share of it is unbounded too
+NEVER = Deadline(math.inf)
 
 
 class Stopwatch:

@@ -17,7 +17,11 @@ with that API can be compared. Compared per answer: status, selection, ``package
   content, rendered in every format;
 * session sequences: a first request and random deltas (add, remove, update, task
   patches), each step's ``Session.apply`` answer and a fresh ``assemble`` of the same
-  request.
+  request;
+* agent transcripts (``benchmarks.agentcases``, 3-80 rounds): the request rendered to
+  ``openai-chat``, the same with a ``cache`` section naming what the request before its
+  last round sent (Anthropic's breakpoints, at several tolerances), and a ``Session``
+  holding that earlier request applying the delta that adds the round.
 """
 
 from __future__ import annotations
@@ -102,6 +106,22 @@ def _deltas(rng: random.Random, first: dict[str, Any], steps: int) -> list[dict[
     return deltas
 
 
+def _agents(count: int, seed: int) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.agentcases import transcript
+
+    rng = random.Random(seed)
+    out = []
+    for k in range(count):
+        t = transcript(rng.randint(3, 80), seed=k, share=rng.uniform(0.3, 0.6))
+        before, delta = t.next_turn()
+        tolerance = rng.choice((0.0, 0.02, 0.05, 0.1))
+        out.append(
+            {"request": t.request(), "before": before, "delta": delta, "tolerance": tolerance}
+        )
+    return out
+
+
 # -- one side's answers (a child process) --------------------------------------------
 
 
@@ -150,7 +170,33 @@ def _side(inputs: Path) -> None:
         out["requests"].append(_answer(assembler.assemble, request, time_limit=_LIMIT, render=fmt))
     for sequence in data["sessions"]:
         out["sessions"].append(_session_answers(sequence))
+    out["agents"] = [_agent_answers(case) for case in data.get("agents", [])]
     json.dump(out, sys.stdout)
+
+
+def _agent_answers(case: dict[str, Any]) -> list[Any]:
+    import assembler
+
+    answers = [
+        _answer(assembler.assemble, case["request"], time_limit=_LIMIT, render="openai-chat")
+    ]
+    previous = assembler.assemble(case["before"], time_limit=_LIMIT, render="anthropic-messages")
+    if previous.rendering is not None:
+        blocks = previous.rendering.manifest.cache_blocks(previous.rendering.text)
+        cache = {
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "tolerance": case["tolerance"],
+            "previous": {"blocks": blocks},
+        }
+        cached = {**case["request"], "cache": cache}
+        answers.append(
+            _answer(assembler.assemble, cached, time_limit=_LIMIT, render="anthropic-messages")
+        )
+    session = assembler.Session(case["before"], time_limit=_LIMIT, render="openai-chat")
+    session.answer()
+    answers.append(_answer(session.apply, case["delta"]))
+    return answers
 
 
 def _session_answers(sequence: dict[str, Any]) -> list[Any]:
@@ -215,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", required=True, help="the git revision to compare with")
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--agents", type=int, default=60)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -223,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": [case.get("request", case) for case in corpus],
         "requests": _requests(args.requests, args.seed),
         "sessions": _sessions(args.sessions, args.seed + 1),
+        "agents": _agents(args.agents, args.seed + 2),
     }
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
@@ -249,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     if old["package"] == new["package"]:
         raise SystemExit(f"both sides imported {old['package']}: nothing was compared")
     failed = False
-    for family in ("corpus", "requests", "sessions"):
+    for family in ("corpus", "requests", "sessions", "agents"):
         pairs = list(zip(old[family], new[family], strict=True))
         differ = [i for i, (a, b) in enumerate(pairs) if a != b]
         answers = sum(len(a) if isinstance(a, list) else 1 for a, _ in pairs)
@@ -262,8 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             ],
         }
         failed |= bool(differ)
-        print(f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ",
+            file=sys.stderr,
+        )
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 1 if failed else 0
 

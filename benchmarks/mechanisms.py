@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import machine
-from .peers import cp_model_of
+from .solvers import cp_model_of
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parent.parent
@@ -125,6 +125,7 @@ def imports(repeats: int) -> list[dict[str, Any]]:
 
 
 def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
+    from assembler.deadline import NEVER
     from assembler.exact import cpsat
     from assembler.exact.closure import build_problem
     from assembler.model.parse import parse_request
@@ -140,12 +141,12 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
         parsed = parse_request(generate(random.Random(0), Shape.scale(n)))
         problem = build_problem(parsed, apply_gates(parsed))
         assert str(with_cp_model(problem).proto) == str(
-            cpsat._Session(helper, problem, 60, 1).model.proto
+            cpsat._Session(helper, problem, NEVER, 1).model.proto
         )
         load = os.getloadavg()[0]
         proto = reference = float("inf")
         for _ in range(repeats):  # interleaved
-            proto = min(proto, _cpu(lambda p=problem: cpsat._Session(helper, p, 60, 1), 1))
+            proto = min(proto, _cpu(lambda p=problem: cpsat._Session(helper, p, NEVER, 1), 1))
             reference = min(reference, _cpu(lambda p=problem: with_cp_model(p), 1))
         rows.append(
             {

@@ -1,346 +1,442 @@
-"""The two peers the exact path is measured against, on the same ``Problem``.
+"""This project beside the context packers users run today, on the same agent transcripts.
 
-Input: an ``assembler.exact.closure.Problem`` (the unreduced problem: gates applied,
-closure and groups built) and a time limit in seconds.
-Output: a plain dict (JSON-ready) with the status, the answer's value and cost,
-a proven value bound and gap when the limit was hit, and the wall-clock split
-between building the model and solving it.
+Run ``python -m benchmarks.peers`` (``--help``; peers from the ``bench`` extra, and
+prompt-tsx from npm in ``benchmarks/peers_node`` when ``npm install`` was run there).
+Output: ``benchmarks/results/PEERS.md`` and ``peers.json``; exit 1 when our answer is
+invalid or below another's value (it is exact, so that would be a bug).
 
-Both peers are written here, independently of ``assembler.exact.cpsat``, so that they
-stay a fixed reference while the solver internals change: they encode the same
-rules (C2 one form per identity, exactly one when required; C4 a form needs one
-form of each identity it depends on; C5 coupled identities admitted together;
-C6 the budget) and optimise the same lexicographic order as far as noted.
+The transcripts are ``benchmarks.agentcases``'s (40, 120 and 200 rounds of assistant
+tool calls and results, a required system prompt, the budget 45% of the total), each
+message's forms counted once with o200k_base: every packer gets the same sizes, known
+in advance, so its time is its packing alone. The packers:
 
-* ``cpsat_alone``: CP-SAT as tuned in issue 5 (``linearization_level=2``, one
-  worker, seed 0) on the full problem. Phase 1 maximises ``V * K - C`` (value
-  first, cost second, one solve; two solves when that would overflow 62 bits),
-  phase 2 minimises the tie-break weight ``H`` with phase 1 fixed and its answer
-  as a hint. The last level of the order (canonical form order among bundles
-  equal in V, C and H, and the uniqueness proof the exact backend runs) is
-  skipped: ties in H are vanishingly rare on these instances.
-* ``highs_milp``: HiGHS branch and cut (one thread) in two solves: maximise V,
-  then minimise C with ``V >= V*`` added and the first answer as a start. Both
-  objectives are integers, so an absolute gap below 1 is a proof
-  (``mip_abs_gap = 0.999``, ``mip_rel_gap = 0``). The tie-break level H is
-  skipped: its weights reach 2**32 per form and do not survive a float objective.
+* ``ours``: ``assembler.assemble(request, render="openai-chat")`` (the exact optimum,
+  rendered to the provider body), and ``ours, +1 turn``: a ``Session`` holding the
+  transcript but its last round, applying the delta that adds it (also rendered);
+* ``trim_messages``: LangChain's ``trim_messages(strategy="last", include_system=True,
+  start_on="human", allow_partial=False)`` over the messages (full forms), its counter
+  a lookup of the known sizes (a plain scan);
+* ``ctxbudgeter``: ``compile_items`` with a counter of the known sizes, each message an
+  item at its relevance as priority, required ones required, a long tool result
+  compressible to its shortened form;
+* ``contextcram``: ``Packer`` with the same counter, each message an item (drop, not
+  truncate) at its relevance as priority;
+* ``prompt-tsx``: ``@vscode/prompt-tsx`` under node: each message a ``ChatMessage`` at
+  its relevance as priority, pruned to the budget by its renderer, sizes from the same
+  table (run once per size in one node process, timed there).
 
-Both share one deadline over all their phases, like the exact path's time limit.
+One validity checker (at most one form of each message, every tool call with all of
+its results and no result without its call, the required messages present, within the
+budget) and one value function (the request's value of the forms kept: section 6 of
+the model, recency relevance, a shortened form at half, a placeholder at 5%) judge
+every packer's answer; value kept is against ours, which is the optimum.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from assembler.exact.closure import Problem
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+NODE = ROOT / "benchmarks" / "peers_node"
 
-__all__ = ["cp_model_of", "cpsat_alone", "highs_milp"]
-
-_INT62 = 1 << 62
-
-
-def _gap(value: int | None, bound: int | None) -> float | None:
-    """The same relative gap as ``assembler.Result.gap``."""
-    if value is None or bound is None:
-        return None
-    return max(0, bound - value) / max(bound, 1)
+Picked = set[str]
+# the violations the table counts by name
+ORPHANED = "a tool call without all its results, or a result without its call"
+REQUIRED = "a required message left out"
 
 
-def _answer(problem: Problem, selection: list[int]) -> tuple[int, int, int]:
-    value = sum(problem.value[f] for f in selection)
-    cost = sum(problem.cost[f] for f in selection)
-    weight = sum(problem.weight[f] for f in selection)
-    return value, cost, weight
+# -- one validity checker and one value function -------------------------------------
 
 
-# ---------------------------------------------------------------------------
-# CP-SAT alone
+def value_of(request: dict[str, Any], picked: Picked) -> int:
+    from assembler.model.objective import form_value
+
+    return sum(form_value(c["relevance"], 0.0) for c in request["candidates"] if c["id"] in picked)
 
 
-def _finish(
-    out: dict[str, Any],
-    problem: Problem,
-    phases: list[dict[str, Any]],
-    started: float,
-    built: float,
-    status: str,
-    chosen: list[int] | None,
-    bound: int | None,
-) -> dict[str, Any]:
-    """Both peers' report: timings, then the answer's value, cost, weight and gap."""
-    done = time.perf_counter()
-    out.update(status=status, solve_s=done - built, total_s=done - started, phases=phases)
-    if chosen is None:
-        out.update(value=None, cost=None, bound=bound, gap=None)
-        return out
-    value, cost, weight = _answer(problem, chosen)
-    out.update(value=value, cost=cost, weight=weight, bound=bound, gap=_gap(value, bound))
+def violations(request: dict[str, Any], picked: Picked) -> list[str]:
+    found: list[str] = []
+    by_id = {c["id"]: c for c in request["candidates"]}
+    unknown = picked - set(by_id)
+    if unknown:
+        found.append(f"unknown ids {sorted(unknown)[:3]}")
+    chosen = [by_id[i] for i in picked if i in by_id]
+    identities = [c["identity"] for c in chosen]
+    if len(identities) != len(set(identities)):
+        found.append("two forms of one message")
+    held = set(identities)
+    groups: dict[str, set[str]] = {}
+    for c in request["candidates"]:
+        if "group" in c:
+            groups.setdefault(c["group"], set()).add(c["identity"])
+    for members in groups.values():
+        if members & held and not members <= held:
+            found.append(ORPHANED)
+            break
+    required = {c["identity"] for c in request["candidates"] if c.get("required")}
+    if not required <= held:
+        found.append(REQUIRED)
+    if sum(c["cost"] for c in chosen) > request["task"]["budget"]:
+        found.append("over budget")
+    return found
+
+
+# -- the packers ------------------------------------------------------------------------
+
+
+def _full(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The full form of each message, in message order (tools and system first)."""
+    return [c for c in request["candidates"] if c["form"] == "full"]
+
+
+def ours(request: dict[str, Any]) -> Callable[[], Picked]:
+    import assembler
+
+    def run() -> Picked:
+        result = assembler.assemble(request, render="openai-chat")
+        return set(result.selected)
+
+    return run
+
+
+def ours_turn(before: dict[str, Any], delta: dict[str, Any]) -> Callable[[], Picked]:
+    import assembler
+
+    session = assembler.Session(before, render="openai-chat")
+    session.answer()
+
+    def run() -> Picked:
+        proposal = session.propose(delta)  # the session stays as it was: repeatable
+        return set(proposal.result.selected)
+
+    return run
+
+
+def trim(request: dict[str, Any], messages: list[dict[str, Any]]) -> Callable[[], Picked]:
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+        trim_messages,
+    )
+
+    full = _full(request)
+    size = {c["id"]: c["cost"] for c in full}
+    native: list[BaseMessage] = []
+    for c in sorted(full, key=lambda c: c["turn"]):
+        message = messages[c["turn"]]
+        text = c["content"]
+        if message["role"] == "system":
+            native.append(SystemMessage(text, id=c["id"]))
+        elif message["role"] == "tool":
+            native.append(ToolMessage(text, id=c["id"], tool_call_id=message["tool_call_id"]))
+        elif message["role"] == "assistant":
+            calls = [
+                {"name": call["function"]["name"], "args": {}, "id": call["id"]}
+                for call in message.get("tool_calls") or []
+            ]
+            native.append(AIMessage(text, id=c["id"], tool_calls=calls))
+        else:
+            native.append(HumanMessage(text, id=c["id"]))
+    budget = request["task"]["budget"]
+
+    def counter(kept: list[BaseMessage]) -> int:
+        return sum(size[str(m.id)] for m in kept)
+
+    def run() -> Picked:
+        kept = trim_messages(
+            native,
+            max_tokens=budget,
+            token_counter=counter,
+            strategy="last",
+            include_system=True,
+            start_on="human",
+            allow_partial=False,
+        )
+        return {str(m.id) for m in kept}
+
+    return run
+
+
+def _known(request: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
+    """Each form's text (made unique by its id) and its known size."""
+    size: dict[str, int] = {}
+    text: dict[str, str] = {}
+    for c in request["candidates"]:
+        body = f"{c['id']}\n{c['content']}"
+        size[body], text[c["id"]] = c["cost"], body
+    return size, text
+
+
+def ctxbudgeter(request: dict[str, Any]) -> Callable[[], Picked]:
+    from ctxbudgeter import ContextItem, TokenCounter, compile_items
+
+    size, text = _known(request)
+
+    class Known(TokenCounter):
+        def count(self, body: str) -> int:
+            return size[body] if body in size else len(body) // 4
+
+    counter = Known("gpt-4o")
+    shorter = {c["identity"]: c["id"] for c in request["candidates"] if c["form"] == "trimmed"}
+    items = [
+        ContextItem.model_validate(
+            {
+                "name": c["id"],
+                "content": text[c["id"]],
+                "priority": round(100 * c["relevance"]),
+                "relevance": c["relevance"],
+                "required": bool(c.get("required")),
+                "compressible": c["identity"] in shorter,
+                "compressed_content": text.get(shorter.get(c["identity"], "")),
+            }
+        )
+        for c in _full(request)
+    ]
+    budget = request["task"]["budget"]
+    back = {body: key for key, body in text.items()}
+
+    def run() -> Picked:
+        pack = compile_items(
+            items,
+            model="gpt-4o",
+            token_budget=budget + 1,
+            reserved_output_tokens=1,
+            counter=counter,
+        )
+        return {back.get(pack.content_for(i.name), i.name) for i in pack.included_in_input_order()}
+
+    return run
+
+
+def contextcram(request: dict[str, Any]) -> Callable[[], Picked]:
+    from contextcram import CallableTokenizer, Packer, Strategy
+
+    size, text = _known(request)
+    tokenizer = CallableTokenizer(lambda body: size[body] if body in size else len(body) // 4)
+    full = _full(request)
+    budget = request["task"]["budget"]
+
+    def run() -> Picked:
+        packer = Packer(budget, tokenizer=tokenizer)
+        for c in full:
+            priority: str | int = "required" if c.get("required") else round(100 * c["relevance"])
+            packer.add(text[c["id"]], priority=priority, name=c["id"], strategy=Strategy.DROP)
+        result = packer.fit()
+        return {str(item.name) for item in result.items}
+
+    return run
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def _timed(run: Callable[[], Picked], repeats: int) -> tuple[Picked, list[float]]:
+    picked = run()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        picked = run()
+        times.append(time.perf_counter() - started)
+    return picked, times
+
+
+def _node_message(candidate: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "id": candidate["id"],
+        "role": message["role"],
+        "content": candidate["content"],
+        "tokens": candidate["cost"],
+        "priority": round(100 * candidate["relevance"]),
+    }
+    if message.get("tool_calls"):
+        calls = message["tool_calls"]
+        out["calls"] = [{"id": c["id"], "name": c["function"]["name"]} for c in calls]
+    if message["role"] == "tool":
+        out["call"] = message["tool_call_id"]
     return out
 
 
-def cp_model_of(problem: Problem) -> tuple[Any, list[Any]]:
-    """The problem's constraints C2-C6 as a ``cp_model.CpModel``, and its variables."""
-    from ortools.sat.python import cp_model
-
-    model = cp_model.CpModel()
-    x = [model.new_bool_var(f"x{i}") for i in range(problem.size)]
-    forms_of = problem.forms_of()
-    required = set(problem.required)
-    for identity, forms in enumerate(forms_of):
-        literals = [x[f] for f in forms]
-        if identity in required:
-            model.add_exactly_one(literals)
-        elif len(literals) > 1:
-            model.add_at_most_one(literals)
-    for form, needs in enumerate(problem.needs):
-        for identity in needs:
-            model.add_bool_or([~x[form], *(x[f] for f in forms_of[identity])])
-    for group in problem.groups:
-        first = cp_model.LinearExpr.sum([x[f] for f in forms_of[group[0]]])
-        for identity in group[1:]:
-            model.add(first == cp_model.LinearExpr.sum([x[f] for f in forms_of[identity]]))
-    if problem.budget is not None and sum(problem.cost) > problem.budget:
-        model.add(cp_model.LinearExpr.weighted_sum(x, list(problem.cost)) <= problem.budget)
-    return model, x
-
-
-def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
-    from ortools.sat.python import cp_model
-
-    started = time.perf_counter()
-    deadline = started + time_limit
-    out: dict[str, Any] = {"peer": "cpsat", "forms": problem.size}
-    if problem.size == 0:
-        out.update(status="optimal", value=0, cost=0, bound=0, gap=0.0, build_s=0.0)
-        out.update(solve_s=0.0, total_s=time.perf_counter() - started, phases=[])
-        return out
-
-    model, x = cp_model_of(problem)
-    built = time.perf_counter()
-    out["build_s"] = built - started
-
-    phases: list[dict[str, Any]] = []
-
-    def run(name: str) -> tuple[Any, Any]:
-        solver = cp_model.CpSolver()
-        params = solver.parameters
-        params.max_time_in_seconds = max(0.001, deadline - time.perf_counter())
-        params.num_workers = 1
-        params.linearization_level = 2
-        params.random_seed = 0
-        t = time.perf_counter()
-        status = solver.solve(model)
-        phases.append(
-            {"phase": name, "status": solver.status_name(status), "s": time.perf_counter() - t}
-        )
-        return status, solver
-
-    def selection(solver: Any) -> list[int]:
-        values = solver.response_proto.solution
-        return [i for i in range(problem.size) if values[i]]
-
-    def hint(chosen: list[int]) -> None:
-        members = set(chosen)
-        model.clear_hints()  # type: ignore[no-untyped-call]
-        for i, var in enumerate(x):
-            model.add_hint(var, i in members)
-
-    def finish(status: str, chosen: list[int] | None, bound: int | None) -> dict[str, Any]:
-        return _finish(out, problem, phases, started, built, status, chosen, bound)
-
-    cost_cap = sum(problem.cost)
-    if problem.budget is not None:
-        cost_cap = min(cost_cap, problem.budget)
-    scale = cost_cap + 1
-    value_cap = sum(problem.value)
-    value_expr = cp_model.LinearExpr.weighted_sum(x, list(problem.value))
-    cost_expr = cp_model.LinearExpr.weighted_sum(x, list(problem.cost))
-
-    # Phase 1: value first, cost second.
-    if value_cap * scale + cost_cap < _INT62:
-        combined = [v * scale - c for v, c in zip(problem.value, problem.cost, strict=True)]
-        expr = cp_model.LinearExpr.weighted_sum(x, combined)
-        model.maximize(expr)
-        status, solver = run("value-cost")
-        if status == cp_model.INFEASIBLE:
-            return finish("infeasible", None, None)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return finish("unknown", None, None)
-        chosen = selection(solver)
-        if status != cp_model.OPTIMAL:
-            bound = (int(solver.best_objective_bound) + cost_cap) // scale
-            return finish("timeout", chosen, bound)
-        model.add(expr == round(solver.objective_value))
-    else:
-        model.maximize(value_expr)
-        status, solver = run("value")
-        if status == cp_model.INFEASIBLE:
-            return finish("infeasible", None, None)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return finish("unknown", None, None)
-        chosen = selection(solver)
-        if status != cp_model.OPTIMAL:
-            return finish("timeout", chosen, int(solver.best_objective_bound))
-        model.add(value_expr == round(solver.objective_value))
-        hint(chosen)
-        model.minimize(cost_expr)
-        status, solver = run("cost")
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return finish("timeout", chosen, _answer(problem, chosen)[0])
-        chosen = selection(solver)
-        if status != cp_model.OPTIMAL:
-            return finish("timeout", chosen, _answer(problem, chosen)[0])
-        model.add(cost_expr == round(solver.objective_value))
-    value = _answer(problem, chosen)[0]
-
-    # Phase 2: the tie-break weights.
-    hint(chosen)
-    model.minimize(cp_model.LinearExpr.weighted_sum(x, list(problem.weight)))
-    status, solver = run("tiebreak")
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        chosen = selection(solver)
-    if status != cp_model.OPTIMAL:
-        # value and cost are proven; only the tie-break is not
-        return finish("timeout", chosen, value)
-    return finish("optimal", chosen, value)
-
-
-# ---------------------------------------------------------------------------
-# HiGHS MILP
-
-
-def _highs() -> Any:
-    try:  # the public wrapper prints a banner on stdout
-        from highspy._core import _Highs
-
-        return _Highs()
-    except ImportError:  # pragma: no cover - layout of other highspy versions
-        import highspy
-
-        return highspy.Highs()  # type: ignore[no-untyped-call]
-
-
-def highs_milp(problem: Problem, time_limit: float) -> dict[str, Any]:
-    import highspy
-    import numpy as np
-
-    started = time.perf_counter()
-    deadline = started + time_limit
-    n = problem.size
-    out: dict[str, Any] = {"peer": "highs", "forms": n}
-    if n == 0:
-        out.update(status="optimal", value=0, cost=0, bound=0, gap=0.0, build_s=0.0)
-        out.update(solve_s=0.0, total_s=time.perf_counter() - started, phases=[])
-        return out
-
-    inf = highspy.kHighsInf
-    forms_of = problem.forms_of()
-    required = set(problem.required)
-    lower: list[float] = []
-    upper: list[float] = []
-    start = [0]
-    index: list[int] = []
-    coefficient: list[float] = []
-
-    def row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-        for column, value in entries:
-            index.append(column)
-            coefficient.append(value)
-        start.append(len(index))
-        lower.append(lo)
-        upper.append(hi)
-
-    for identity, forms in enumerate(forms_of):
-        if identity in required:
-            row([(f, 1.0) for f in forms], 1.0, 1.0)
-        elif len(forms) > 1:
-            row([(f, 1.0) for f in forms], -inf, 1.0)
-    for form, needs in enumerate(problem.needs):
-        for identity in needs:
-            others = [(f, -1.0) for f in forms_of[identity] if f != form]
-            row([(form, 1.0), *others], -inf, 0.0)
-    for group in problem.groups:
-        first = forms_of[group[0]]
-        for identity in group[1:]:
-            row([(f, 1.0) for f in first] + [(f, -1.0) for f in forms_of[identity]], 0.0, 0.0)
-    if problem.budget is not None:
-        row([(f, float(problem.cost[f])) for f in range(n)], -inf, float(problem.budget))
-
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(lower)
-    lp.col_cost_ = np.array(problem.value, dtype=np.float64)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.array(lower, dtype=np.float64)
-    lp.row_upper_ = np.array(upper, dtype=np.float64)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(coefficient, dtype=np.float64)
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * n
-    lp.sense_ = highspy.ObjSense.kMaximize
-    h = _highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", 0)
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.999)
-    h.passModel(lp)
-    built = time.perf_counter()
-    out["build_s"] = built - started
-    phases: list[dict[str, Any]] = []
-
-    def run(name: str) -> tuple[Any, list[int] | None]:
-        h.setOptionValue("time_limit", max(0.001, deadline - time.perf_counter()))
-        t = time.perf_counter()
-        h.run()
-        status = h.getModelStatus()
-        phases.append(
-            {"phase": name, "status": h.modelStatusToString(status), "s": time.perf_counter() - t}
-        )
-        info = h.getInfo()
-        if info.primal_solution_status != 2:  # no feasible solution
-            return status, None
-        values = np.asarray(h.getSolution().col_value)
-        return status, [int(i) for i in np.nonzero(values > 0.5)[0]]
-
-    def finish(status: str, chosen: list[int] | None, bound: int | None) -> dict[str, Any]:
-        return _finish(out, problem, phases, started, built, status, chosen, bound)
-
-    optimal = highspy.HighsModelStatus.kOptimal
-    infeasible = highspy.HighsModelStatus.kInfeasible
-    # Phase 1: maximise value.
-    status, chosen = run("value")
-    if status == infeasible:
-        return finish("infeasible", None, None)
-    dual = h.getInfo().mip_dual_bound
-    bound = int(np.floor(dual + 1e-6)) if np.isfinite(dual) else None
-    if chosen is None:
-        return finish("unknown", None, bound)
-    if status != optimal:
-        return finish("timeout", chosen, bound)
-    value = _answer(problem, chosen)[0]
-    # Phase 2: minimise cost among maximum-value selections.
-    h.addRow(
-        float(value),
-        inf,
-        n,
-        np.arange(n, dtype=np.int32),
-        np.array(problem.value, dtype=np.float64),
+def _prompt_tsx(cases: list[dict[str, Any]], repeats: int) -> dict[str, Any] | None:
+    script = NODE / "pack.mjs"
+    if shutil.which("node") is None or not (NODE / "node_modules" / "@vscode").exists():
+        return None
+    payload = [
+        {
+            "name": case["name"],
+            "budget": case["request"]["task"]["budget"],
+            "messages": [
+                _node_message(c, case["messages"][c["turn"]])
+                for c in sorted(_full(case["request"]), key=lambda c: c["turn"])
+            ],
+        }
+        for case in cases
+    ]
+    done = subprocess.run(
+        ["node", str(script), str(repeats)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=NODE,
+        check=False,
     )
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(problem.cost, dtype=np.float64))
-    h.changeObjectiveSense(highspy.ObjSense.kMinimize)
-    solution = highspy.HighsSolution()
-    start_values = np.zeros(n)
-    start_values[chosen] = 1.0
-    solution.col_value = start_values.tolist()
-    h.setSolution(solution)
-    status, better = run("cost")
-    if better is not None:
-        chosen = better
-    if status != optimal:
-        # the value is proven (bound = value); the cost is not
-        return finish("timeout", chosen, value)
-    return finish("optimal", chosen, value)
+    if done.returncode != 0:
+        raise SystemExit(f"prompt-tsx failed:\n{done.stderr[-2000:]}")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__)
+    parser.add_argument("--rounds", type=int, nargs="*", default=[40, 120, 200])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import machine
+    from benchmarks.agentcases import transcript
+
+    load_before = os.getloadavg()[0]
+    cases: list[dict[str, Any]] = []
+    for rounds in args.rounds:
+        for seed in range(args.seeds):
+            t = transcript(rounds, seed)
+            request = t.request()
+            before, delta = t.next_turn()
+            cases.append(
+                {
+                    "name": f"{rounds}-{seed}",
+                    "rounds": rounds,
+                    "request": request,
+                    "before": before,
+                    "delta": delta,
+                    "messages": t.messages,
+                }
+            )
+    rows: list[dict[str, Any]] = []
+    failed = False
+    for case in cases:
+        request = case["request"]
+        packers = {
+            "ours": ours(request),
+            "ours, +1 turn": ours_turn(case["before"], case["delta"]),
+            "trim_messages": trim(request, case["messages"]),
+            "ctxbudgeter": ctxbudgeter(request),
+            "contextcram": contextcram(request),
+        }
+        best = None
+        for name, run in packers.items():
+            picked, times = _timed(run, args.repeats)
+            value = value_of(request, picked)
+            if name == "ours":
+                best = value
+            wrong = violations(request, picked)
+            rows.append(
+                {
+                    "case": case["name"],
+                    "rounds": case["rounds"],
+                    "packer": name,
+                    "forms": len(request["candidates"]),
+                    "median_s": statistics.median(times),
+                    "value": value,
+                    "optimum": best,
+                    "violations": wrong,
+                }
+            )
+            if name.startswith("ours") and (wrong or (best is not None and value != best)):
+                failed = True
+    tsx = _prompt_tsx(cases, args.repeats)
+    if tsx is not None:
+        for case in cases:
+            answer = tsx[case["name"]]
+            picked = set(answer["ids"])
+            optimum = next(
+                r["value"] for r in rows if r["case"] == case["name"] and r["packer"] == "ours"
+            )
+            rows.append(
+                {
+                    "case": case["name"],
+                    "rounds": case["rounds"],
+                    "packer": "prompt-tsx",
+                    "forms": len(case["request"]["candidates"]),
+                    "median_s": answer["median_s"],
+                    "value": value_of(case["request"], picked),
+                    "optimum": optimum,
+                    "violations": violations(case["request"], picked),
+                }
+            )
+    load_after = os.getloadavg()[0]
+    record = {
+        "machine": machine.describe(),
+        "load": [round(load_before, 2), round(load_after, 2)],
+        "repeats": args.repeats,
+        "rows": rows,
+    }
+    text = _markdown(record)
+    print(text)
+    if not args.no_write:
+        (RESULTS / "peers.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        (RESULTS / "PEERS.md").write_text(text + "\n", encoding="utf-8")
+    return 1 if failed else 0
+
+
+def _markdown(record: dict[str, Any]) -> str:
+    rows = record["rows"]
+    machine = record["machine"]
+    packers = list(dict.fromkeys(r["packer"] for r in rows))
+    sizes = sorted({r["rounds"] for r in rows})
+    lines = [
+        "# Context packers on agent transcripts, side by side",
+        "",
+        f"`python -m benchmarks.peers` on commit {machine.get('commit')}, "
+        f"{machine.get('cpu')}, load average {record['load'][0]} before and "
+        f"{record['load'][1]} after; median of {record['repeats']} calls per packer and "
+        "transcript (3 seeds per size), interleaved by transcript. Sizes known in advance "
+        "(o200k_base counts, the same table for every packer). The collector as the "
+        "library leaves it (Python's defaults).",
+        "",
+        "| rounds | forms | packer | median time | ours / it | valid | orphaned tool messages |"
+        " required left out | value kept |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        ours_time = statistics.median(
+            r["median_s"] for r in rows if r["rounds"] == size and r["packer"] == "ours"
+        )
+        for packer in packers:
+            mine = [r for r in rows if r["rounds"] == size and r["packer"] == packer]
+            if not mine:
+                continue
+            median = statistics.median(r["median_s"] for r in mine)
+            valid = sum(not r["violations"] for r in mine)
+            kept = statistics.mean(r["value"] / r["optimum"] for r in mine if r["optimum"])
+            forms = round(statistics.mean(r["forms"] for r in mine))
+            orphaned = sum(ORPHANED in r["violations"] for r in mine)
+            missing = sum(REQUIRED in r["violations"] for r in mine)
+            lines.append(
+                f"| {size} | {forms} | {packer} | {median * 1000:.3f} ms | "
+                f"{ours_time / median:.1f}x | {valid}/{len(mine)} | {orphaned} | {missing} | "
+                f"{100 * kept:.1f}% |"
+            )
+    problems = sorted({v for r in rows for v in r["violations"]})
+    if problems:
+        lines += ["", "Violations seen: " + "; ".join(problems) + "."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

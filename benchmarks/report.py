@@ -476,12 +476,12 @@ def _method(data: dict[str, Any]) -> list[str]:
         "is per size and no two measurements share the cores. Each process first runs "
         "its whole path once on a 200-form warm-up instance (imports and first-call costs "
         "are in the cold-start line above, not in the tables).",
-        "- CP-SAT alone (`benchmarks/peers.py`, independent of `assembler/cpsat.py`): "
+        "- CP-SAT alone (`benchmarks/solvers.py`, independent of `assembler/cpsat.py`): "
         "`linearization_level=2`, 1 worker, seed 0, on the unreduced problem; one solve "
         "of max V·K − C (value, then cost), then min tie-break weight H with that fixed "
         "and hinted. It skips the last level of the order (canonical form order among "
         "equal V, C, H) and the uniqueness proof our backend runs.",
-        "- HiGHS MILP (`benchmarks/peers.py`, highspy, 1 thread): max V, then min C with "
+        "- HiGHS MILP (`benchmarks/solvers.py`, highspy, 1 thread): max V, then min C with "
         "V ≥ V* added and the first answer as a start; `mip_abs_gap=0.999` "
         "(integer objectives, so this is a proof), `mip_rel_gap=0`. The tie-break level "
         "H is skipped for this peer (weights up to 2^32 per form do not fit a float "

@@ -60,6 +60,7 @@ def _ours_once(
     request: dict[str, Any], time_limit: float, *, staged: bool = True, only_e2e: bool = False
 ) -> dict[str, Any]:
     import assembler
+    from assembler.deadline import Deadline
     from assembler.exact.closure import build_problem
     from assembler.exact.cpsat import CpSat
     from assembler.exact.fixings import reduce_problem
@@ -112,7 +113,7 @@ def _ours_once(
         run["reduce_stats"] = dict(reduction.stats)
         run["reduce_bound"] = reduction.bound
         t = time.perf_counter()
-        outcome = CpSat().solve(reduction.core, time_limit=time_limit, workers=1)
+        outcome = CpSat().solve(reduction.core, deadline=Deadline.after(time_limit), workers=1)
         stages["core_solve"] = time.perf_counter() - t
         run["core_solve_status"] = outcome.status.value
     run["stages"] = stages
@@ -173,7 +174,7 @@ def _front(request: dict[str, Any]) -> tuple[Any, dict[str, float], bool]:
 
 
 def _peer(spec: dict[str, Any]) -> dict[str, Any]:
-    from benchmarks.peers import cpsat_alone, highs_milp
+    from benchmarks.solvers import cpsat_alone, highs_milp
 
     solve = cpsat_alone if spec["role"] == "cpsat" else highs_milp
     time_limit = float(spec["time_limit"])

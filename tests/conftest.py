@@ -92,6 +92,7 @@ TIERS = {
     "test_session_benchmark": "integration",
     "test_cache_benchmark": "integration",
     "test_ledger_benchmark": "integration",
+    "test_peers_benchmark": "integration",
 }
 TIER_NAMES = ("unit", "integration", "server", "browser", "cluster", "wheel")
 

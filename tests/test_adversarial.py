@@ -95,19 +95,20 @@ def test_the_conflict_search_stops_at_the_deadline_with_a_proven_conflict() -> N
     # is kept, which is still a proven conflict, and the message says it is not minimal
     from strategies import problem_of
 
+    from assembler.deadline import Deadline
     from assembler.exact.refusal import over_budget_refusal
     from assembler.exact.solve import exact_backend
 
     problem = problem_of(build(Adversary.BELOW_MANDATORY, 600).request)
     backend = exact_backend()
-    closure = backend.solve(problem.mandatory(), time_limit=30.0, workers=1)
+    closure = backend.solve(problem.mandatory(), deadline=Deadline.after(30.0), workers=1)
     refusal = over_budget_refusal(
-        problem, backend, time_limit=0.0, workers=1, priced=closure.selection
+        problem, backend, deadline=Deadline.after(0.0), workers=1, priced=closure.selection
     )
     assert set(refusal.conflict) == {problem.identities[i] for i in problem.required}
     assert "not proven a minimal conflict" in refusal.message
     assert refusal.mandatory_cost is not None  # the pricing was proven: only the conflict is cut
     full = over_budget_refusal(
-        problem, backend, time_limit=30.0, workers=1, priced=closure.selection
+        problem, backend, deadline=Deadline.after(30.0), workers=1, priced=closure.selection
     )
     assert "not proven a minimal conflict" not in full.message

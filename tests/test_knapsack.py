@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 
 from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from profiles import examples
 from strategies import problem_of, problems
 
+from assembler.deadline import Deadline
 from assembler.exact.backend import SolveOutcome, SolveStatus
 from assembler.exact.closure import Problem
-from assembler.exact.knapsack import solve_knapsack
+from assembler.exact.cpsat import CpSat
+from assembler.exact.knapsack import cheapest_reaching, solve_knapsack
 from assembler.strategies.bruteforce import BruteForce
 from assembler.tooling.generate import Shape, generate
 
@@ -118,21 +120,104 @@ def test_required_material_over_the_budget_is_infeasible() -> None:
     assert found is not None and found.status is SolveStatus.INFEASIBLE
 
 
-def test_a_cost_axis_past_the_cell_limit_is_handed_back() -> None:
+def test_the_budgets_size_does_not_matter() -> None:
+    # a budget of a billion and costs with no common factor: three items, a few states
     costs = (999_999, 1_000_001, 500_000)
-    assert solve_knapsack(_problem(costs, (7, 8, 9), (3, 2, 1), budget=10**9)) is None
-
-
-def test_the_cost_axis_shrinks_to_what_the_forms_can_spend_in_steps_they_share() -> None:
-    # a budget of a billion, forms that can spend 3,000 in steps of 500: six cells
-    problem = _problem((1_000, 1_500, 500), (7, 8, 9), (3, 2, 1), budget=10**9)
-    found = solve_knapsack(problem, cell_limit=3 * 7)
+    problem = _problem(costs, (7, 8, 9), (3, 2, 1), budget=10**9)
+    found = solve_knapsack(problem)
     assert found is not None and found.selection == (0, 1, 2)
-    tight = dataclasses.replace(problem, budget=1_999)
+    tight = dataclasses.replace(problem, budget=1_999_999)
     assert solve_knapsack(tight) == _oracle(tight)
+
+
+def test_a_frontier_past_the_state_limit_is_handed_back() -> None:
+    problem = _problem((5, 4), (7, 6), (3, 2), budget=9)
+    assert solve_knapsack(problem) is not None
+    # the first item alone offers two states from the empty one
+    assert solve_knapsack(problem, state_limit=1) is None
+
+
+# larger knapsack-shaped requests than the oracle enumerates: judged by CP-SAT, whose
+# answer is the unique optimum too (the bound prunes the frontier on these)
+LARGER = dataclasses.replace(
+    Shape.scale(120), p_reference=0.0, p_chain=0.0, p_cycle=0.0, p_dangling=0.0
+)
+
+
+def test_larger_programs_give_cpsats_answer() -> None:
+    answered = 0
+    for seed in range(20):
+        problem = problem_of(generate(random.Random(seed), LARGER))
+        found = solve_knapsack(problem)
+        if found is None:
+            continue
+        answered += 1
+        expected = CpSat().solve(problem, deadline=Deadline.after(60), workers=1)
+        assert expected.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
+        assert found.status is expected.status
+        assert found.selection == expected.selection
+    assert answered >= 15
 
 
 def test_a_deadline_already_past_hands_the_core_back() -> None:
     problem = _problem((5, 4), (7, 6), (3, 2), budget=9)
-    assert solve_knapsack(problem, deadline=time.monotonic() - 1) is None
-    assert solve_knapsack(problem, deadline=time.monotonic() + 60) is not None
+    assert solve_knapsack(problem, deadline=Deadline.after(-1)) is None
+    assert solve_knapsack(problem, deadline=Deadline.after(60)) is not None
+
+
+def _cheapest_oracle(
+    problem: Problem, floor: int, budget: int, forced: frozenset[int], banned: frozenset[int]
+) -> tuple[SolveStatus, tuple[int, ...] | None]:
+    """Every legal selection within ``budget``: the cheapest worth ``floor``, then the
+    most valuable and lightest; None for the selection when two tie on all three."""
+    keys = []
+    for selection in BruteForce()._legal(dataclasses.replace(problem, budget=budget)):
+        chosen = set(selection)
+        if not forced <= chosen or banned & chosen:
+            continue
+        value = sum(problem.value[f] for f in selection)
+        if value < floor:
+            continue
+        cost = sum(problem.cost[f] for f in selection)
+        keys.append(((cost, -value, sum(problem.weight[f] for f in selection)), selection))
+    if not keys:
+        return SolveStatus.INFEASIBLE, None
+    keys.sort()
+    if len(keys) > 1 and keys[0][0] == keys[1][0]:
+        return SolveStatus.OPTIMAL, None
+    return SolveStatus.OPTIMAL, keys[0][1]
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(KNAPSACK), st.data())
+def test_the_cheapest_selection_reaching_a_floor_is_the_oracles(
+    problem: Problem, data: st.DataObject
+) -> None:
+    _cheapest_agrees(problem, data)
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(TIED), st.data())
+def test_the_cheapest_selection_among_ties_is_the_oracles_or_handed_back(
+    problem: Problem, data: st.DataObject
+) -> None:
+    _cheapest_agrees(problem, data)
+
+
+def _cheapest_agrees(problem: Problem, data: st.DataObject) -> None:
+    best = _oracle(problem)
+    top = best.bound if best.bound is not None else 0
+    floor = data.draw(st.integers(0, max(0, top)), label="floor")
+    budget = data.draw(st.integers(0, problem.budget or 0), label="budget")
+    forms = list(range(problem.size))
+    forced = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    banned = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    found = cheapest_reaching(problem, floor, budget, forced=forced, banned=banned)
+    status, expected = _cheapest_oracle(problem, floor, budget, forced, banned)
+    if found is None:
+        event("handed back")
+        return
+    assert found.status is status
+    if status is SolveStatus.OPTIMAL:
+        assert expected is not None, "a tie on cost, value and weight must be handed back"
+        assert found.selection == expected

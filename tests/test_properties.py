@@ -18,6 +18,7 @@ from strategies import requests
 from tests_support import solve_exact
 
 import assembler
+from assembler.deadline import Deadline
 from assembler.exact import fixings as fixings_module
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import build_problem
@@ -110,7 +111,7 @@ def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_cor
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
-        reduced = CoreSearch(BruteForce()).solve(problem, time_limit=10, workers=1)
+        reduced = CoreSearch(BruteForce()).solve(problem, deadline=Deadline.after(10), workers=1)
     finally:
         fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = original
     assert reduced.status == plain.status
@@ -126,8 +127,8 @@ def test_reduced_and_unreduced_exact_agree_on_realistic_requests(seed: int) -> N
     req = generate(random.Random(seed), Shape.scale(60 + 20 * seed))
     request = parse_request(req)
     problem = build_problem(request, apply_gates(request))
-    plain = CpSat().solve(problem, time_limit=30, workers=1)
-    reduced = CoreSearch(CpSat()).solve(problem, time_limit=30, workers=1)
+    plain = CpSat().solve(problem, deadline=Deadline.after(30), workers=1)
+    reduced = CoreSearch(CpSat()).solve(problem, deadline=Deadline.after(30), workers=1)
     assert (reduced.status, reduced.selection) == (plain.status, plain.selection)
 
 
@@ -144,7 +145,7 @@ def test_cp_sat_with_its_eager_lp_matches_the_oracle(req: dict[str, Any]) -> Non
     original = cpsat_module.EAGER_LP_FROM
     cpsat_module.EAGER_LP_FROM = 0
     try:
-        found = CpSat().solve(problem, time_limit=30, workers=1)
+        found = CpSat().solve(problem, deadline=Deadline.after(30), workers=1)
     finally:
         cpsat_module.EAGER_LP_FROM = original
     assert (found.status, found.selection) == (expected.status, expected.selection)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from profiles import examples
 from strategies import problem_of, problems
 
+from assembler.deadline import NEVER, Deadline
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.relaxation import LpMemory, budget_relaxation, relax
@@ -33,7 +34,7 @@ def test_the_lagrangian_bound_holds_whether_or_not_the_lp_finished(problem: Prob
     found = BruteForce().solve(problem)
     state = np.full(problem.size, -1)
     for time_limit in (10.0, 1e-9):
-        relaxation = relax(problem, state, list(problem.value), time_limit=time_limit)
+        relaxation = relax(problem, state, list(problem.value), deadline=Deadline.after(time_limit))
         if relaxation is None or found.status is not SolveStatus.OPTIMAL:
             continue
         best = sum(problem.value[f] for f in found.selection)
@@ -75,9 +76,9 @@ def test_an_lp_started_from_a_foreign_basis_bounds_as_a_cold_one(
     # an unrelated problem whose names partly coincide), the LP is solved to optimality
     # and the bound and the fixings' data are those of a cold start
     memory = LpMemory()
-    relax(earlier, _open(earlier), list(earlier.value), time_limit=10.0, memory=memory)
-    cold = relax(problem, _open(problem), list(problem.value), time_limit=10.0)
-    warm = relax(problem, _open(problem), list(problem.value), time_limit=10.0, memory=memory)
+    relax(earlier, _open(earlier), list(earlier.value), deadline=NEVER, memory=memory)
+    cold = relax(problem, _open(problem), list(problem.value), deadline=NEVER)
+    warm = relax(problem, _open(problem), list(problem.value), deadline=NEVER, memory=memory)
     assert (cold is None) == (warm is None)
     if cold is None or warm is None:
         return
@@ -102,10 +103,10 @@ def test_a_remembered_basis_takes_the_next_lp_of_a_session_in_a_few_iterations()
     ]  # fmt: skip
     second = problem_of(request)
     memory = LpMemory()
-    relax(first, _open(first), list(first.value), time_limit=10.0, memory=memory)
+    relax(first, _open(first), list(first.value), deadline=NEVER, memory=memory)
     cold_memory = LpMemory()
-    cold = relax(second, _open(second), list(second.value), time_limit=10.0, memory=cold_memory)
-    warm = relax(second, _open(second), list(second.value), time_limit=10.0, memory=memory)
+    cold = relax(second, _open(second), list(second.value), deadline=NEVER, memory=cold_memory)
+    warm = relax(second, _open(second), list(second.value), deadline=NEVER, memory=memory)
     assert cold is not None and warm is not None
     assert cold.proven_bound == warm.proven_bound
     assert cold_memory.iterations is not None and memory.iterations is not None

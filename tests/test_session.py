@@ -404,3 +404,17 @@ def test_a_delta_that_leaves_the_problem_as_it_was_reuses_the_proven_solve() -> 
     # answering the same state again is the same problem, proven
     again = session.answer()
     assert again == moved and ("solve", 0.0) in again.timings
+
+
+def test_a_rescored_or_placed_candidate_is_the_one_replace_makes() -> None:
+    import dataclasses
+
+    from assembler.model.parse import parse_request
+    from assembler.session.state import _but
+
+    request = parse_request(generate(random.Random(3), Shape.small(8)))
+    for candidate in request.candidates:
+        for name, value in (("relevance", 0.25), ("position", 7)):
+            made = _but(candidate, name, value)
+            assert made == dataclasses.replace(candidate, **{name: value})
+            assert type(made) is type(candidate) and made is not candidate

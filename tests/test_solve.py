@@ -213,6 +213,7 @@ def test_a_tiny_limit_on_a_large_realistic_request_answers_with_a_proven_bound(
 def test_a_build_past_its_deadline_gives_up_and_one_in_time_is_the_whole_problem() -> None:
     # decide_exact answers undecided, unsearched, for any problem finished past the
     # deadline, so the build may stop as soon as the deadline has passed
+    from assembler.deadline import Deadline
     from assembler.exact.closure import _CHUNK, build_problem, build_problem_by
     from assembler.stages.gates import apply_gates
     from assembler.tooling.generate import Shape, generate
@@ -220,8 +221,8 @@ def test_a_build_past_its_deadline_gives_up_and_one_in_time_is_the_whole_problem
     for n in (5, _CHUNK, 2 * _CHUNK + 3):
         parsed = assembler.parse_request(generate(random.Random(n), Shape.scale(n)))
         gates = apply_gates(parsed)
-        assert build_problem_by(time.monotonic() - 1, parsed, gates) is None
-        whole = build_problem_by(time.monotonic() + 60, parsed, gates)
+        assert build_problem_by(Deadline.after(-1), parsed, gates) is None
+        whole = build_problem_by(Deadline.after(60), parsed, gates)
         assert whole is not None and whole == build_problem(parsed, gates)
 
 

@@ -5,7 +5,7 @@ values, closure, groups; knows nothing of solvers). ``backend``: the narrow
 interface every solver implements (``Problem`` -> ``SolveOutcome``). ``presolve``,
 ``relaxation`` (the LP) and ``incumbent`` feed ``fixings`` (the forms a threshold
 proves out of or into the optimum), and ``core`` propagates them into the core still
-to search. ``knapsack`` (a program over the budget) and ``search`` (a small branch and
+to search. ``knapsack`` (a program over the reachable sums) and ``search`` (a small branch and
 bound) settle small cores; ``cpsat``: the CP-SAT encoding, the only module that
 imports OR-Tools. ``reach``: the part a problem's required material reaches.
 ``refusal``: required-material refusals and the priced mandatory closure.

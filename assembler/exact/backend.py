@@ -1,6 +1,6 @@
 """The narrow interface between the pipeline and an exact backend.
 
-Input: a ``Problem`` (and a time limit and a worker count).
+Input: a ``Problem`` (and a ``Deadline`` and a worker count).
 Output: a ``SolveOutcome``: a status, the selected form indices and, when the search
 stopped early, an upper bound on the value.
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from ..deadline import Deadline
 from .closure import Problem
 
 __all__ = ["Backend", "SolveOutcome", "SolveStatus", "selection_cost", "selection_value"]
@@ -47,7 +48,7 @@ class Backend(Protocol):
         self,
         problem: Problem,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
@@ -58,7 +59,9 @@ class Backend(Protocol):
         and cost will do (enough to price a closure), with ``value_only`` any selection
         optimal in value, and OPTIMAL means just that. ``hint`` is a selection to start
         from; it never changes the answer. ``proven`` holds the optimal value (and cost)
-        when an earlier search proved them: a backend may fix instead of re-proving."""
+        when an earlier search proved them: a backend may fix instead of re-proving.
+        Past ``deadline`` it answers what it has proven or found (its own reads of the
+        clock go through the deadline, shares of it through ``within``/``less``)."""
         ...
 
 

@@ -35,7 +35,14 @@ from .cpsat import Linear, _Session, cp_helper
 from .incumbent import is_legal
 from .prefix import Prefix, build_prefix
 
-__all__ = ["CachedBackend", "CachedSearch", "decide_cached", "feasible", "settled_by_bound"]
+__all__ = [
+    "CachedBackend",
+    "CachedSearch",
+    "decide_cached",
+    "feasible",
+    "settled_by_bound",
+    "settled_by_program",
+]
 
 
 class CachedBackend(Protocol):
@@ -45,7 +52,7 @@ class CachedBackend(Protocol):
         prefix: Prefix,
         terms: CacheTerms,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
@@ -73,16 +80,10 @@ def decide_cached(
     if selection_cost(problem, blind.selection) > rewrite_budget:
         # the headroom holds only where the tolerance allows it: the best value within
         # it must reach the floor, else a rewrite may fill the whole budget
-        narrower = backend.solve(
-            replace(problem, budget=rewrite_budget),
-            time_limit=deadline.limit(),
-            workers=workers,
-            value_only=True,
+        rewrite_hint = _reaching(
+            replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
         )
-        found = narrower.status is SolveStatus.OPTIMAL
-        if found and selection_value(problem, narrower.selection) >= floor:
-            rewrite_hint = narrower.selection
-        else:
+        if rewrite_hint is None:
             rewrite_budget = problem.budget
     terms = CacheTerms(
         append_floor=floor if prefix.complete else None,
@@ -95,7 +96,7 @@ def decide_cached(
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
     outcome: SolveOutcome = solve_cached(
-        problem, prefix, terms, time_limit=deadline.limit(), workers=workers, hint=hint
+        problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
     )
     if outcome.status is SolveStatus.UNKNOWN or not feasible(
         problem, prefix, terms, outcome.selection
@@ -107,8 +108,103 @@ def decide_cached(
     return outcome, report
 
 
+def _reaching(
+    problem: Problem, floor: int, backend: Backend, deadline: Deadline, workers: int
+) -> tuple[int, ...] | None:
+    """A legal selection of ``problem`` worth ``floor``, or None when none is proven to
+    exist. The budget row's Lagrangian bound says no at once below the floor, and the
+    incumbent grown from it says yes at once when it reaches it; only between the two
+    does the backend search for the most valuable selection."""
+    from .incumbent import build_incumbent
+    from .relaxation import budget_relaxation
+
+    every = list(range(problem.size))
+    bound, preference = budget_relaxation(problem, every)
+    if bound < floor:
+        return None
+    grown = build_incumbent(problem, every, preference, deadline=deadline)
+    if grown is not None and selection_value(problem, grown) >= floor:
+        return grown
+    best = backend.solve(problem, deadline=deadline, workers=workers, value_only=True)
+    if best.status is SolveStatus.OPTIMAL and selection_value(problem, best.selection) >= floor:
+        return best.selection
+    return None
+
+
 # the most combinations of the free forms the bound's enumeration walks
 ENUMERATED = 1 << 12
+
+
+def settled_by_program(
+    problem: Problem, prefix: Prefix, terms: CacheTerms, deadline: Deadline
+) -> SolveOutcome | None:
+    """The optimum of a knapsack-shaped problem under explicit breakpoints, by the
+    knapsack program (``knapsack.cheapest_reaching``) once per class of the entry read;
+    None when the problem is not of that shape, or a class hands back (a tie, too many
+    states, the deadline).
+
+    A selection keeping the run through entry ``e`` reads R_e tokens at least, so its
+    price is at most ``read R_e + w (T - R_e)`` (w the write price once the tokens reach
+    the provider's minimum, else the input price), exactly that when ``e`` is the last
+    entry it keeps; that bound grows with T alone. So in each class (nothing read,
+    through each entry, and appending) the cheapest feasible selection, then the most
+    valuable and lightest, is the class's best; the optimum is the best of those under
+    the true order (price, value, cost, weight), and a tie between two selections there
+    is handed back (only the canonical rule separates them)."""
+    cache = prefix.cache
+    pricing = cache.pricing
+    if any(problem.needs) or cache.breakpoints == 0 or problem.budget is None:
+        return None
+    if cache.writes and pricing.write < pricing.input:
+        return None  # crossing the minimum would lower the price: not monotone in T
+    from .knapsack import cheapest_reaching
+
+    barriers = prefix.barriers
+    # (blocks kept at least, forced, banned, budget, floor), the most read first: a
+    # class whose price cannot come down to the best found is not searched
+    classes: list[tuple[int, frozenset[int], frozenset[int], int, int]] = []
+    if terms.append_floor is not None:
+        forced = frozenset(f for f in prefix.forms if f is not None)
+        banned = frozenset(f for f, barrier in barriers.items() if barrier < prefix.size)
+        classes.append((prefix.size, forced, banned, problem.budget, terms.append_floor))
+    for entry in reversed(prefix.entries):
+        forced = frozenset(f for f in prefix.forms[: entry + 1] if f is not None)
+        banned = frozenset(f for f, barrier in barriers.items() if barrier <= entry)
+        classes.append((entry + 1, forced, banned, terms.rewrite_budget, terms.rewrite_floor))
+    classes.append((0, frozenset(), frozenset(), terms.rewrite_budget, terms.rewrite_floor))
+    a = min(pricing.write if cache.writes else pricing.input, pricing.input)
+    best: list[tuple[tuple[int, int, int, int], tuple[int, ...]]] = []
+    for top, forced, banned, budget, floor in classes:
+        if best and top < prefix.size:
+            # the class's price at least (``settled_by_bound``'s bound)
+            tokens = sum(prefix.tokens[:top])
+            least = prefix.instruction + _cheapest_with(problem, prefix, terms, top)
+            if a * max(0, least - tokens) + pricing.read * min(least, tokens) > best[0][0][0]:
+                continue
+        found = cheapest_reaching(
+            problem, floor, budget, forced=forced, banned=banned, deadline=deadline
+        )
+        if found is None:
+            return None
+        if found.status is not SolveStatus.OPTIMAL:
+            continue
+        selection = found.selection
+        if not is_legal(problem, selection) or not feasible(problem, prefix, terms, selection):
+            return None  # never: each class holds feasible selections only
+        key = (
+            prefix.price(selection).price,
+            -selection_value(problem, selection),
+            selection_cost(problem, selection),
+            sum(problem.weight[f] for f in selection),
+        )
+        best.append((key, selection))
+        best.sort()
+    if not best:
+        return SolveOutcome(SolveStatus.INFEASIBLE)
+    top_key, chosen = best[0]
+    if any(key == top_key and other != chosen for key, other in best[1:]):
+        return None
+    return SolveOutcome(SolveStatus.OPTIMAL, chosen, bound=selection_value(problem, chosen))
 
 
 def settled_by_bound(problem: Problem, prefix: Prefix, terms: CacheTerms) -> SolveOutcome | None:
@@ -248,10 +344,10 @@ class CachedSearch(_Session):
         problem: Problem,
         prefix: Prefix,
         terms: CacheTerms,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
     ) -> None:
-        super().__init__(cp_helper(), problem, time_limit, workers)
+        super().__init__(cp_helper(), problem, deadline, workers)
         self.prefix = prefix
         self.terms = terms
         self.price = self._encode_cache()

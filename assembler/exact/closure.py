@@ -14,11 +14,11 @@ problem always has a legal selection.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from itertools import accumulate, pairwise
 
+from ..deadline import Deadline
 from ..model.objective import form_value, tiebreak_weights
 from ..model.types import Candidate, Request
 from ..stages.gates import GateReport
@@ -92,8 +92,8 @@ def index_by(size: int, pairs: Iterable[tuple[int, int]]) -> tuple[tuple[int, ..
     return tuple(tuple(found[key]) if key in found else () for key in range(size))
 
 
-def build_problem_by(deadline: float, request: Request, gates: GateReport) -> Problem | None:
-    """``build_problem``, or None once ``deadline`` (``time.monotonic()``) has passed
+def build_problem_by(deadline: Deadline, request: Request, gates: GateReport) -> Problem | None:
+    """``build_problem``, or None once ``deadline`` has passed
     during its first pass over the forms (checked every ``_CHUNK`` forms). A problem
     finished past its deadline is never searched, so a call whose time is already spent
     (the pipeline's floor of 1 ms, after a parse longer than the limit) stops within a
@@ -106,14 +106,14 @@ _CHUNK = 4096
 
 
 def _build(
-    request: Request, gates: GateReport, before: Problem | None, deadline: float | None
+    request: Request, gates: GateReport, before: Problem | None, deadline: Deadline | None
 ) -> Problem | None:
     eligible_ids = gates.notes
     candidates = request.candidates
     eligible: list[Candidate] = []
     # (one look more after the last chunk)
     for start in range(0, len(candidates) + _CHUNK, _CHUNK):
-        if deadline is not None and time.monotonic() >= deadline:
+        if deadline is not None and deadline.passed:
             return None
         eligible += [c for c in candidates[start : start + _CHUNK] if c.id in eligible_ids]
     identities = tuple(sorted({c.identity for c in eligible}))

@@ -1,6 +1,6 @@
 """The exact backend the ``exact`` strategy uses: reduce, then search the core.
 
-Input: a ``Problem`` (from ``closure``), a time limit and a worker count.
+Input: a ``Problem`` (from ``closure``), a ``Deadline`` and a worker count.
 Output: a ``SolveOutcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the best
 legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
@@ -14,10 +14,10 @@ best legal selection found so far with the proven bound.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
+from ..deadline import Deadline
 from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .core import Reduction
@@ -35,7 +35,7 @@ __all__ = ["CoreSearch"]
 class CoreSearch:
     """A backend that first reduces the problem exactly, then searches only the core.
 
-    Knapsack-shaped cores are solved by the program over the budget (``knapsack.py``)
+    Knapsack-shaped cores are solved by the program over the reachable sums (``knapsack.py``)
     and cores of a few dozen forms by a small exact search (``search.py``) rather than
     a CP-SAT session, which costs more to start than they take; either hands the core
     on (the search after a few milliseconds) and it goes to ``inner``. Problems
@@ -67,18 +67,17 @@ class CoreSearch:
         self,
         problem: Problem,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> SolveOutcome:
-        deadline = time.monotonic() + time_limit
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
         first = plan(problem, deadline=deadline, memory=self.memory)
-        if first.incumbent is None and problem.required and not _late(deadline):
+        if first.incumbent is None and problem.required and not deadline.passed:
             # The greedy could not place the required material: price it exactly. Too
             # dear proves the budget infeasible; otherwise it is a legal incumbent.
             # (with the full order: when it is too dear, it is the refusal's closure)
@@ -91,13 +90,13 @@ class CoreSearch:
                     first = _with_incumbent(first, priced.selection)
         small = _SmallCoreSolvers(self.SMALL_CORE, deadline)
         tightened: tuple[Reduction, bool] | None = None
-        if not first.proven and not _late(deadline):
+        if not first.proven and not deadline.passed:
             trial = self._tighten(problem, first, deadline, workers, small)
             if isinstance(trial, SolveOutcome):
                 return trial
             tightened = trial
         if tightened is None:
-            if _late(deadline) and first.incumbent is not None:
+            if deadline.passed and first.incumbent is not None:
                 # Past the deadline, with an incumbent, the fixings and the core are not
                 # drawn (linear, but seconds at scale): the answer is the incumbent
                 # with the bound, as the reduction would carry them. (Without one the
@@ -108,7 +107,7 @@ class CoreSearch:
             if reduction is None:
                 # only possible without an incumbent, when the fixings found no legal selection
                 return SolveOutcome(SolveStatus.INFEASIBLE)
-            if _late(deadline):
+            if deadline.passed:
                 return self._fallback(reduction)
             # with a proven incumbent (it meets the bound) the value needs no search
             value_known = first.proven
@@ -123,21 +122,24 @@ class CoreSearch:
         prefix: Prefix,
         terms: CacheTerms,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
-        """The cache-aware order's optimum: settled by a bound when it can be
-        (``cached.settled_by_bound``), else by the inner backend on the whole problem
-        (the reductions bound the value, which the price does not follow)."""
-        from .cached import settled_by_bound
+        """The cache-aware order's optimum: settled by the knapsack program class by
+        class (``cached.settled_by_program``) or by a bound (``cached.settled_by_bound``)
+        when it can be, else by the inner backend on the whole problem (the reductions
+        bound the value, which the price does not follow)."""
+        from .cached import settled_by_bound, settled_by_program
 
-        settled = settled_by_bound(problem, prefix, terms)
+        settled = settled_by_program(problem, prefix, terms, deadline)
+        if settled is None:
+            settled = settled_by_bound(problem, prefix, terms)
         if settled is not None:
             return settled
         inner = cast("CachedBackend", self.inner)
         return inner.solve_cached(
-            problem, prefix, terms, time_limit=time_limit, workers=workers, hint=hint
+            problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
         )
 
     def _levels(
@@ -145,7 +147,7 @@ class CoreSearch:
         problem: Problem,
         reduction: Reduction,
         optimum: list[int],
-        deadline: float,
+        deadline: Deadline,
         workers: int,
         tiebreak: bool,
         small: _SmallCoreSolvers,
@@ -155,9 +157,6 @@ class CoreSearch:
         next level: value, then cost, then tie-break weight. The uniqueness proof, the
         most expensive phase, only ever sees forms that tie on all three. ``optimum``
         holds the levels proven so far (value, then cost, of the full problem)."""
-
-        def remaining() -> float:
-            return max(0.001, deadline - time.monotonic())
 
         def proven_levels(current: Reduction) -> tuple[int, ...]:
             # the proven levels in the terms of the current core (fixed forms taken out)
@@ -170,11 +169,11 @@ class CoreSearch:
         def search(current: Reduction, **phases: bool) -> SolveOutcome | None:
             """The inner backend on the core, or None with no time to build its model."""
             core = current.core
-            if remaining() < self.MODEL_SECONDS_PER_FORM * core.size:
+            if deadline.left() < self.MODEL_SECONDS_PER_FORM * core.size:
                 return None
             return self.inner.solve(
                 core,
-                time_limit=remaining(),
+                deadline=deadline,
                 workers=workers,
                 hint=_restrict(current, current.incumbent),
                 proven=proven_levels(current),
@@ -231,7 +230,7 @@ class CoreSearch:
         return self._unproven(problem, reduction, found)
 
     def _priced(
-        self, problem: Problem, deadline: float, workers: int, tiebreak: bool
+        self, problem: Problem, deadline: Deadline, workers: int, tiebreak: bool
     ) -> SolveOutcome:
         """The cheapest selection admitting the required material (no budget): on the
         part the required identities reach, presolved."""
@@ -242,7 +241,7 @@ class CoreSearch:
         assert reduction is not None, "without a budget the gated material always fits"
         found = self.inner.solve(
             reduction.core,
-            time_limit=max(0.001, deadline - time.monotonic()),
+            deadline=deadline,
             workers=workers,
             tiebreak=tiebreak,
         )
@@ -259,7 +258,7 @@ class CoreSearch:
         self,
         problem: Problem,
         first: Plan,
-        deadline: float,
+        deadline: Deadline,
         workers: int,
         small: _SmallCoreSolvers,
     ) -> SolveOutcome | tuple[Reduction, bool] | None:
@@ -282,7 +281,7 @@ class CoreSearch:
         trial = first.reduction(threshold)
         if trial is None:
             return unchanged  # nothing reaches t: the greedy's fixings stand
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if trial.core.size > 4 * self.TIGHT_CORE or left < (
             self.MODEL_SECONDS_PER_FORM * trial.core.size
         ):
@@ -301,7 +300,7 @@ class CoreSearch:
             # the search it was meant to shorten
             found = self.inner.solve(
                 trial.core,
-                time_limit=max(0.02, left / 4),
+                deadline=deadline.within(max(0.02, left / 4)),
                 workers=workers,
                 value_only=True,
                 tiebreak=False,
@@ -357,7 +356,7 @@ class _SmallCoreSolvers:
     search, tried on cores of at most ``limit`` forms; a core that stumped the search
     once is retried only once it has halved."""
 
-    def __init__(self, limit: int, deadline: float) -> None:
+    def __init__(self, limit: int, deadline: Deadline) -> None:
         self.limit = limit
         self.deadline = deadline
         self.gave_up = limit + 1  # smallest core the search failed on
@@ -378,15 +377,11 @@ class _SmallCoreSolvers:
         if core.size > self.limit or core.size * 2 > self.gave_up:
             self.failed = core
             return None
-        found = SmallSearch().solve(core)
+        found = SmallSearch().solve(core, self.deadline)
         if found is None:
             self.gave_up = core.size
             self.failed = core
         return found
-
-
-def _late(deadline: float) -> bool:
-    return time.monotonic() >= deadline
 
 
 def _with_incumbent(first: Plan, selection: tuple[int, ...]) -> Plan:

@@ -1,6 +1,6 @@
 """The CP-SAT encoding and solve: the exact backend.
 
-Input: a ``Problem``, a time limit and a worker count.
+Input: a ``Problem``, a ``Deadline`` and a worker count.
 Output: a ``SolveOutcome`` whose selection is the unique optimum of the full
 lexicographic order when the status is OPTIMAL.
 
@@ -43,10 +43,10 @@ from __future__ import annotations
 import math
 import os
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..deadline import Deadline
 from ..model.errors import SolverError
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
@@ -92,14 +92,14 @@ class CpSat:
         self,
         problem: Problem,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> SolveOutcome:
-        session = _Session(cp_helper(), problem, time_limit, workers)
+        session = _Session(cp_helper(), problem, deadline, workers)
         if hint is not None:
             session.hint(hint)
         return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
@@ -110,14 +110,14 @@ class CpSat:
         prefix: Prefix,
         terms: CacheTerms,
         *,
-        time_limit: float,
+        deadline: Deadline,
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
         """The cache-aware order's optimum (``cached.CachedSearch``)."""
         from .cached import CachedSearch
 
-        return CachedSearch(problem, prefix, terms, time_limit, workers).run_cached(hint)
+        return CachedSearch(problem, prefix, terms, deadline, workers).run_cached(hint)
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -289,13 +289,13 @@ def _count(forms: Sequence[int]) -> Linear:
 class _Session:
     """One lexicographic solve of one problem."""
 
-    def __init__(self, helper: Any, problem: Problem, time_limit: float, workers: int) -> None:
+    def __init__(self, helper: Any, problem: Problem, deadline: Deadline, workers: int) -> None:
         self.helper = helper
         status = helper.CpSolverStatus
         self.optimal, self.feasible = status.OPTIMAL, status.FEASIBLE
         self.infeasible, self.invalid = status.INFEASIBLE, status.MODEL_INVALID
         self.problem = problem
-        self.deadline = time.monotonic() + time_limit
+        self.deadline = deadline
         self.racers = racers(workers)
         self.floor: int | None = None  # proven lower bound of the last minimisation stopped
         self.model = ProtoModel(helper)
@@ -333,7 +333,7 @@ class _Session:
 
     def _solver(self, extra: str = "") -> Any:
         params = self.helper.SatParameters()
-        params.max_time_in_seconds = max(0.001, self.deadline - time.monotonic())
+        params.max_time_in_seconds = self.deadline.limit()
         params.num_workers = 1
         params.random_seed = 0
         # Ctrl-C is the caller's (see the module's docstring).

@@ -23,13 +23,13 @@ still a legal selection (``core_search.py`` uses this to find a strong incumbent
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
+from ..deadline import NEVER, Deadline
 from .closure import Problem
 from .core import FREE, IN, OUT, Contradiction, Reduction, core_of
 from .incumbent import build_incumbent, rounded_selection
@@ -64,7 +64,7 @@ def reduce_problem(
     use_lp: bool = True,
     known: tuple[int, ...] | None = None,
     level: Level = Level.VALUE,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> Reduction | None:
     """The reduction of ``problem``, or None when it is proven to have no legal selection.
 
@@ -151,7 +151,7 @@ def plan(
     use_lp: bool = True,
     known: tuple[int, ...] | None = None,
     level: Level = Level.VALUE,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
     memory: LpMemory | None = None,
 ) -> Plan:
     # the forms of each identity, built once: several stages read it
@@ -168,7 +168,7 @@ def plan(
     by_value = level is Level.VALUE and problem.budget is not None
     open_forms = np.flatnonzero(state == FREE)
     fallback: tuple[int, Any] | None = None
-    if by_value and _left(deadline) < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
+    if by_value and deadline.left() < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
         # The LP may not finish in time: secure the budget row's Lagrangian first (a
         # fraction of the LP's time), so that an LP stopped by the limit still leaves a
         # bound within a fraction of a percent and a bundle.
@@ -182,13 +182,13 @@ def plan(
                 cap = sum(problem.cost[f] for f in known)
         # HiGHS reads its clock between iterations, and one iteration of a large LP can
         # run past the limit: a fifth of the LP's share is kept back for the incumbent
-        left = LP_SHARE * (_left(deadline) - AFTER_LP_SECONDS_PER_FORM * problem.size)
-        if left > 0:
+        share = deadline.less(AFTER_LP_SECONDS_PER_FORM * problem.size)
+        if not share.passed:
             relaxation = relax(
                 problem,
                 state,
                 objective,
-                time_limit=left,
+                deadline=share.share(LP_SHARE),
                 value_floor=floor,
                 cost_cap=cap,
                 memory=memory,
@@ -236,10 +236,6 @@ def plan(
         threshold=threshold,
         stats=stats,
     )
-
-
-def _left(deadline: float | None) -> float:
-    return 3600.0 if deadline is None else deadline - time.monotonic()
 
 
 def _objective(problem: Problem, level: Level) -> list[int]:

@@ -22,11 +22,11 @@ offers, and whatever is chosen by then is legal.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
+from ..deadline import NEVER, Deadline
 from .closure import Problem
 from .reach import group_index
 
@@ -40,7 +40,7 @@ def build_incumbent(
     open_forms: Any,
     preference: Any,
     *,
-    deadline: float | None = None,
+    deadline: Deadline = NEVER,
 ) -> tuple[int, ...] | None:
     """A legal selection among ``open_forms`` (an index array), or None."""
     assert problem.budget is not None
@@ -66,7 +66,7 @@ class _Grower:
         order: list[int],
         picks: list[int],
         cheapest: list[int],
-        deadline: float | None,
+        deadline: Deadline,
     ) -> None:
         self.problem = problem
         self.order = order
@@ -134,7 +134,7 @@ class _Grower:
         return self._answer()
 
     def _late(self) -> bool:
-        return self.deadline is not None and time.monotonic() > self.deadline
+        return self.deadline.passed
 
     def _answer(self) -> tuple[int, ...]:
         return tuple(sorted(self.chosen.values()))

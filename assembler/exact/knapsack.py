@@ -1,63 +1,69 @@
-"""Exact answers for knapsack-shaped cores: dynamic programming over the budget.
+"""Exact answers for knapsack-shaped cores: a program over the distinct reachable sums.
 
-Input: a ``Problem`` (usually a core the reduction left), a cell limit and a deadline.
+Input: a ``Problem`` (usually a core the reduction left), a state limit and a deadline.
 Output: a ``SolveOutcome``, OPTIMAL (the unique best selection under the full
 lexicographic order of ``assembler.model.objective``) or INFEASIBLE; or None when the
-core is not knapsack-shaped (some form needs another identity), has no budget, is too
-large for the cell limit, past the deadline, or when two selections tie on value,
-cost and tie-break weight (only the canonical-order rule separates them: the caller's
-search decides).
+core is not knapsack-shaped (some form needs another identity), has no budget, walks
+more states than the limit, runs past the deadline, or when two selections tie on
+value, cost and tie-break weight (only the canonical-order rule separates them: the
+caller's search decides).
 
 Why: the cores an agent's requests leave (a few dozen forms, tool calls coupled to
 their results, no shared resolvers) are knapsacks on which the branch and bound of
 ``search.py`` runs out of its few milliseconds and a CP-SAT session costs more than
-they take, two or three calls per request. Over the budget's integer costs the same
-cores take a few milliseconds.
+they take. Their costs are token counts, so a program over every unit of the budget
+(tens of thousands of cells per item) costs more than the few hundred sums the items
+can actually reach and that are worth keeping.
 
 The items: identities joined by coupled groups form one item (all of its identities
 admitted, each with one form, or none), whose options are the combinations of its
-identities' forms, plus "none" unless an identity in it is required. ``best[c]`` is
-the best (value, then least weight) of the items so far at total cost exactly ``c``,
-with a flag when two different selections reach it; the answer is the most valuable
-cell, then the cheapest, then its weight. A flagged answer is a tie on all three
-levels and is handed back (None).
+identities' forms, plus "none" unless an identity in it is required. After each item
+the program keeps the frontier of the partial selections that no other dominates: a
+state (cost, value, weight) is dropped when another costs no more and is better under
+the order (more value, else less cost, else less weight), since any completion of it
+is then beaten by the same completion of the other; two states alike on all three are
+one state flagged as a tie. A state whose value plus a Lagrangian bound on what the
+remaining items can add within the room left stays below a legal selection already in
+the frontier is dropped too. Every state that can still reach or tie the optimum
+survives, so the most valuable state of the last frontier is the optimum; a flagged
+one is a tie on all three levels and is handed back (None). Each step is a few
+vectorised passes over the frontier, whatever the budget's size.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
-import time
+from typing import Any
 
 import numpy as np
 
+from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
-__all__ = ["CELL_LIMIT", "OPTION_LIMIT", "solve_knapsack"]
+__all__ = ["OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "solve_knapsack"]
 
-# items x (budget + 1) cells, the budget capped and divided as in ``solve_knapsack``
-CELL_LIMIT = 1_000_000
+# states generated at most (each item's frontier times its options, summed): a core
+# whose frontier grows past it goes to the search that would have had it anyway
+STATE_LIMIT = 1_000_000
 # combinations of forms of one coupled item
 OPTION_LIMIT = 64
-
-_UNREACHED = np.iinfo(np.int64).min // 4
-# An unreached cell plus any gains stays below this (gains are far below 2**61): cells
-# are compared without masking, and only cells above it count as reached.
-_REACHED = _UNREACHED // 2
+# bisection steps on the budget's multiplier (any multiplier gives a valid bound)
+_STEPS = 20
+# the multiples of the best multiplier each state is bounded with (the least bound wins)
+_MULTIPLES = (0.5, 1.0, 1.5, 3.0)
 
 # an item's option: (forms, cost, value, weight)
 _Option = tuple[tuple[int, ...], int, int, int]
 
 
 def solve_knapsack(
-    problem: Problem, cell_limit: int = CELL_LIMIT, deadline: float | None = None
+    problem: Problem, state_limit: int = STATE_LIMIT, deadline: Deadline = NEVER
 ) -> SolveOutcome | None:
-    """The answer, or None (see the module's docstring). ``deadline`` is a
-    ``time.monotonic()`` instant, read on entry, while the items are gathered and
-    before each option is merged."""
+    """The answer, or None (see the module's docstring). ``deadline`` is read on
+    entry, while the items are gathered and before each item is merged."""
     budget = problem.budget
-    if budget is None or any(problem.needs) or _late(deadline):
+    if budget is None or any(problem.needs) or deadline.passed:
         return None
     items = _items(problem, deadline)
     if items is None:
@@ -66,28 +72,10 @@ def solve_knapsack(
         return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
     if any(not options for options in items):
         return SolveOutcome(SolveStatus.INFEASIBLE)
-    # The cost axis, shrunk exactly: no selection costs more than every item's dearest
-    # option together, and when every cost is a multiple of g only multiples of g are
-    # reached (a core's budget is often far above what its forms can spend, and
-    # generated and rounded costs share factors).
-    reach = sum(max(option[1] for option in options) for options in items)
-    step = math.gcd(*(option[1] for options in items for option in options)) or 1
-    top = min(budget, reach) // step
-    if len(items) * (top + 1) > cell_limit:
-        return None
-    if step > 1:
-        items = [
-            [(forms, cost // step, gain, heft) for forms, cost, gain, heft in options]
-            for options in items
-        ]
-    return _solve(items, top, deadline)
+    return _solve(items, budget, state_limit, deadline)
 
 
-def _late(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
-
-
-def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | None:
+def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
     """Each item's options, or None when one has too many or the deadline passed; an
     item that cannot be admitted nor left out makes the list [[]] (no option:
     infeasible). A pass in Python over every form: the deadline is read every 1,024
@@ -111,7 +99,7 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     required = set(problem.required)
     items: list[list[_Option]] = []
     for k, component in enumerate(members.values()):
-        if k % 1024 == 1023 and _late(deadline):
+        if k % 1024 == 1023 and deadline.passed:
             return None
         must = any(i in required for i in component)
         choices = [forms_of[i] for i in component]
@@ -138,57 +126,256 @@ def _items(problem: Problem, deadline: float | None) -> list[list[_Option]] | No
     return items
 
 
-def _solve(items: list[list[_Option]], top: int, deadline: float | None) -> SolveOutcome | None:
-    width = top + 1
-    value = np.full(width, _UNREACHED, dtype=np.int64)
-    weight = np.zeros(width, dtype=np.int64)
-    tied = np.zeros(width, dtype=bool)
-    value[0] = 0
-    choice = np.zeros((len(items), width), dtype=np.int16)
-    # Cells past what the items so far can spend are unreached: each option only
-    # touches the reached prefix shifted by its cost (until the budget caps it).
-    reach = 0
-    for k, options in enumerate(items):
-        best_value = np.full(width, _UNREACHED, dtype=np.int64)
-        best_weight = np.zeros(width, dtype=np.int64)
-        best_tied = np.zeros(width, dtype=bool)
-        row = choice[k]
-        spent = 0
-        for index, (_, cost, gain, heft) in enumerate(options):
-            # read per option: one item's options can take a tenth of a second together
-            if _late(deadline):
-                return None
-            if cost > top:
-                continue
-            # this option taken at cell c comes from cell c - cost (views, no copies)
-            end = min(width - cost, reach + 1)
-            spent = max(spent, cost)
-            offered_value = value[:end] + gain
-            offered_weight = weight[:end] + heft
-            held_value = best_value[cost : cost + end]
-            held_weight = best_weight[cost : cost + end]
-            held_tied = best_tied[cost : cost + end]
-            same = offered_value == held_value
-            better = (offered_value > held_value) | (same & (offered_weight < held_weight))
-            # two options reaching the same (value, weight) at one cost: two selections
-            held_tied |= same & (offered_weight == held_weight) & (offered_value > _REACHED)
-            np.copyto(held_tied, tied[:end], where=better)
-            np.copyto(held_value, offered_value, where=better)
-            np.copyto(held_weight, offered_weight, where=better)
-            row[cost : cost + end][better] = index
-        reach = min(top, reach + spent)
-        value, weight, tied = best_value, best_weight, best_tied
-    if not (value > _REACHED).any():
-        return SolveOutcome(SolveStatus.INFEASIBLE)
-    best = int(value.max())
-    cost = int(np.flatnonzero(value == best)[0])  # the cheapest cell of that value
-    if tied[cost]:
+def cheapest_reaching(
+    problem: Problem,
+    floor: int,
+    budget: int,
+    *,
+    forced: frozenset[int] = frozenset(),
+    banned: frozenset[int] = frozenset(),
+    state_limit: int = STATE_LIMIT,
+    deadline: Deadline = NEVER,
+) -> SolveOutcome | None:
+    """The cheapest legal selection of ``problem`` worth at least ``floor`` within
+    ``budget``, holding every form of ``forced`` and none of ``banned``; among the
+    cheapest the most valuable, then the lightest. OPTIMAL with it, INFEASIBLE when
+    there is none, or None as ``solve_knapsack`` hands back (a tie on cost, value and
+    weight included). The same frontier: a state that costs no more and is worth no
+    less than another is at least as good for this order too."""
+    if any(problem.needs) or deadline.passed:
         return None
+    items = _items(problem, deadline)
+    if items is None:
+        return None
+    narrowed = []
+    for options in items:
+        held = forced.intersection(f for o in options for f in o[0])
+        kept = [o for o in options if held.issubset(o[0]) and not banned.intersection(o[0])]
+        if len(kept) > 1 or (kept and kept[0][0]):
+            narrowed.append(kept)
+        elif not kept:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+    if not narrowed:
+        status = SolveStatus.OPTIMAL if floor <= 0 else SolveStatus.INFEASIBLE
+        return SolveOutcome(status, (), bound=0)
+    return _solve(narrowed, budget, state_limit, deadline, floor=floor)
+
+
+def _solve(
+    items: list[list[_Option]],
+    budget: int,
+    state_limit: int,
+    deadline: Deadline,
+    floor: int | None = None,
+) -> SolveOutcome | None:
+    """With ``floor`` None the most valuable state of the last frontier, else the
+    cheapest worth at least ``floor`` (and a state that cannot reach it is dropped)."""
+    # required items first (a lower bound is a legal selection only once they are
+    # placed), then the most valuable per unit of cost: good states come early
+    must = [options[0][0] != () for options in items]
+    order = sorted(range(len(items)), key=lambda k: (not must[k], -_density(items[k]), k))
+    items = [items[k] for k in order]
+    must = [must[k] for k in order]
+    placed = sum(must)
+    multipliers, gains = _multipliers(items, budget)
+    # what the items from k on can add at most beyond each multiplier x the room they
+    # use, and the least the required ones among them cost
+    after = np.zeros((len(multipliers), len(items) + 1))
+    after[:, :-1] = np.cumsum(gains[:, ::-1], axis=1)[:, ::-1]
+    least = [
+        min(option[1] for option in options) if m else 0
+        for options, m in zip(items, must, strict=True)
+    ]
+    reserve = np.zeros(len(items) + 1, dtype=np.int64)
+    reserve[:-1] = np.cumsum(least[::-1])[::-1]
+    scale = (
+        float(multipliers.max()) * budget
+        + float(np.abs(after[:, 0]).max())
+        + sum(max(option[2] for option in options) for options in items)
+    )
+    margin = 1e-9 * scale + 1e-6
+    # every state's value is below ``spread``
+    spread = sum(max(option[2] for option in options) for options in items) + 1
+    if (budget + 1) * spread >= 2**62:
+        spread = 0  # cost x spread would overflow: states are ranked on three keys
+    # the frontier: each state's cost, value, weight and whether it is a tie
+    cost = np.zeros(1, dtype=np.int64)
+    value = np.zeros(1, dtype=np.int64)
+    weight = np.zeros(1, dtype=np.int64)
+    tied = np.zeros(1, dtype=bool)
+    # the value of a legal selection: a greedy one at first, then the frontier's best
+    # (or the floor a selection must reach)
+    best_known = _greedy(items, least, budget) if floor is None else float(floor)
+    if floor is not None:
+        # what reaching the floor costs at least, from each item on: for any mu >= 0 a
+        # completion worth d costs at least mu d + the sum of each item's least
+        # (cost - mu x value) (0 for "none"); and the least cost of a state worth it
+        rates = np.array([1.0 / m for m in multipliers if m > 0] or [0.0])
+        dues = _dues(items, must, rates)
+        due_after = np.zeros((len(rates), len(items) + 1))
+        due_after[:, :-1] = np.cumsum(dues[:, ::-1], axis=1)[:, ::-1]
+        cheapest = np.inf
+    steps: list[tuple[Any, Any]] = []  # per item, each state's parent state and option
+    walked = 0
+    for k, options in enumerate(items):
+        if deadline.passed:
+            return None
+        walked += len(cost) * len(options)
+        if walked > state_limit:
+            return None
+        offered = np.array([option[1:] for option in options], dtype=np.int64)
+        grid = cost[None, :] + offered[:, 0:1]
+        where = np.flatnonzero(grid <= budget - int(reserve[k + 1]))
+        if not len(where):
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        choice, parent = np.divmod(where, len(cost))
+        new_cost = grid.ravel()[where]
+        new_value = value[parent] + offered[choice, 1]
+        if np.isfinite(best_known):
+            room = budget - new_cost
+            reach = new_value + np.min(
+                multipliers[:, None] * room[None, :] + after[:, k + 1 : k + 2], axis=0
+            )
+            hopeful = np.flatnonzero(reach + margin >= best_known)
+            choice, parent = choice[hopeful], parent[hopeful]
+            new_cost, new_value = new_cost[hopeful], new_value[hopeful]
+            if not len(new_cost):
+                return SolveOutcome(SolveStatus.INFEASIBLE)  # nothing reaches the floor
+        if floor is not None and np.isfinite(cheapest):
+            short = floor - new_value
+            due = np.max(rates[:, None] * short[None, :] + due_after[:, k + 1 : k + 2], axis=0)
+            hopeful = np.flatnonzero(new_cost + np.maximum(due, 0.0) <= cheapest + margin)
+            choice, parent = choice[hopeful], parent[hopeful]
+            new_cost, new_value = new_cost[hopeful], new_value[hopeful]
+        new_weight = weight[parent] + offered[choice, 2]
+        rank = _rank(new_cost, new_value, new_weight, spread)
+        new_cost, new_value, new_weight = new_cost[rank], new_value[rank], new_weight[rank]
+        parent, choice = parent[rank], choice[rank]
+        new_tied = tied[parent]
+        # kept: worth more than every state before it (none cheaper, or as cheap and
+        # better, is as valuable)
+        before = np.empty(len(new_value), dtype=np.int64)
+        before[0] = np.iinfo(np.int64).min
+        np.maximum.accumulate(new_value[:-1], out=before[1:])
+        kept = np.flatnonzero(new_value > before)
+        # a state alike on all three to the one before it: two selections, one state
+        alike = np.zeros(len(new_value), dtype=bool)
+        alike[1:] = (new_cost[1:] == new_cost[:-1]) & (new_value[1:] == new_value[:-1])
+        if alike.any():
+            alike[1:] &= new_weight[1:] == new_weight[:-1]
+            head = np.maximum.accumulate(np.where(alike, 0, np.arange(len(alike))))
+            new_tied[head[alike]] = True
+        cost, value, weight = new_cost[kept], new_value[kept], new_weight[kept]
+        tied = new_tied[kept]
+        steps.append((parent[kept], choice[kept]))
+        if k + 1 >= placed:
+            # every required item is placed: each state, with nothing more, is legal
+            if floor is None:
+                best_known = max(best_known, float(value[-1]))
+            else:
+                reaching = np.flatnonzero(value >= floor)
+                if len(reaching):
+                    cheapest = min(cheapest, float(cost[reaching[0]]))
+    if floor is None:
+        # the last state is the most valuable, the cheapest of those and the lightest
+        state = len(cost) - 1
+    else:
+        # the first state worth the floor is the cheapest that is, the most valuable
+        # and lightest of those
+        reaching = np.flatnonzero(value >= floor)
+        if not len(reaching):
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        state = int(reaching[0])
+    if tied[state]:
+        return None
+    best = int(value[state])
     selection: list[int] = []
-    cell = cost
     for k in range(len(items) - 1, -1, -1):
-        forms, option_cost, _, _ = items[k][int(choice[k, cell])]
-        selection.extend(forms)
-        cell -= option_cost
-    assert cell == 0, "the walk back must end at cost 0"
+        parent, choice = steps[k]
+        selection.extend(items[k][int(choice[state])][0])
+        state = int(parent[state])
     return SolveOutcome(SolveStatus.OPTIMAL, tuple(sorted(selection)), bound=best)
+
+
+def _rank(cost: Any, value: Any, weight: Any, spread: int) -> Any:
+    """The order of states by cost, then most value, then least weight: one integer key
+    (cost x spread - value; each option's states are already in its order, so a stable
+    sort merges runs) unless two states share cost and value, or ``spread`` is 0."""
+    if spread:
+        rank = np.argsort(cost * spread - value, kind="stable")
+        ordered_cost, ordered_value = cost[rank], value[rank]
+        same = (ordered_cost[1:] == ordered_cost[:-1]) & (ordered_value[1:] == ordered_value[:-1])
+        if not same.any():
+            return rank
+    return np.lexsort((weight, -value, cost))
+
+
+def _dues(items: list[list[_Option]], must: list[bool], rates: Any) -> Any:
+    """Per rate mu and item, the least (cost - mu x value) of its options ("none": 0)."""
+    dues = np.zeros((len(rates), len(items)))
+    for k, options in enumerate(items):
+        cost = np.array([o[1] for o in options], dtype=np.float64)
+        value = np.array([o[2] for o in options], dtype=np.float64)
+        dues[:, k] = (cost[None, :] - rates[:, None] * value[None, :]).min(axis=1)
+        if not must[k]:
+            dues[:, k] = np.minimum(dues[:, k], 0.0)
+    return dues
+
+
+def _greedy(items: list[list[_Option]], least: list[int], budget: int) -> float:
+    """The value of a legal selection, item by item in the program's order: the most
+    valuable option that fits beside the cheapest of every required item still to
+    come (-inf when the required items alone do not fit)."""
+    room = budget - sum(least)
+    if room < 0:
+        return -np.inf
+    total = 0
+    for options, reserved in zip(items, least, strict=True):
+        room += reserved
+        fitting = [(gain, -cost) for _, cost, gain, _ in options if cost <= room]
+        gain, cost = max(fitting) if fitting else (0, 0)
+        total += gain
+        room += cost
+    return float(total)
+
+
+def _density(options: list[_Option]) -> float:
+    return max(
+        (gain / cost if cost else (np.inf if gain > 0 else 0.0)) for _, cost, gain, _ in options
+    )
+
+
+def _multipliers(items: list[list[_Option]], budget: int) -> tuple[Any, Any]:
+    """Multipliers m >= 0 on the budget and each item's best (value - m x cost) at each
+    ("none" gives 0): whatever m, a selection of the items within a room r is worth at
+    most m x r + the sum of those gains. Bisection on the slope (the budget less what
+    each item's best option costs) looks for the least such bound of the whole
+    problem; a state with less room left is bounded better by a larger multiplier, so
+    a few multiples of that one are kept too."""
+    sizes = [len(options) for options in items]
+    starts = np.zeros(len(items), dtype=np.int64)
+    starts[1:] = np.cumsum(sizes)[:-1]
+    cost = np.array([o[1] for options in items for o in options], dtype=np.float64)
+    value = np.array([o[2] for options in items for o in options], dtype=np.float64)
+    item = np.repeat(np.arange(len(items)), sizes)
+    chosen, lowest = 0.0, float(np.maximum.reduceat(value, starts).sum())
+    low, high = 0.0, float((value / np.maximum(cost, 1.0)).max(initial=0.0)) + 1.0
+    for _ in range(_STEPS):
+        middle = (low + high) / 2
+        gain = value - middle * cost
+        best = np.maximum.reduceat(gain, starts)
+        bound = middle * budget + float(best.sum())
+        if bound < lowest:
+            chosen, lowest = middle, bound
+        taken = gain >= best[item]
+        spent = np.zeros(len(items))
+        np.maximum.at(spent, item[taken], cost[taken])
+        if spent.sum() > budget:
+            low = middle
+        else:
+            high = middle
+    multipliers = chosen * np.array(_MULTIPLES)
+    gains = np.maximum.reduceat(
+        value[None, :] - multipliers[:, None] * cost[None, :], starts, axis=1
+    )
+    return multipliers, gains

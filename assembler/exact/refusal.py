@@ -15,9 +15,9 @@ and a conflict that is proven but perhaps not minimal.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
+from ..deadline import Deadline
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
 from .backend import Backend, SolveOutcome, SolveStatus, selection_cost
@@ -77,7 +77,7 @@ def over_budget_refusal(
     problem: Problem,
     backend: Backend,
     *,
-    time_limit: float,
+    deadline: Deadline,
     workers: int,
     priced: tuple[int, ...] = (),
 ) -> Refusal:
@@ -88,16 +88,15 @@ def over_budget_refusal(
     floor when higher, at most the cost of the best closure found. ``mandatory_cost``
     and ``excess`` are set only when the two meet. ``priced`` is that closure when the
     solve already proved it cheapest (the backend's INFEASIBLE outcome carries it);
-    otherwise it is searched for, unless no time is left (``time_limit <= 0``)."""
+    otherwise it is searched for, unless ``deadline`` has passed."""
     assert problem.budget is not None, "a problem without a budget always fits"
     budget = problem.budget
-    deadline = time.monotonic() + time_limit
     lower = budget + 1
     closure = None
     if priced:
         closure = SolveOutcome(SolveStatus.OPTIMAL, priced)
-    elif time_limit > 0:
-        closure = backend.solve(problem.mandatory(), time_limit=time_limit, workers=workers)
+    elif not deadline.passed:
+        closure = backend.solve(problem.mandatory(), deadline=deadline, workers=workers)
         if closure.cost_floor is not None:
             lower = max(lower, closure.cost_floor)
     if closure is None or not closure.selection:
@@ -146,7 +145,7 @@ def _conflict(
     problem: Problem,
     backend: Backend,
     closure: tuple[int, ...],
-    deadline: float,
+    deadline: Deadline,
     workers: int,
 ) -> tuple[list[int], bool]:
     """The deletion filter over the required identities in canonical order, and whether
@@ -168,15 +167,14 @@ def _conflict(
     for identity in problem.required:
         # read before every test, not only before a pricing: each test walks the
         # closure, and hundreds of required identities' tests alone overran the limit
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if deadline.passed:
             return kept, False
         trial = tuple(r for r in kept if r != identity)
         cut = _reached(problem, current, trial, forms_of, groups_of)
         if selection_cost(problem, cut) <= budget:
             continue  # the rest fits: this identity belongs to the conflict
         priced = backend.solve(
-            problem.mandatory(trial), time_limit=left, workers=workers, tiebreak=False
+            problem.mandatory(trial), deadline=deadline, workers=workers, tiebreak=False
         )
         cost = selection_cost(problem, priced.selection) if priced.selection else None
         if cost is not None and cost <= budget:

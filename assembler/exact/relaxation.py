@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..deadline import Deadline
 from .closure import Problem
 
 __all__ = ["IPM_MIN_COLUMNS", "LpMemory", "Relaxation", "budget_relaxation", "relax"]
@@ -93,7 +94,7 @@ def relax(
     state: Any,
     objective: Any,
     *,
-    time_limit: float,
+    deadline: Deadline,
     value_floor: int | None = None,
     cost_cap: int | None = None,
     memory: LpMemory | None = None,
@@ -191,7 +192,7 @@ def relax(
         assert len(row_keys) == rows.count
         column_keys: list[Any] = [*form_ids, *(("aux", names[i]) for i in aux_identities.tolist())]
         warm = _Warm(memory, column_keys, row_keys)
-    answer = _solve(gains, matrix, rows, time_limit, warm)
+    answer = _solve(gains, matrix, rows, deadline, warm)
     if answer is None:
         return None
     primal, duals, timed_out = answer
@@ -263,7 +264,7 @@ def _solve(
     gains: Any,
     matrix: tuple[Any, Any, Any],
     rows: _Rows,
-    time_limit: float,
+    deadline: Deadline,
     warm: _Warm | None = None,
 ) -> tuple[Any, Any, bool] | None:
     import highspy
@@ -290,7 +291,7 @@ def _solve(
     solver.setOptionValue("threads", 1)
     # HiGHS' presolve costs more than it saves on these LPs, at every size measured
     solver.setOptionValue("presolve", "off")
-    solver.setOptionValue("time_limit", max(0.001, time_limit))
+    solver.setOptionValue("time_limit", deadline.limit())
     if n >= IPM_MIN_COLUMNS:
         # no crossover: any dual gives a valid bound here, and crossover costs seconds
         solver.setOptionValue("solver", "ipm")

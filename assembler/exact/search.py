@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
+from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 
@@ -42,13 +42,15 @@ class SmallSearch:
         self.node_limit = node_limit
         self.seconds = seconds
 
-    def solve(self, problem: Problem) -> SolveOutcome | None:
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+    def solve(self, problem: Problem, deadline: Deadline = NEVER) -> SolveOutcome | None:
+        """The answer, or None once ``seconds`` (or ``deadline``, if sooner) ran out."""
+        if self.seconds is not None:
+            deadline = deadline.within(self.seconds)
         return _Search(problem, self.node_limit, deadline).run()
 
 
 class _Search:
-    def __init__(self, problem: Problem, node_limit: int, deadline: float | None) -> None:
+    def __init__(self, problem: Problem, node_limit: int, deadline: Deadline) -> None:
         self.problem = problem
         self.nodes_left = node_limit
         self.deadline = deadline
@@ -111,11 +113,7 @@ class _Search:
         if self.nodes_left < 0:
             return False
         # the clock is read every 128 nodes: reading it costs as much as a node
-        if (
-            self.deadline is not None
-            and self.nodes_left % 128 == 0
-            and time.perf_counter() > self.deadline
-        ):
+        if self.nodes_left % 128 == 0 and self.deadline.passed:
             self.nodes_left = -1
             return False
         if cost + self.cost_left[k] > self.budget:

@@ -69,7 +69,7 @@ def decide_exact(
     # finished past it is answered undecided, unsearched); a kept problem is built whole,
     # as its outcome may answer this call.
     problem = (
-        build_problem_by(deadline.at, request, gates)
+        build_problem_by(deadline, request, gates)
         if known is None
         else build_problem(request, gates, known)
     )
@@ -88,14 +88,14 @@ def decide_exact(
         )
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
-    outcome = backend.solve(problem, time_limit=deadline.limit(), workers=workers)
+    outcome = backend.solve(problem, deadline=deadline, workers=workers)
     clock.lap("solve")
     after = ExactKept(problem, outcome, memory)
     if outcome.status is SolveStatus.INFEASIBLE:
         refusal = over_budget_refusal(
             problem,
             backend,
-            time_limit=deadline.left(),
+            deadline=deadline,
             workers=workers,
             priced=outcome.selection,
         )

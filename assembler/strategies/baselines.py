@@ -1,6 +1,6 @@
 """The gate-ignoring baselines: ``top-k``, ``weighted`` and ``dump``.
 
-Input: a validated ``Request`` and its ``GateReport`` (``time_limit`` and ``workers``
+Input: a validated ``Request`` and its ``GateReport`` (the ``Deadline`` and ``workers``
 are accepted for the common strategy signature and ignored).
 Output: a ``Result`` that is always a bundle (``optimal=False``, ``bound=None``):
 none of them refuses, not even when a required identity is missing or cannot fit.

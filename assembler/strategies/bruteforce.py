@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ..deadline import Deadline
+from ..deadline import NEVER, Deadline
 from ..exact.backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from ..exact.cached import feasible
 from ..exact.closure import Problem
@@ -52,7 +52,7 @@ class BruteForce:
         self,
         problem: Problem,
         *,
-        time_limit: float = 0.0,
+        deadline: Deadline = NEVER,
         workers: int = 1,
         tiebreak: bool = True,
         hint: tuple[int, ...] | None = None,
@@ -73,7 +73,7 @@ class BruteForce:
         prefix: Prefix,
         terms: CacheTerms,
         *,
-        time_limit: float = 0.0,
+        deadline: Deadline = NEVER,
         workers: int = 1,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:

@@ -1,6 +1,6 @@
 """The ``greedy`` strategy: the practitioner's context compiler, kept as a baseline.
 
-Input: a validated ``Request`` and its ``GateReport`` (``time_limit`` and ``workers``
+Input: a validated ``Request`` and its ``GateReport`` (the ``Deadline`` and ``workers``
 are accepted for the common strategy signature and ignored: greedy never searches).
 Output: a ``Result`` with ``strategy="greedy"``: a bundle (``optimal=False``,
 ``bound=None``: greedy proves nothing) or a refusal.
