@@ -5,7 +5,7 @@ Output: a ``SolveOutcome``: OPTIMAL (proven, tie-break included), FEASIBLE (the 
 legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 
 It chains ``fixings`` and ``core`` (exact reduction to a core), ``knapsack`` (a program over the
-budget for cores where no form needs another identity), ``search`` (a small branch
+budget for cores whose needs and groups join few identities), ``search`` (a small branch
 and bound for small cores) and an inner backend (CP-SAT) level by level: value, then
 cost, then tie-break weight, reducing again between levels. Every stage gets what is
 left of one deadline, the LP included, and a stage that runs out of it leaves the
@@ -182,7 +182,7 @@ class CoreSearch:
 
         for level, proving in ((Level.COST, 0), (Level.WEIGHT, 1)):
             core = reduction.core
-            searched = small.solve(core)
+            searched = small.solve(core, _worth(problem, reduction))
             if searched is not None:
                 return self._lifted(problem, reduction, searched)
             if not tiebreak:
@@ -219,7 +219,7 @@ class CoreSearch:
             # the value optimum is proven: it is the bound from here on
             reduction = replace(composed, bound=optimum[0], incumbent=best)
         core = reduction.core
-        searched = small.solve(core)
+        searched = small.solve(core, _worth(problem, reduction))
         if searched is not None:
             return self._lifted(problem, reduction, searched)
         found = search(reduction, tiebreak=tiebreak)
@@ -286,7 +286,9 @@ class CoreSearch:
             self.MODEL_SECONDS_PER_FORM * trial.core.size
         ):
             return unchanged
-        searched = small.solve(trial.core)
+        # only a bundle worth t settles the trial: the program drops what cannot reach it
+        chosen = sum(problem.value[f] for f in trial.chosen)
+        searched = small.solve(trial.core, worth=threshold - chosen)
         if searched is not None and searched.status is SolveStatus.OPTIMAL:
             best = trial.lift(searched.selection)
             if selection_value(problem, best) >= threshold:
@@ -365,13 +367,17 @@ class _SmallCoreSolvers:
         # would fail again on it
         self.failed: Problem | None = None
 
-    def solve(self, core: Problem) -> SolveOutcome | None:
+    def solve(self, core: Problem, worth: int | None = None) -> SolveOutcome | None:
+        """The core's optimum, INFEASIBLE, or None (handed on). With ``worth``, the
+        program may also answer INFEASIBLE when no legal selection is worth that much
+        (``knapsack.solve_knapsack``); the search's answer is the optimum whatever it
+        is worth."""
         from .knapsack import solve_knapsack
         from .search import SmallSearch
 
         if core is self.failed:
             return None
-        found = solve_knapsack(core, deadline=self.deadline)
+        found = solve_knapsack(core, deadline=self.deadline, worth=worth)
         if found is not None:
             return found
         if core.size > self.limit or core.size * 2 > self.gave_up:
@@ -382,6 +388,17 @@ class _SmallCoreSolvers:
             self.gave_up = core.size
             self.failed = core
         return found
+
+
+def _worth(problem: Problem, reduction: Reduction) -> int | None:
+    """What the core's optimum is worth at least: the incumbent's value less the fixed
+    forms'. Every reduction the levels search keeps the optimum, worth no less than the
+    incumbent, in its core."""
+    if reduction.incumbent is None:
+        return None
+    return selection_value(problem, reduction.incumbent) - sum(
+        problem.value[f] for f in reduction.chosen
+    )
 
 
 def _with_incumbent(first: Plan, selection: tuple[int, ...]) -> Plan:

@@ -3,7 +3,7 @@
 Input: a ``Problem`` (usually a core the reduction left), a state limit and a deadline.
 Output: a ``SolveOutcome``, OPTIMAL (the unique best selection under the full
 lexicographic order of ``assembler.model.objective``) or INFEASIBLE; or None when the
-core is not knapsack-shaped (some form needs another identity), has no budget, walks
+core is not knapsack-shaped (an item has too many options), has no budget, walks
 more states than the limit, runs past the deadline, or when two selections tie on
 value, cost and tie-break weight (only the canonical-order rule separates them: the
 caller's search decides).
@@ -17,7 +17,12 @@ can actually reach and that are worth keeping.
 
 The items: identities joined by coupled groups form one item (all of its identities
 admitted, each with one form, or none), whose options are the combinations of its
-identities' forms, plus "none" unless an identity in it is required. After each item
+identities' forms, plus "none" unless an identity in it is required. A form that needs
+another identity joins that identity's item too (the few tool calls and results an
+agent's core keeps that a form refers to): the options are then the legal
+combinations, each identity left out or with one form, every chosen form's needs
+admitted and every group whole. Every rule but the budget is inside one item, so the
+items are independent but for the budget. After each item
 the program keeps the frontier of the partial selections that no other dominates: a
 state (cost, value, weight) is dropped when another costs no more and is better under
 the order (more value, else less cost, else less weight), since any completion of it
@@ -33,6 +38,7 @@ vectorised passes over the frontier, whatever the budget's size.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -41,13 +47,15 @@ from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
-__all__ = ["OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "solve_knapsack"]
+__all__ = ["ENUMERATED", "OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "solve_knapsack"]
 
 # states generated at most (each item's frontier times its options, summed): a core
 # whose frontier grows past it goes to the search that would have had it anyway
 STATE_LIMIT = 1_000_000
 # combinations of forms of one coupled item
 OPTION_LIMIT = 64
+# combinations walked at most to find the legal options of an item joined by needs
+ENUMERATED = 1 << 12
 # bisection steps on the budget's multiplier (any multiplier gives a valid bound)
 _STEPS = 20
 # the multiples of the best multiplier each state is bounded with (the least bound wins)
@@ -58,21 +66,29 @@ _Option = tuple[tuple[int, ...], int, int, int]
 
 
 def solve_knapsack(
-    problem: Problem, state_limit: int = STATE_LIMIT, deadline: Deadline = NEVER
+    problem: Problem,
+    state_limit: int = STATE_LIMIT,
+    deadline: Deadline = NEVER,
+    *,
+    worth: int | None = None,
 ) -> SolveOutcome | None:
     """The answer, or None (see the module's docstring). ``deadline`` is read on
-    entry, while the items are gathered and before each item is merged."""
+    entry, while the items are gathered and before each item is merged. With
+    ``worth``, only a selection worth at least that is asked for: states that cannot
+    reach it are dropped as soon as the bound shows it, and INFEASIBLE also says that
+    no legal selection reaches it."""
     budget = problem.budget
-    if budget is None or any(problem.needs) or deadline.passed:
+    if budget is None or deadline.passed:
         return None
     items = _items(problem, deadline)
     if items is None:
         return None
     if not items:
-        return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
+        status = SolveStatus.OPTIMAL if worth is None or worth <= 0 else SolveStatus.INFEASIBLE
+        return SolveOutcome(status, (), bound=0)
     if any(not options for options in items):
         return SolveOutcome(SolveStatus.INFEASIBLE)
-    return _solve(items, budget, state_limit, deadline)
+    return _solve(items, budget, state_limit, deadline, worth=worth)
 
 
 def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
@@ -92,6 +108,15 @@ def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
     for group in problem.groups:
         for other in group[1:]:
             parent[root(other)] = root(group[0])
+    # a form and what it needs are one item: every rule of the problem but the budget
+    # is then inside one item
+    needy: set[int] = set()
+    for form, needs in enumerate(problem.needs):
+        if needs:
+            own = problem.identity_of[form]
+            needy.add(own)
+            for needed in needs:
+                parent[root(needed)] = root(own)
     members: dict[int, list[int]] = {}
     for identity in range(count):
         members.setdefault(root(identity), []).append(identity)
@@ -102,28 +127,79 @@ def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
         if k % 1024 == 1023 and deadline.passed:
             return None
         must = any(i in required for i in component)
-        choices = [forms_of[i] for i in component]
-        options: list[_Option] = [] if must else [((), 0, 0, 0)]
-        if all(choices):
-            combinations = 1
-            for forms in choices:
-                combinations *= len(forms)
-            if combinations > OPTION_LIMIT:
-                return None
-            for forms in itertools.product(*choices):
-                options.append(
-                    (
-                        tuple(sorted(forms)),
-                        selection_cost(problem, forms),
-                        selection_value(problem, forms),
-                        sum(problem.weight[f] for f in forms),
-                    )
-                )
-        if not options:
+        if needy.isdisjoint(component):
+            found = _coupled_options(problem, component, forms_of, must)
+        else:
+            found = _needing_options(problem, component, forms_of, required)
+        if found is None:
+            return None
+        if not found:
             return [[]]
-        if len(options) > 1 or must:
-            items.append(options)
+        if len(found) > 1 or must:
+            items.append(found)
     return items
+
+
+def _coupled_options(
+    problem: Problem, component: list[int], forms_of: tuple[tuple[int, ...], ...], must: bool
+) -> list[_Option] | None:
+    """The options of identities coupled into one group (or of one identity): none
+    unless required, or one form of each; None past ``OPTION_LIMIT``."""
+    choices = [forms_of[i] for i in component]
+    options: list[_Option] = [] if must else [((), 0, 0, 0)]
+    if all(choices):
+        combinations = 1
+        for forms in choices:
+            combinations *= len(forms)
+        if combinations > OPTION_LIMIT:
+            return None
+        options.extend(_option(problem, forms) for forms in itertools.product(*choices))
+    return options
+
+
+def _needing_options(
+    problem: Problem,
+    component: list[int],
+    forms_of: tuple[tuple[int, ...], ...],
+    required: set[int],
+) -> list[_Option] | None:
+    """The legal options of identities joined by needs (and groups): each identity left
+    out (unless required) or with one of its forms, every chosen form's needs admitted
+    and every group whole or absent; "none" first when it is legal. None when more
+    than ``ENUMERATED`` combinations would be walked or ``OPTION_LIMIT`` are legal."""
+    choices: list[tuple[int | None, ...]] = [
+        (forms_of[i] if i in required else (None, *forms_of[i])) for i in component
+    ]
+    combinations = 1
+    for choice in choices:
+        combinations *= len(choice)
+    if combinations > ENUMERATED:
+        return None
+    inside = set(component)
+    groups = [group for group in problem.groups if group[0] in inside]
+    identity_of, needs = problem.identity_of, problem.needs
+    options: list[_Option] = []
+    for combination in itertools.product(*choices):
+        picked = [f for f in combination if f is not None]
+        admitted = {identity_of[f] for f in picked}
+        if any(not admitted.issuperset(needs[f]) for f in picked):
+            continue
+        if any(len(admitted.intersection(group)) not in (0, len(group)) for group in groups):
+            continue
+        if len(options) == OPTION_LIMIT:
+            return None
+        options.append(_option(problem, picked))
+    return options
+
+
+def _option(problem: Problem, forms: Iterable[int]) -> _Option:
+    chosen = tuple(sorted(forms))
+    return (
+        chosen,
+        selection_cost(problem, chosen),
+        selection_value(problem, chosen),
+        sum(problem.weight[f] for f in chosen),
+    )
 
 
 def cheapest_reaching(
@@ -142,7 +218,7 @@ def cheapest_reaching(
     there is none, or None as ``solve_knapsack`` hands back (a tie on cost, value and
     weight included). The same frontier: a state that costs no more and is worth no
     less than another is at least as good for this order too."""
-    if any(problem.needs) or deadline.passed:
+    if deadline.passed:
         return None
     items = _items(problem, deadline)
     if items is None:
@@ -167,9 +243,11 @@ def _solve(
     state_limit: int,
     deadline: Deadline,
     floor: int | None = None,
+    worth: int | None = None,
 ) -> SolveOutcome | None:
-    """With ``floor`` None the most valuable state of the last frontier, else the
-    cheapest worth at least ``floor`` (and a state that cannot reach it is dropped)."""
+    """With ``floor`` None the most valuable state of the last frontier (INFEASIBLE when
+    it is worth less than ``worth``: a state that cannot reach that is dropped), else
+    the cheapest worth at least ``floor`` (and a state that cannot reach it is dropped)."""
     # required items first (a lower bound is a legal selection only once they are
     # placed), then the most valuable per unit of cost: good states come early
     must = [options[0][0] != () for options in items]
@@ -206,6 +284,8 @@ def _solve(
     # the value of a legal selection: a greedy one at first, then the frontier's best
     # (or the floor a selection must reach)
     best_known = _greedy(items, least, budget) if floor is None else float(floor)
+    if worth is not None:
+        best_known = max(best_known, float(worth))
     if floor is not None:
         # what reaching the floor costs at least, from each item on: for any mu >= 0 a
         # completion worth d costs at least mu d + the sum of each item's least
@@ -279,6 +359,8 @@ def _solve(
     if floor is None:
         # the last state is the most valuable, the cheapest of those and the lightest
         state = len(cost) - 1
+        if worth is not None and value[state] < worth:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
     else:
         # the first state worth the floor is the cheapest that is, the most valuable
         # and lightest of those
