@@ -14,6 +14,7 @@ best legal selection found so far with the proven bound.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
@@ -286,9 +287,13 @@ class CoreSearch:
             self.MODEL_SECONDS_PER_FORM * trial.core.size
         ):
             return unchanged
-        # only a bundle worth t settles the trial: the program drops what cannot reach it
+        # Only a bundle worth t settles the trial, and only one worth more than the
+        # incumbent helps: the program drops what cannot reach t, then (when nothing
+        # does) what cannot beat the incumbent; INFEASIBLE then says nothing here does.
         chosen = sum(problem.value[f] for f in trial.chosen)
         searched = small.solve(trial.core, worth=threshold - chosen)
+        if searched is not None and searched.status is SolveStatus.INFEASIBLE:
+            searched = small.solve(trial.core, worth=first.threshold + 1 - chosen)
         if searched is not None and searched.status is SolveStatus.OPTIMAL:
             best = trial.lift(searched.selection)
             if selection_value(problem, best) >= threshold:
@@ -296,7 +301,7 @@ class CoreSearch:
                 return SolveOutcome(SolveStatus.OPTIMAL, best, bound=selection_value(problem, best))
             found = searched
         elif searched is not None:
-            return unchanged  # infeasible: nothing reaches t
+            return unchanged  # infeasible: nothing beats the incumbent
         else:
             # a quarter of the time left at most: a trial that stalls must not starve
             # the search it was meant to shorten
@@ -355,13 +360,16 @@ class CoreSearch:
 class _SmallCoreSolvers:
     """The exact answers cheaper than a CP-SAT session: the budget program for a
     knapsack-shaped core (``knapsack.py``, bounded by its cell limit), then the small
-    search, tried on cores of at most ``limit`` forms; a core that stumped the search
-    once is retried only once it has halved."""
+    search, tried on cores of at most ``limit`` forms; a core that stumped the program
+    or the search once is retried by it only once it has halved (the levels hand on
+    cores a little smaller each time, and a program that walked its state limit on
+    one would walk it again on the next)."""
 
     def __init__(self, limit: int, deadline: Deadline) -> None:
         self.limit = limit
         self.deadline = deadline
         self.gave_up = limit + 1  # smallest core the search failed on
+        self.program_gave_up = math.inf  # smallest core the program handed back
         # the last core given up on: the levels can hand the same core over again (a
         # reduction ``_tighten`` kept, or one no later level reduced), and both tries
         # would fail again on it
@@ -377,9 +385,11 @@ class _SmallCoreSolvers:
 
         if core is self.failed:
             return None
-        found = solve_knapsack(core, deadline=self.deadline, worth=worth)
-        if found is not None:
-            return found
+        if core.size * 2 <= self.program_gave_up:
+            found = solve_knapsack(core, deadline=self.deadline, worth=worth)
+            if found is not None:
+                return found
+            self.program_gave_up = min(self.program_gave_up, core.size)
         if core.size > self.limit or core.size * 2 > self.gave_up:
             self.failed = core
             return None
