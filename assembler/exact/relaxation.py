@@ -273,19 +273,6 @@ def _solve(
     start, index, value = matrix
     upper, equality, _ = rows.bounds()
     n = len(gains)
-    model = highspy.HighsLp()
-    model.num_col_ = n
-    model.num_row_ = rows.count
-    model.col_cost_ = gains
-    model.col_lower_ = np.zeros(n)
-    model.col_upper_ = np.ones(n)
-    model.row_upper_ = upper
-    model.row_lower_ = np.where(equality, upper, -highspy.kHighsInf)
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = start.astype(np.int32)
-    model.a_matrix_.index_ = index.astype(np.int32)
-    model.a_matrix_.value_ = value
-    model.sense_ = highspy.ObjSense.kMaximize
     solver = _Highs()
     solver.setOptionValue("output_flag", False)
     solver.setOptionValue("threads", 1)
@@ -296,7 +283,25 @@ def _solve(
         # no crossover: any dual gives a valid bound here, and crossover costs seconds
         solver.setOptionValue("solver", "ipm")
         solver.setOptionValue("run_crossover", "off")
-    solver.passModel(model)
+    # the arrays overload: HiGHS reads the buffers (a ``HighsLp`` built field by field
+    # copies each array element by element, milliseconds on a session's LP)
+    solver.passModel(
+        n,
+        rows.count,
+        len(index),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMaximize),
+        0.0,
+        np.ascontiguousarray(gains, dtype=np.float64),
+        np.zeros(n),
+        np.ones(n),
+        np.ascontiguousarray(np.where(equality, upper, -highspy.kHighsInf), dtype=np.float64),
+        np.ascontiguousarray(upper, dtype=np.float64),
+        start.astype(np.int32),
+        index.astype(np.int32),
+        np.ascontiguousarray(value, dtype=np.float64),
+        np.zeros(n, dtype=np.int32),  # every column continuous
+    )
     # read once: another thread's LP may replace the memory meanwhile
     remembered = None if warm is None else warm.memory.basis
     if warm is not None and remembered is not None:
