@@ -178,8 +178,9 @@ class _Noted:
         return self.inner.solve(problem, **kwargs)
 
 
-# (seed 3's core is small enough for the small search: the assertion below would say so)
-@pytest.mark.parametrize("seed", [0, 1, 2, 4, 5])
+# (seeds 0 and 3 are settled without CP-SAT, by the small search or the knapsack program:
+# the assertion below would say so)
+@pytest.mark.parametrize("seed", [1, 2, 4, 5, 6])
 def test_worker_counts_give_the_same_answer_where_the_cp_sat_search_decides(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

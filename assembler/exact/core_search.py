@@ -50,7 +50,7 @@ class CoreSearch:
     # Core size aimed at by the first, hypothetical threshold (``_tighten``): small
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
     # requests
-    TIGHT_CORE = 400
+    TIGHT_CORE = 250
     # Seconds to build a CP-SAT model, per form (twice what it was measured to take)
     MODEL_SECONDS_PER_FORM = 2e-5
 

@@ -54,7 +54,7 @@ __all__ = ["ENUMERATED", "OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "so
 STATE_LIMIT = 1_000_000
 # combinations of forms of one coupled item
 OPTION_LIMIT = 64
-# combinations walked at most to find the legal options of an item joined by needs
+# choices walked at most to find the legal options of an item joined by needs
 ENUMERATED = 1 << 12
 # bisection steps on the budget's multiplier (any multiplier gives a valid bound)
 _STEPS = 20
@@ -91,11 +91,15 @@ def solve_knapsack(
     return _solve(items, budget, state_limit, deadline, worth=worth)
 
 
-def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
+def _items(
+    problem: Problem, deadline: Deadline, *, undominated: bool = True
+) -> list[list[_Option]] | None:
     """Each item's options, or None when one has too many or the deadline passed; an
     item that cannot be admitted nor left out makes the list [[]] (no option:
     infeasible). A pass in Python over every form: the deadline is read every 1,024
-    items."""
+    items. ``undominated``: an item joined by needs keeps only the options no other
+    one of it beats (for the lexicographic order, not for ``cheapest_reaching``'s
+    forced and banned forms)."""
     count = len(problem.identities)
     parent = list(range(count))
 
@@ -130,12 +134,12 @@ def _items(problem: Problem, deadline: Deadline) -> list[list[_Option]] | None:
         if needy.isdisjoint(component):
             found = _coupled_options(problem, component, forms_of, must)
         else:
-            found = _needing_options(problem, component, forms_of, required)
+            found = _needing_options(problem, component, forms_of, required, undominated)
         if found is None:
             return None
         if not found:
             return [[]]
-        if len(found) > 1 or must:
+        if len(found) > 1 or found[0][0]:
             items.append(found)
     return items
 
@@ -162,34 +166,97 @@ def _needing_options(
     component: list[int],
     forms_of: tuple[tuple[int, ...], ...],
     required: set[int],
+    undominated: bool,
 ) -> list[_Option] | None:
     """The legal options of identities joined by needs (and groups): each identity left
     out (unless required) or with one of its forms, every chosen form's needs admitted
-    and every group whole or absent; "none" first when it is legal. None when more
-    than ``ENUMERATED`` combinations would be walked or ``OPTION_LIMIT`` are legal."""
-    choices: list[tuple[int | None, ...]] = [
-        (forms_of[i] if i in required else (None, *forms_of[i])) for i in component
-    ]
-    combinations = 1
-    for choice in choices:
-        combinations *= len(choice)
-    if combinations > ENUMERATED:
+    and every group whole or absent; "none" first when it is legal; less the options
+    another one of the item beats (``_undominated``) when asked. A depth-first walk,
+    the most needed identities first, that leaves a branch as soon as a choice breaks
+    a rule with the identities already decided; None when it would walk more than
+    ``ENUMERATED`` choices or more than ``OPTION_LIMIT`` options are left, or when the
+    item joins more identities than that (the walk's depth)."""
+    if len(component) > OPTION_LIMIT:
         return None
+    needs = problem.needs
+    needed = dict.fromkeys(component, 0)
+    for i in component:
+        for f in forms_of[i]:
+            for d in needs[f]:
+                needed[d] += 1
+    order = sorted(component, key=lambda i: (-needed[i], i))
     inside = set(component)
-    groups = [group for group in problem.groups if group[0] in inside]
-    identity_of, needs = problem.identity_of, problem.needs
+    groups_of: dict[int, list[tuple[int, ...]]] = {}
+    for group in problem.groups:
+        if group[0] in inside:
+            for i in group:
+                groups_of.setdefault(i, []).append(group)
+    admitted: dict[int, bool] = {}
+    # per identity, how many chosen forms need it
+    needing = dict.fromkeys(component, 0)
+    picked: list[int] = []
     options: list[_Option] = []
-    for combination in itertools.product(*choices):
-        picked = [f for f in combination if f is not None]
-        admitted = {identity_of[f] for f in picked}
-        if any(not admitted.issuperset(needs[f]) for f in picked):
-            continue
-        if any(len(admitted.intersection(group)) not in (0, len(group)) for group in groups):
-            continue
-        if len(options) == OPTION_LIMIT:
-            return None
-        options.append(_option(problem, picked))
-    return options
+    walked = 0
+
+    def fits(i: int, form: int | None) -> bool:
+        on = form is not None
+        for group in groups_of.get(i, ()):
+            if any(admitted.get(j, on) is not on for j in group):
+                return False
+        if form is None:
+            return needing[i] == 0
+        # a need decided out breaks the rule now; one decided later is checked then
+        return not any(admitted.get(d) is False for d in needs[form])
+
+    def visit(k: int) -> bool:
+        nonlocal walked
+        if k == len(order):
+            options.append(_option(problem, picked))
+            return True
+        i = order[k]
+        for form in forms_of[i] if i in required else (None, *forms_of[i]):
+            walked += 1
+            if walked > ENUMERATED:
+                return False
+            if not fits(i, form):
+                continue
+            admitted[i] = form is not None
+            if form is not None:
+                picked.append(form)
+                for d in needs[form]:
+                    needing[d] += 1
+            going = visit(k + 1)
+            if form is not None:
+                picked.pop()
+                for d in needs[form]:
+                    needing[d] -= 1
+            del admitted[i]
+            if not going:
+                return False
+        return True
+
+    if not visit(0):
+        return None
+    if undominated:
+        options = _undominated(options)
+    return None if len(options) > OPTION_LIMIT else options
+
+
+def _undominated(options: list[_Option]) -> list[_Option]:
+    """``options`` without those another option beats: one that costs no more and is
+    better under the order (more value, else less cost, else less weight), as the
+    frontier drops a state. Any selection with a beaten option is beaten by the same
+    selection with the other, so no optimum holds it; options alike on all three are
+    kept (the program flags the tie). "None" stays first when it is there."""
+    ranked = sorted(options, key=lambda o: (o[1], -o[2], o[3]))
+    kept: list[_Option] = []
+    best = None
+    for option in ranked:
+        if best is None or option[2] > best or (kept and option[1:] == kept[-1][1:]):
+            kept.append(option)
+            best = option[2] if best is None else max(best, option[2])
+    kept.sort(key=lambda o: (o[0] != (), o[0]))
+    return kept
 
 
 def _option(problem: Problem, forms: Iterable[int]) -> _Option:
@@ -220,7 +287,7 @@ def cheapest_reaching(
     less than another is at least as good for this order too."""
     if deadline.passed:
         return None
-    items = _items(problem, deadline)
+    items = _items(problem, deadline, undominated=False)
     if items is None:
         return None
     narrowed = []
