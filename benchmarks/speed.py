@@ -8,7 +8,9 @@ One set of inputs is built here; the working tree and ``REV`` (checked out with 
 worktree`` into a temporary directory) each answer them in child processes through
 the public API only (``assemble``, ``Session``), the two sides alternating round by
 round so that the machine's pace moves both alike. Per case, the median wall time of
-every call over all rounds, each side's answers digested (status, selection,
+every call over all rounds (wall time, and the process's CPU time over the call,
+which the other agents' load on the machine moves far less; CP-SAT's workers count in
+it), each side's answers digested (status, selection,
 ``package_id``, ``trace_id``, rendered bytes) and compared. The load average is read
 before and after. The collector runs as the library leaves it (Python's defaults:
 no call tunes it), and each side's threshold is recorded.
@@ -113,10 +115,12 @@ def _digest(result: Any) -> list[Any]:
     return [result.status.value, list(result.selected), result.package_id, result.trace_id, text]
 
 
-def _timed(call: Any) -> tuple[Any, float]:
-    started = time.perf_counter()
+def _timed(call: Any) -> tuple[Any, tuple[float, float]]:
+    """The call's answer, its wall time and the process's CPU time over it (every
+    thread's: CP-SAT's workers included)."""
+    started, spent = time.perf_counter(), time.process_time()
     out = call()
-    return out, time.perf_counter() - started
+    return out, (time.perf_counter() - started, time.process_time() - spent)
 
 
 def _rescore(request: dict[str, Any]) -> dict[str, Any]:
@@ -131,15 +135,19 @@ def _rescore(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _case(case: dict[str, Any], repeats: int) -> tuple[dict[str, list[float]], list[Any]]:
+def _case(
+    case: dict[str, Any], repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]], list[Any]]:
     import assembler
 
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     answers: list[Any] = []
     name, kind = case["name"], case["kind"]
 
-    def note(key: str, seconds: float) -> None:
-        times.setdefault(key, []).append(seconds)
+    def note(key: str, seconds: tuple[float, float]) -> None:
+        times.setdefault(key, []).append(seconds[0])
+        cpu.setdefault(key, []).append(seconds[1])
 
     if kind == "call":
         for _ in range(repeats):
@@ -201,7 +209,7 @@ def _case(case: dict[str, Any], repeats: int) -> tuple[dict[str, list[float]], l
             fresh, seconds = _timed(lambda r=request: assembler.assemble(r, time_limit=_LIMIT))
             note("fresh-5000", seconds)
             answers += [_digest(result), _digest(fresh)]
-    return times, answers
+    return times, cpu, answers
 
 
 def _side(inputs: Path, repeats: int) -> None:
@@ -217,11 +225,13 @@ def _side(inputs: Path, repeats: int) -> None:
         "package": assembler.__file__,
         "gc": list(gc.get_threshold()),
         "times": {},
+        "cpu": {},
         "answers": {},
     }
     for case in data["cases"]:
-        times, answers = _case(case, repeats)
+        times, cpu, answers = _case(case, repeats)
         out["times"].update(times)
+        out["cpu"].update(cpu)
         out["answers"][case["name"]] = answers
     json.dump(out, sys.stdout)
 
@@ -330,10 +340,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     ]
     medians: dict[str, dict[str, float]] = {}
+    cpu_medians: dict[str, dict[str, float]] = {}
     for side, runs in sides.items():
         for key in runs[0]["times"]:
             samples = [t for run in runs for t in run["times"][key]]
             medians.setdefault(key, {})[side] = statistics.median(samples)
+            spent = [t for run in runs for t in run["cpu"][key]]
+            cpu_medians.setdefault(key, {})[side] = statistics.median(spent)
     record = {
         "label": args.label,
         "before": args.before,
@@ -345,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": args.repeats,
         "medians_ms": {
             k: {s: round(v * 1000, 3) for s, v in m.items()} for k, m in medians.items()
+        },
+        "cpu_medians_ms": {
+            k: {s: round(v * 1000, 3) for s, v in m.items()} for k, m in cpu_medians.items()
         },
         "answers_differ": differ,
     }
@@ -375,13 +391,24 @@ def _table(record: dict[str, Any]) -> str:
             else f"Answers differ: {', '.join(record['answers_differ'])}."
         ),
         "",
-        "| case | before | after | after / before |",
-        "|---|---|---|---|",
+        "| case | before | after | after / before | CPU before | CPU after | CPU ratio |",
+        "|---|---|---|---|---|---|---|",
     ]
+    cpu = record.get("cpu_medians_ms", {})
     for key, m in record["medians_ms"].items():
-        ratio = m["after"] / m["before"] if m["before"] else float("nan")
-        lines.append(f"| {key} | {m['before']:.2f} ms | {m['after']:.2f} ms | {ratio:.2f}x |")
+        row = f"| {key} | {m['before']:.2f} ms | {m['after']:.2f} ms | {_ratio(m)} |"
+        c = cpu.get(key)
+        row += (
+            " - | - | - |"
+            if c is None
+            else (f" {c['before']:.2f} ms | {c['after']:.2f} ms | {_ratio(c)} |")
+        )
+        lines.append(row)
     return "\n".join(lines)
+
+
+def _ratio(m: dict[str, float]) -> str:
+    return f"{m['after'] / m['before']:.2f}x" if m["before"] else "-"
 
 
 if __name__ == "__main__":
