@@ -80,14 +80,21 @@ class Block:
     content: str
     footer: str
     breakpoint: bool = False
+    # the content's UTF-8 sha256 when the header already names it (the manifest reads
+    # it instead of hashing the content a second time)
+    content_sha256: str | None = None
 
     @property
     def text(self) -> str:
         return self.header + self.content + self.footer
 
 
+# one encoder: json.dumps with an argument builds a new one on every call
+_QUOTE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    return _QUOTE(text)
 
 
 def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> Block:
@@ -97,11 +104,13 @@ def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> B
             "RENDER_MISSING_CONTENT", "a selected form has no content", items=(candidate.id,)
         )
     call = candidate.kind is Kind.TOOL_CALL
+    digest = None
     if headers is Headers.PROVENANCE:
         data = content.encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
         header = (
             f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
-            f" form={_quoted(candidate.form)} sha256={_quoted(hashlib.sha256(data).hexdigest())}"
+            f" form={_quoted(candidate.form)} sha256={_quoted(digest)}"
             f" bytes={len(data)}>\n"
         )
         footer = "" if call else _CLOSE
@@ -110,7 +119,13 @@ def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> B
     else:
         header, footer = "", "" if call else "\n"
     return Block(
-        section_of(candidate.kind), candidate.kind.value, candidate, header, content, footer
+        section_of(candidate.kind),
+        candidate.kind.value,
+        candidate,
+        header,
+        content,
+        footer,
+        content_sha256=digest,
     )
 
 

@@ -39,6 +39,10 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _utf8_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def build_rendering(
     request: Request,
     result: Result,
@@ -67,24 +71,24 @@ def build_rendering(
     blocks = layout(request, result.selected, headers)
     body, breakpoints = build_body(blocks, fmt, placed=request.cache is not None)
     text = "".join(block.text for block in blocks)
+    body_text = canonical_json(body)
     items: list[ManifestItem] = []
     envelope: list[tuple[str, int, int]] = []
     envelope_tokens = 0
     offset = 0
     for block in blocks:
-        start = offset + len(block.header.encode("utf-8"))
+        start = offset + _utf8_length(block.header)
         data = block.content.encode("utf-8")
-        offset += len(block.text.encode("utf-8"))
+        offset = start + len(data) + _utf8_length(block.footer)
         c = block.candidate
         if c is None:
             envelope.append((block.kind, start, len(data)))
             envelope_tokens += 0 if counter is None else counter.count(block.text)
             continue
         tokens = c.cost if counter is None else counter.count(block.text)
+        digest = block.content_sha256 or _sha256(data)
         items.append(
-            ManifestItem(
-                c.id, c.identity, c.form, c.kind.value, _sha256(data), start, len(data), tokens
-            )
+            ManifestItem(c.id, c.identity, c.form, c.kind.value, digest, start, len(data), tokens)
         )
     manifest = Manifest(
         render_version=RENDER_VERSION,
@@ -95,7 +99,7 @@ def build_rendering(
         envelope=tuple(envelope),
         breakpoints=breakpoints,
         rendered_sha256=_sha256(text.encode("utf-8")),
-        request_body_sha256=_sha256(canonical_json(body).encode("utf-8")),
+        request_body_sha256=_sha256(body_text.encode("utf-8")),
         costs="counted" if counted else "declared",
         counter_name=None if counter is None else counter.name,
         counter_version=None if counter is None else counter.version,
@@ -104,4 +108,4 @@ def build_rendering(
         envelope_tokens=None if counter is None else envelope_tokens,
         headers=headers.value,
     )
-    return Rendering(fmt, text, canonical_json(body), manifest)
+    return Rendering(fmt, text, body_text, manifest)
