@@ -63,15 +63,17 @@ def _case(kind: Adversary, size: int, folder: Path) -> Case:
     parsed = parse_request(raw)
     ledger = folder / f"{kind.value}-{size}.db"
     with assembler.Ledger(ledger) as book:
-        # a short limit: the stages after the solve need a legal bundle, not a proof
-        result = assembler.assemble(raw, time_limit=0.2, render="anthropic-messages",
+        # a short limit: the stages after the solve need a legal bundle, not a proof;
+        # it grows with the size, since parsing and the gates spend it first
+        limit = 0.2 * size / SMALL
+        result = assembler.assemble(raw, time_limit=limit, render="anthropic-messages",
                                     ledger=book)  # fmt: skip
         # the next turn of the task drops the last candidate and a tenth of the
         # budget, so that its bundle differs
         after = copy.deepcopy(raw)
         after["candidates"].pop()
         after["task"]["budget"] -= after["task"]["budget"] // 10
-        assembler.assemble(after, time_limit=0.2, render="anthropic-messages", ledger=book)
+        assembler.assemble(after, time_limit=limit, render="anthropic-messages", ledger=book)
         numbers = tuple(book.numbers())
     assert len(numbers) == 2
     return Case(raw, parsed, apply_gates(parsed), result, ledger, (numbers[0], numbers[1]))
