@@ -240,25 +240,9 @@ def _side(inputs: Path, repeats: int) -> None:
 
 
 def _run_side(path: Path, inputs: Path, repeats: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(path)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import importlib.util as u, sys, pathlib;"
-            f" spec = u.spec_from_file_location('speed', {str(Path(__file__))!r});"
-            " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
-            f" m._side(pathlib.Path({str(inputs)!r}), {repeats})",
-        ],
-        env=env,
-        cwd=tempfile.gettempdir(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"the side at {path} failed:\n{done.stderr[-3000:]}")
-    answers: dict[str, Any] = json.loads(done.stdout)
+    from benchmarks.revisions import call_in
+
+    answers: dict[str, Any] = call_in(path, Path(__file__), "_side", inputs, repeats)
     return answers
 
 
@@ -294,42 +278,18 @@ def main(argv: list[str] | None = None) -> int:
     inputs = _inputs(args.quick)
     load_before = os.getloadavg()
     sides: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
-    with tempfile.TemporaryDirectory() as scratch:
-        before = Path(scratch) / "before"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
-            check=True,
-        )
-        after = ROOT
-        if args.after is not None:
-            after = Path(scratch) / "after"
-            subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(ROOT),
-                    "worktree",
-                    "add",
-                    "--detach",
-                    "-q",
-                    str(after),
-                    args.after,
-                ],
-                check=True,
-            )
-        try:
-            given = Path(scratch) / "inputs.json"
-            given.write_text(json.dumps(inputs), encoding="utf-8")
-            for _ in range(args.rounds):
-                sides["before"].append(_run_side(before, given, args.repeats))
-                sides["after"].append(_run_side(after, given, args.repeats))
-            measured = _commit(after)
-        finally:
-            for made in {before, after} - {ROOT}:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(made)],
-                    check=False,
-                )
+    from benchmarks.revisions import checked_out
+
+    with (
+        checked_out(args.before, args.after) as (before, after),
+        tempfile.TemporaryDirectory() as scratch,
+    ):
+        given = Path(scratch) / "inputs.json"
+        given.write_text(json.dumps(inputs), encoding="utf-8")
+        for _ in range(args.rounds):
+            sides["before"].append(_run_side(before, given, args.repeats))
+            sides["after"].append(_run_side(after, given, args.repeats))
+        measured = _commit(after)
     load_after = os.getloadavg()
     differ = [
         name
