@@ -208,10 +208,12 @@ def _needing_options(
         # a need decided out breaks the rule now; one decided later is checked then
         return not any(admitted.get(d) is False for d in needs[form])
 
-    def visit(k: int) -> bool:
+    cost, value, weight = problem.cost, problem.value, problem.weight
+
+    def visit(k: int, spent: int, worth: int, heft: int) -> bool:
         nonlocal walked
         if k == len(order):
-            options.append(_option(problem, picked))
+            options.append((tuple(sorted(picked)), spent, worth, heft))
             return True
         i = order[k]
         for form in forms_of[i] if i in required else (None, *forms_of[i]):
@@ -221,12 +223,13 @@ def _needing_options(
             if not fits(i, form):
                 continue
             admitted[i] = form is not None
-            if form is not None:
+            if form is None:
+                going = visit(k + 1, spent, worth, heft)
+            else:
                 picked.append(form)
                 for d in needs[form]:
                     needing[d] += 1
-            going = visit(k + 1)
-            if form is not None:
+                going = visit(k + 1, spent + cost[form], worth + value[form], heft + weight[form])
                 picked.pop()
                 for d in needs[form]:
                     needing[d] -= 1
@@ -235,7 +238,7 @@ def _needing_options(
                 return False
         return True
 
-    if not visit(0):
+    if not visit(0, 0, 0, 0):
         return None
     if undominated:
         options = _undominated(options)
