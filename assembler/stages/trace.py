@@ -25,24 +25,13 @@ from itertools import repeat
 from operator import attrgetter
 
 from ..model.objective import form_value
-from ..model.types import (
-    Candidate,
-    Decision,
-    Reason,
-    Refusal,
-    Request,
-    Result,
-    Role,
-    Status,
-    Verdict,
-)
+from ..model.types import Candidate, Decision, Reason, Refusal, Request, Result, Status, Verdict
 from .choice import Choice
 from .gates import GateReport
 from .identities import (
     ROW_ENDS,
     decision_row,
     form_piece,
-    package_id,
     package_of_pieces,
     render_order,
     sha256_text,
@@ -58,7 +47,6 @@ __all__ = [
     "bundle_decisions",
     "bundle_result",
     "refused_result",
-    "selected_forms",
     "trace",
     "undecided_result",
 ]
@@ -84,22 +72,26 @@ def trace(
         return refused_result(request, gates, strategy, choice.refusal, choice.timings), None
     if choice.status is Status.UNDECIDED:
         return undecided_result(request, gates, strategy, choice.bound, choice.timings), None
-    if not keep:
-        result = bundle_result(
-            request,
-            gates,
-            strategy,
-            choice.selected,
-            optimal=choice.optimal,
-            bound=choice.bound,
-            timings=choice.timings,
-        )
-        traced: TraceKept | None = None
-    else:
-        result, traced = _kept_bundle(request, gates, strategy, choice, kept)
+    result, traced = _bundle(request, gates, strategy, choice, kept, keep)
     if choice.cache is not None:
         result = replace(result, cache=choice.cache)
     return result, traced
+
+
+def bundle_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    selected_ids: Iterable[str],
+    *,
+    optimal: bool,
+    bound: int | None,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
+    they are recorded as admitted (the verifier, not this function, judges legality)."""
+    choice = Choice.bundle(tuple(selected_ids), optimal=optimal, bound=bound, timings=timings)
+    return _bundle(request, gates, strategy, choice, None, keep=False)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,19 +113,66 @@ class TraceKept:
     pieces: dict[str, str]
 
 
-def _kept_bundle(
-    request: Request, gates: GateReport, strategy: str, choice: Choice, kept: TraceKept | None
-) -> tuple[Result, TraceKept]:
+def _bundle(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    choice: Choice,
+    kept: TraceKept | None,
+    keep: bool,
+) -> tuple[Result, TraceKept | None]:
     chosen = frozenset(choice.selected)
     candidates = request.candidates
-    ids = list(map(_BY_ID, candidates))
+    ids = gates.columns(request)[0]
     by_id: dict[str, Candidate] = dict(zip(ids, candidates, strict=True))
-    if not chosen <= by_id.keys():
-        selected_forms(request, chosen)  # names the unknown ids
+    unknown = chosen.difference(by_id)
+    if unknown:
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
     # canonical order is the order of ids
     selected = [by_id[i] for i in sorted(chosen)]
     required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
+    ordered = render_order(selected)
+    traced = None
+    if keep:
+        traced = _kept_trace(candidates, by_id, gates, context, selected, kept)
+        pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
+        package = package_of_pieces(request, pieces, required)
+        decisions = tuple(map(traced.decisions.__getitem__, ids))
+        rows = ",".join(map(traced.rows.__getitem__, ids))
+        trace_digest = sha256_text(trace_text(package, Status.BUNDLE, None, rows))
+    else:
+        decisions = tuple(bundle_decisions(candidates, gates, context))
+        package = package_of_pieces(request, map(form_piece, ordered), required)
+        trace_digest = trace_id(package, Status.BUNDLE, None, decisions)
+    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
+    result = Result(
+        status=Status.BUNDLE,
+        strategy=strategy,
+        selected=tuple(map(_BY_ID, ordered)),
+        cost=sum(map(_COST, selected)),
+        value=value,
+        budget=request.task.budget,
+        optimal=choice.optimal,
+        decisions=decisions,
+        trace_id=trace_digest,
+        package_id=package,
+        bound=value if choice.optimal else choice.bound,
+        timings=choice.timings,
+    )
+    return result, traced
+
+
+def _kept_trace(
+    candidates: Sequence[Candidate],
+    by_id: dict[str, Candidate],
+    gates: GateReport,
+    context: BundleContext,
+    selected: list[Candidate],
+    kept: TraceKept | None,
+) -> TraceKept:
+    """Every decision with its row and every selected form's piece: those of ``kept``
+    where they are exact (module docstring), the others worded again."""
     objects = dict(zip(map(id, candidates), candidates, strict=True))
     if kept is None or kept.context.threshold != context.threshold:
         decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
@@ -162,34 +201,9 @@ def _kept_bundle(
             i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
             for i in map(_BY_ID, selected)
         }
-    # render order: instructions first, by id within each (``selected`` is by id)
-    ordered = [c for c in selected if c.role is Role.INSTRUCTION]
-    if ordered:
-        ordered += [c for c in selected if c.role is not Role.INSTRUCTION]
-    else:
-        ordered = selected
-    package = package_of_pieces(request, map(pieces.__getitem__, map(_BY_ID, ordered)), required)
-    rows_text = ",".join(map(rows.__getitem__, ids))
-    threshold = context.threshold
-    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(threshold)))
-    result = Result(
-        status=Status.BUNDLE,
-        strategy=strategy,
-        selected=tuple(map(_BY_ID, ordered)),
-        cost=sum(map(_COST, selected)),
-        value=value,
-        budget=request.task.budget,
-        optimal=choice.optimal,
-        decisions=tuple(map(decisions.__getitem__, ids)),
-        trace_id=sha256_text(trace_text(package, Status.BUNDLE, None, rows_text)),
-        package_id=package,
-        bound=value if choice.optimal else choice.bound,
-        timings=choice.timings,
-    )
-    after = TraceKept(
+    return TraceKept(
         by_id, objects, gates.rejected, gates.notes, index, context, decisions, rows, pieces
     )
-    return result, after
 
 
 def _reindexed(
@@ -240,16 +254,6 @@ def _reworded(
     for identity in moved:
         again.update(index.get(identity, ()))
     return [by_id[i] for i in sorted(again) if i in by_id]
-
-
-def selected_forms(request: Request, chosen: AbstractSet[str]) -> list[Candidate]:
-    """The candidates of ``request`` whose ids are ``chosen``, in the request's order;
-    a ValueError naming any chosen id the request does not have."""
-    selected = [c for c in request.candidates if c.id in chosen]
-    if len(selected) != len(chosen):
-        unknown = chosen - {c.id for c in selected}
-        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
-    return selected
 
 
 def _with_note(detail: str, note: str) -> str:
@@ -312,12 +316,8 @@ def bundle_decisions(
     One pass: the whole request's candidates for a result, or the few a kept trace
     rewords."""
     chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
-    identity_groups, required, threshold = (
-        context.identity_groups,
-        context.required,
-        context.threshold,
-    )
-    rejected, notes = gates.rejected, gates.notes
+    identity_groups, required = context.identity_groups, context.required
+    threshold, rejected, notes = context.threshold, gates.rejected, gates.notes
     admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
     decisions: list[Decision] = []
     append = decisions.append
@@ -338,23 +338,15 @@ def bundle_decisions(
             if cid in rejected:
                 gate, why = rejected[cid]
                 detail = f"{detail}; admitted despite failing gate {gate.value}: {why}"
-            append(
-                Decision(cid, c.identity, admitted, reason, _with_note(detail, notes.get(cid, "")))
-            )
+            detail = _with_note(detail, notes.get(cid, ""))
+            append(Decision(cid, c.identity, admitted, reason, detail))
             continue
         gate_decision = rejected.get(cid)
         if gate_decision is not None:
-            append(Decision(cid, c.identity, refused, gate_decision[0], gate_decision[1]))
+            append(Decision(cid, c.identity, refused, *gate_decision))
         elif c.identity in admitted_identity:
-            append(
-                Decision(
-                    cid,
-                    c.identity,
-                    refused,
-                    Reason.ALTERNATIVE,
-                    f"its identity is admitted as {admitted_identity[c.identity]!r}",
-                )
-            )
+            why = f"its identity is admitted as {admitted_identity[c.identity]!r}"
+            append(Decision(cid, c.identity, refused, Reason.ALTERNATIVE, why))
         else:
             value = form_value(c.relevance, threshold)
             if value == 0 and c.relevance < threshold:
@@ -363,44 +355,6 @@ def bundle_decisions(
                 why = f"the bundle leaves it out (value {value}, cost {c.cost})"
             append(Decision(cid, c.identity, refused, Reason.NOT_CHOSEN, why))
     return decisions
-
-
-def bundle_result(
-    request: Request,
-    gates: GateReport,
-    strategy: str,
-    selected_ids: Iterable[str],
-    *,
-    optimal: bool,
-    bound: int | None,
-    timings: tuple[tuple[str, float], ...] = (),
-) -> Result:
-    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
-    they are recorded as admitted (the verifier, not this function, judges legality)."""
-    chosen = frozenset(selected_ids)
-    candidates = request.candidates
-    selected = selected_forms(request, chosen)
-    required = gates.required_identities(request)
-    context = bundle_context(request, gates, chosen, selected, required)
-    decisions = bundle_decisions(candidates, gates, context)
-    threshold = context.threshold
-    cost = sum(c.cost for c in selected)
-    value_total = sum(form_value(c.relevance, threshold) for c in selected)
-    package = package_id(request, selected, required)
-    return Result(
-        status=Status.BUNDLE,
-        strategy=strategy,
-        selected=tuple(c.id for c in render_order(selected)),
-        cost=cost,
-        value=value_total,
-        budget=request.task.budget,
-        optimal=optimal,
-        decisions=tuple(decisions),
-        trace_id=trace_id(package, Status.BUNDLE, None, decisions),
-        package_id=package,
-        bound=value_total if optimal else bound,
-        timings=timings,
-    )
 
 
 def _no_bundle_result(
