@@ -83,16 +83,7 @@ class GateContext:
     sources: dict[str, str]
     authority: dict[str, str]
     # when a rendering is asked for, a form with no content cannot be admitted
-    require_content: bool = False
-
-    @classmethod
-    def of(cls, request: Request, *, require_content: bool = False) -> GateContext:
-        return cls(
-            frozenset(request.task.seal),
-            dict(request.sources),
-            dict(request.authority),
-            require_content,
-        )
+    require_content: bool
 
     def standing(self, channel: str | None) -> str:
         """The authority standing of a channel: the request's table over the defaults."""
@@ -182,13 +173,13 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     gates are a worklist that reads each group once and explains only the forms it
     removed. The same pass gathers what the later stages read (ids, identities, counts),
     so none walks every form again in Python."""
-    context = GateContext.of(request, require_content=require_content)
     task = request.task
+    sources, authority = dict(request.sources), dict(request.authority)
+    context = GateContext(frozenset(task.seal), sources, authority, require_content)
     candidates = request.candidates
     scope = task.scope
     checks_source = task.operation is Operation.CURRENT
     seal = context.seal
-    current = context.sources
     instruction = Role.INSTRUCTION
     ids: list[str] = []
     identities: list[str] = []
@@ -215,7 +206,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             or (
                 checks_source
                 and c.source is not None
-                and (c.version is None or current.get(c.source) != c.version)
+                and (c.version is None or sources.get(c.source) != c.version)
             )
             or c.role is instruction
             or (require_content and c.content is None)
@@ -294,11 +285,8 @@ def _derived_removals(
     the dependencies and groups remove (in canonical order), and for every offered
     identity (and no other) the number of its forms left eligible. ``identities`` is
     each candidate's identity (in order), ``linked`` the candidates that have
-    dependencies or name a group.
-
-    A worklist over identities that lose their last eligible form, each group
-    collapsing once: linear in the size of the request (re-scanning every form after
-    each loss would be quadratic)."""
+    dependencies or name a group. A worklist over the identities that lose their last
+    eligible form, each group collapsing once: linear, where re-scanning is quadratic."""
     candidates = request.candidates
     forms_left = Counter(identities)
     # an identity offered only by failed forms has no eligible form from the start

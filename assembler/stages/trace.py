@@ -67,11 +67,8 @@ def trace(
 ) -> tuple[Result, TraceKept | None]:
     """The result of ``choice``; with ``keep``, also what the next call's trace reuses
     (a result with no bundle keeps nothing)."""
-    if choice.status is Status.REFUSED:
-        assert choice.refusal is not None
-        return refused_result(request, gates, strategy, choice.refusal, choice.timings), None
-    if choice.status is Status.UNDECIDED:
-        return undecided_result(request, gates, strategy, choice.bound, choice.timings), None
+    if choice.status is not Status.BUNDLE:
+        return _no_bundle_result(request, gates, strategy, choice), None
     result, traced = _bundle(request, gates, strategy, choice, kept, keep)
     if choice.cache is not None:
         result = replace(result, cache=choice.cache)
@@ -280,10 +277,10 @@ def bundle_context(
     gates: GateReport,
     chosen: AbstractSet[str],
     selected: list[Candidate],
-    required: tuple[str, ...] | None = None,
+    required: tuple[str, ...],
 ) -> BundleContext:
     """The context of a bundle; ``selected`` is the chosen candidates in canonical order,
-    ``required`` the request's required identities when the caller has them."""
+    ``required`` the request's required identities."""
     admitted_identity = {c.identity: c.id for c in selected}
     needed: dict[str, str] = {}
     for c in selected:
@@ -298,13 +295,9 @@ def bundle_context(
         for member in members:
             if member in admitted_identity:
                 identity_groups.setdefault(member, []).append(group)
+    threshold = request.task.min_relevance
     return BundleContext(
-        chosen=chosen,
-        admitted=admitted_identity,
-        needed=needed,
-        identity_groups=identity_groups,
-        required=frozenset(request.required_identities if required is None else required),
-        threshold=request.task.min_relevance,
+        chosen, admitted_identity, needed, identity_groups, frozenset(required), threshold
     )
 
 
@@ -357,27 +350,20 @@ def bundle_decisions(
     return decisions
 
 
-def _no_bundle_result(
-    request: Request,
-    gates: GateReport,
-    strategy: str,
-    status: Status,
-    refusal: Refusal | None,
-    bound: int | None,
-    timings: tuple[tuple[str, float], ...],
-) -> Result:
-    reason = Reason.REFUSED if status is Status.REFUSED else Reason.UNDECIDED
-    detail = (
-        f"no bundle: the request was refused ({refusal.code.value})"
-        if refusal is not None
-        else "no bundle: the time limit was reached before a legal bundle was found"
-    )
+def _no_bundle_result(request: Request, gates: GateReport, strategy: str, choice: Choice) -> Result:
+    status, refusal = choice.status, choice.refusal
+    if status is Status.REFUSED:
+        assert refusal is not None
+        reason = Reason.REFUSED
+        detail = f"no bundle: the request was refused ({refusal.code.value})"
+    else:
+        reason = Reason.UNDECIDED
+        detail = "no bundle: the time limit was reached before a legal bundle was found"
     rejected, notes = gates.rejected, gates.notes
     refused = Verdict.REJECTED
-    # Built column by column, in C wherever it can be: every form is rejected with
-    # ``reason`` and the detail of its note, except the forms the gates rejected.
+    # Built column by column, in C where it can be; each form's note is None where the
+    # gates rejected it
     ids, identities = gates.columns(request)
-    # each form's note, None for a form with none (one the gates rejected)
     noted = list(map(notes.get, ids))
     # every eligible form shares one of a few details: built once per distinct note
     detail_with: dict[str | None, str] = {None: detail}
@@ -408,9 +394,9 @@ def _no_bundle_result(
         decisions=decisions,
         trace_id=trace_of_rows(None, status, refusal, ids, ends),
         package_id=None,
-        bound=bound,
+        bound=None if status is Status.REFUSED else choice.bound,
         refusal=refusal,
-        timings=timings,
+        timings=choice.timings,
     )
 
 
@@ -421,7 +407,7 @@ def refused_result(
     refusal: Refusal,
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
-    return _no_bundle_result(request, gates, strategy, Status.REFUSED, refusal, None, timings)
+    return _no_bundle_result(request, gates, strategy, Choice.refused(refusal, timings=timings))
 
 
 def undecided_result(
@@ -431,4 +417,5 @@ def undecided_result(
     bound: int | None = None,
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
-    return _no_bundle_result(request, gates, strategy, Status.UNDECIDED, None, bound, timings)
+    choice = Choice.undecided(bound, timings=timings)
+    return _no_bundle_result(request, gates, strategy, choice)
