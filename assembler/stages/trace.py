@@ -3,7 +3,7 @@
 Input: the request, its gate report, the strategy's name and its ``Choice``; and
 optionally what the trace of an earlier bundle kept (``TraceKept``, a session's).
 Output: a ``Result`` with a decision for every candidate (sorted by id), the selection
-in canonical order and the identities of ``identities.py``; and, when asked to keep,
+in render order and the identities of ``identities.py``; and, when asked to keep,
 the ``TraceKept`` for the next call.
 
 What is kept, and why rewording only part of it is exact: a candidate's decision reads
