@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -232,30 +230,6 @@ def _concrete(delta: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
 # -- both sides ----------------------------------------------------------------------
 
 
-def _run_side(path: Path, inputs: Path) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(path)}
-    done = subprocess.run(
-        # this file is loaded by its path: the package imported is the side's own
-        [
-            sys.executable,
-            "-c",
-            "import importlib.util as u, sys, pathlib;"
-            f" spec = u.spec_from_file_location('compare', {str(Path(__file__))!r});"
-            " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
-            f" m._side(pathlib.Path({str(inputs)!r}))",
-        ],
-        env=env,
-        cwd=tempfile.gettempdir(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"the side at {path} failed:\n{done.stderr[-3000:]}")
-    answers: dict[str, Any] = json.loads(done.stdout)
-    return answers
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__)
     parser.add_argument("--before", required=True, help="the git revision to compare with")
@@ -265,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    # here, not at the top: a side's child loads this file beside its own benchmarks/
+    from benchmarks.revisions import call_in, checked_out
+
     corpus = [json.loads(p.read_text()) for p in sorted((ROOT / "corpus").glob("*.json"))]
     inputs = {
         "corpus": [case.get("request", case) for case in corpus],
@@ -273,22 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         "agents": _agents(args.agents, args.seed + 2),
     }
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as scratch:
-        before = Path(scratch) / "before"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
-            check=True,
-        )
-        try:
-            given = Path(scratch) / "inputs.json"
-            given.write_text(json.dumps(inputs), encoding="utf-8")
-            old = _run_side(before, given)
-            new = _run_side(ROOT, given)
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)],
-                check=False,
-            )
+    with tempfile.TemporaryDirectory() as scratch, checked_out(args.before, None) as sides:
+        given = Path(scratch) / "inputs.json"
+        given.write_text(json.dumps(inputs), encoding="utf-8")
+        old, new = (call_in(side, Path(__file__), "_side", given) for side in sides)
     report: dict[str, Any] = {
         "before": args.before,
         "packages": [old["package"], new["package"]],

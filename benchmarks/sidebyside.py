@@ -26,9 +26,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,18 +85,9 @@ print(json.dumps(rows))
 
 
 def _measure(path: Path, case: str, collector: str) -> list[float]:
-    env = {**os.environ, "PYTHONPATH": str(path)}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, case, collector],
-        env=env,
-        cwd=tempfile.gettempdir(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{case} at {path} failed:\n{done.stderr[-3000:]}")
-    rows: list[float] = json.loads(done.stdout)
+    from benchmarks.revisions import run_side
+
+    rows: list[float] = run_side(path, ["-c", _CHILD, case, collector], case)
     return rows
 
 
@@ -113,24 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in args.cases.split(",") if c]
     load_before = os.getloadavg()
     measured: dict[str, dict[str, list[float]]] = {c: {"before": [], "after": []} for c in cases}
-    with tempfile.TemporaryDirectory() as scratch:
-        before = Path(scratch) / "before"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(before), args.before],
-            check=True,
-        )
-        try:
-            sides = [("before", before), ("after", ROOT)]
-            for repeat in range(args.repeats):
-                for case in cases:
-                    for side, path in sides if repeat % 2 == 0 else sides[::-1]:
-                        measured[case][side] += _measure(path, case, args.collector)
-                        print(f"round {repeat + 1}: {case} {side}", file=sys.stderr)
-        finally:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)],
-                check=False,
-            )
+    from benchmarks.revisions import checked_out
+
+    with checked_out(args.before, None) as (before, after):
+        sides = [("before", before), ("after", after)]
+        for repeat in range(args.repeats):
+            for case in cases:
+                for side, path in sides if repeat % 2 == 0 else sides[::-1]:
+                    measured[case][side] += _measure(path, case, args.collector)
+                    print(f"round {repeat + 1}: {case} {side}", file=sys.stderr)
     rows = []
     for case in cases:
         b = statistics.median(measured[case]["before"]) * 1e3

@@ -185,6 +185,27 @@ def test_content_offered_in_many_compilations_is_stored_once(tmp_path: Path) -> 
     assert path.stat().st_size < 50 * len(prompt)
 
 
+def test_the_artifacts_a_store_remembers_are_bounded_and_storage_stays_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "KNOWN_ARTIFACTS", 16)
+    path = tmp_path / "l.db"
+    prompt = "You are a careful reviewer. " * 200
+    with assembler.Ledger(path) as ledger:
+        for turn in range(40):
+            req = request(budget=10_000)
+            req["candidates"] = [
+                form("system", 300, 1.0, content=prompt, role="instruction", channel="system"),
+                form(f"turn-{turn}", 20, 0.9, content=f"message {turn}"),
+            ]
+            solve(req, ledger)
+            assert len(ledger._store._known) <= 16  # type: ignore[attr-defined]  # SqliteStore's
+        assert verify(ledger).ok
+    db = sqlite3.connect(path)
+    # forgotten digests are inserted again and ignored: each artifact is stored once
+    assert db.execute("SELECT count(*) FROM blobs").fetchone() == (1 + 3 * 40,)
+
+
 def _files(path: Path) -> tuple[str, int]:
     """The database file's bytes and the size of its WAL (a reader may create an empty
     WAL and the shared-memory index beside it; neither holds anything of the ledger)."""

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import assembler
+from assembler.deadline import Deadline
 from assembler.exact.closure import build_problem
 from assembler.explain.explanation import explain
 from assembler.explain.html import render_html
@@ -35,6 +36,7 @@ from assembler.model.rendering import RenderFormat
 from assembler.render.manifest import build_rendering
 from assembler.stages.gates import apply_gates
 from assembler.stages.trace import bundle_result
+from assembler.strategies.greedy import greedy_strategy
 from assembler.tooling.adversarial import Adversary, build, with_content
 
 SMALL = 1_000
@@ -63,15 +65,17 @@ def _case(kind: Adversary, size: int, folder: Path) -> Case:
     parsed = parse_request(raw)
     ledger = folder / f"{kind.value}-{size}.db"
     with assembler.Ledger(ledger) as book:
-        # a short limit: the stages after the solve need a legal bundle, not a proof
-        result = assembler.assemble(raw, time_limit=0.2, render="anthropic-messages",
+        # greedy: the stages after the solve need a legal bundle, not a proof, and one
+        # that a loaded machine's pace cannot change (an exact call's time limit would)
+        result = assembler.assemble(raw, strategy="greedy", render="anthropic-messages",
                                     ledger=book)  # fmt: skip
         # the next turn of the task drops the last candidate and a tenth of the
         # budget, so that its bundle differs
         after = copy.deepcopy(raw)
         after["candidates"].pop()
         after["task"]["budget"] -= after["task"]["budget"] // 10
-        assembler.assemble(after, time_limit=0.2, render="anthropic-messages", ledger=book)
+        assembler.assemble(after, strategy="greedy", render="anthropic-messages",
+                           ledger=book)  # fmt: skip
         numbers = tuple(book.numbers())
     assert len(numbers) == 2
     return Case(raw, parsed, apply_gates(parsed), result, ledger, (numbers[0], numbers[1]))
@@ -107,6 +111,8 @@ STAGES: dict[str, Callable[[Case], object]] = {
     "parse": lambda case: parse_request(case.raw),
     "gates": lambda case: apply_gates(case.request),
     "closure": lambda case: build_problem(case.request, case.gates),
+    # the baseline the conformance runs and hunts call on every case
+    "greedy": lambda case: greedy_strategy(case.request, case.gates, Deadline.after(60), 1),
     "trace": _trace,
     "render": _render,
     "verify": lambda case: assembler.verify(case.request, case.result),

@@ -41,6 +41,8 @@ PRIVATE_FILE_MODE = 0o600
 
 # a writer waits this long for another process's transaction before giving up
 BUSY_TIMEOUT_SECONDS = 60.0
+# the artifact digests one store object remembers as committed, at most (~10 MB)
+KNOWN_ARTIFACTS = 65_536
 # artifacts at least this large are compressed when that saves a tenth or more
 _COMPRESS_FROM = 256
 
@@ -367,6 +369,8 @@ class SqliteStore:
                 ) from None
             except sqlite3.Error as exc:
                 raise self._error(exc, "nothing was recorded") from None
+            if len(self._known) + len(fresh) > KNOWN_ARTIFACTS:
+                self._known.clear()  # a cache only (blobs are inserted OR IGNORE): bounded
             self._known.update(fresh)
             return event
 

@@ -96,7 +96,12 @@ class _Greedy:
         for group, members in sorted(gates.groups.items()):
             for member in members:
                 self.groups_of_identity[member].append(group)
-        self.group_members = gates.groups
+        self.group_members = {group: sorted(members) for group, members in gates.groups.items()}
+        # the cheapest form of each identity never changes: chosen once, not per visit
+        self.cheapest = {
+            identity: min(forms, key=lambda c: (c.cost, -self.value[c.id], c.id))
+            for identity, forms in self.forms_of.items()
+        }
         # identity -> admitted form; insertion order is the order of admission
         self.admitted: dict[str, Candidate] = {}
         self.spent = 0
@@ -104,30 +109,45 @@ class _Greedy:
     def best_form(self, identity: str) -> Candidate:
         return min(self.forms_of[identity], key=lambda c: (-self.value[c.id], c.cost, c.id))
 
-    def cheapest_form(self, identity: str) -> Candidate:
-        return min(self.forms_of[identity], key=lambda c: (c.cost, -self.value[c.id], c.id))
-
-    def addition(self, first: Candidate) -> dict[str, Candidate]:
-        """``first`` plus everything it drags in (step 3), identity -> form."""
+    def addition(self, first: Candidate, within: int | None = None) -> dict[str, Candidate] | None:
+        """``first`` plus everything it drags in (step 3), identity -> form; with
+        ``within``, None as soon as its cost passes it (the rest cannot make it fit)."""
         plan: dict[str, Candidate] = {first.identity: first}
+        cost = first.cost
         # A worklist rather than recursion: dependency chains may be long. The set
         # reached does not depend on the visiting order, since every identity but
         # the first is given its cheapest form.
         pending = [first]
+        expanded: set[str] = set()  # each group's members are listed once per addition
         while pending:
+            if within is not None and cost > within:
+                return None
             form = pending.pop()
             wanted = [d for d in form.depends_on if d != form.identity]
             for group in self.groups_of_identity.get(form.identity, ()):
-                wanted.extend(sorted(self.group_members[group]))
+                if group not in expanded:
+                    expanded.add(group)
+                    wanted.extend(self.group_members[group])
             for identity in wanted:
                 if identity in self.admitted or identity in plan:
                     continue
                 # Gates guarantee an eligible form: a form needing an identity
                 # without one was rejected as dependency-unavailable/group-ineligible.
-                chosen = self.cheapest_form(identity)
+                chosen = self.cheapest[identity]
                 plan[identity] = chosen
+                cost += chosen.cost
                 pending.append(chosen)
+        if within is not None and cost > within:
+            return None
         return plan
+
+    def whole_addition(self, first: Candidate) -> dict[str, Candidate]:
+        plan = self.addition(first)
+        assert plan is not None  # no limit given
+        return plan
+
+    def left(self) -> int:
+        return self.request.task.budget - self.spent
 
     def density_key(self, c: Candidate) -> tuple[Fraction, int, int, str]:
         value = self.value[c.id]
@@ -156,8 +176,8 @@ class _Greedy:
                 if self.admitted[c.identity] is not c:
                     return
                 continue
-            plan = self.addition(c)
-            if not self.fits(plan):
+            plan = self.addition(c, within=self.left())
+            if plan is None:
                 return
             self.admit(plan)
 
@@ -168,7 +188,7 @@ class _Greedy:
         for position, identity in enumerate(required):
             if identity in self.admitted:
                 continue
-            plan = self.addition(self.best_form(identity))
+            plan = self.whole_addition(self.best_form(identity))
             if not self.fits(plan):
                 return self.over_budget(plan, required[position + 1 :])
             self.admit(plan)
@@ -183,9 +203,9 @@ class _Greedy:
         for candidate in optional:
             if candidate.identity in self.admitted:
                 continue
-            plan = self.addition(candidate)
-            if self.fits(plan):
-                self.admit(plan)
+            fitting = self.addition(candidate, within=self.left())
+            if fitting is not None:
+                self.admit(fitting)
         return None
 
     def over_budget(self, failed: dict[str, Candidate], rest: tuple[str, ...]) -> Refusal:
@@ -196,7 +216,7 @@ class _Greedy:
         self.admitted.update(failed)
         for identity in rest:
             if identity not in self.admitted:
-                self.admitted.update(self.addition(self.best_form(identity)))
+                self.admitted.update(self.whole_addition(self.best_form(identity)))
         forms = sorted(c.id for c in self.admitted.values())
         mandatory_cost = _cost(self.admitted)
         budget = self.request.task.budget
