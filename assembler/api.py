@@ -15,16 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .deadline import LEAST
-from .model.arguments import DEFAULT_TIME_LIMIT
 from .model.bugs import internal_errors
 from .model.errors import InvalidRequest
 from .model.rules import shown
 from .model.types import Request, Result
-from .pipeline import TRACE_PER_GATES_SECOND, run
+from .pipeline import run
 from .settings import Settings, recorded_settings
 
-__all__ = ["DEFAULT_TIME_LIMIT", "LEAST", "TRACE_PER_GATES_SECOND", "assemble", "settings_for"]
+__all__ = ["assemble", "settings_for"]
 
 
 def assemble(
@@ -67,21 +65,15 @@ def settings_for(
                 f"is not a setting (settings: {', '.join(Settings.__dataclass_fields__)})",
             ) from error
         except InvalidRequest as error:
-            ledger = options.get("ledger", None if settings is None else settings.ledger)
+            given = {**_fields(settings), **options}
+            ledger = given.get("ledger")
             if ledger is not None:
-                given = {**_fields(settings), **options}
                 counter = given.get("counter")
                 name = None if counter is None else f"{counter.name} {counter.version}"
+                fields = ("strategy", "time_limit", "workers", "render")
+                strategy, limit, workers, render = map(given.get, fields)
                 ledger.invalid(
-                    request,
-                    recorded_settings(
-                        given.get("strategy"),
-                        given.get("time_limit"),
-                        given.get("workers"),
-                        given.get("render"),
-                        name,
-                    ),
-                    error,
+                    request, recorded_settings(strategy, limit, workers, render, name), error
                 )
             raise
 

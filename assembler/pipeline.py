@@ -98,6 +98,8 @@ def _chain(
         on_parsed(parsed)
         deadline = deadline.later(clock.skip())
     strategy = load_strategy(settings.strategy)
+    # the result names the strategy by its name, whichever alias the call used
+    name = canonical_strategy(settings.strategy)
     fmt, counter, workers = settings.format, settings.counter, settings.worker_count
     kept_now = [kept]
 
@@ -108,8 +110,6 @@ def _chain(
             req, gates, deadline.less(reserve), workers, kept=kept_now[0].decision, keep=keep
         )
         clock.extend(choice.timings)
-        # the result names the strategy by its name, whichever alias the call used
-        name = canonical_strategy(settings.strategy)
         result, traced = trace(req, gates, name, choice, kept_now[0].trace, keep=keep)
         clock.lap("trace")
         kept_now[0] = Kept(choice.kept if keep else None, traced)
@@ -117,22 +117,20 @@ def _chain(
 
     if fmt is None:
         result = decide_and_trace(parsed)
-    elif counter is None:
-        result = decide_and_trace(parsed)
-        if result.status is Status.BUNDLE:
-            from .render.layout import Headers
-            from .render.manifest import build_rendering
-
-            headers = Headers(settings.headers)
-            rendering = build_rendering(parsed, result, fmt, None, headers=headers)
-            result = replace(result, rendering=rendering)
-            clock.lap("render")
     else:
+        # the renderer's modules are loaded only by a call that renders
         from .render import fit_to_budget
         from .render.layout import Headers
+        from .render.manifest import build_rendering
 
-        result = fit_to_budget(
-            parsed, fmt, counter, decide_and_trace, headers=Headers(settings.headers)
-        )
-        clock.lap("render")
+        headers = Headers(settings.headers)
+        if counter is not None:
+            result = fit_to_budget(parsed, fmt, counter, decide_and_trace, headers=headers)
+            clock.lap("render")
+        else:
+            result = decide_and_trace(parsed)
+            if result.status is Status.BUNDLE:
+                rendering = build_rendering(parsed, result, fmt, None, headers=headers)
+                result = replace(result, rendering=rendering)
+                clock.lap("render")
     return replace(result, timings=(*clock.laps, ("total", clock.total()))), kept_now[0]

@@ -96,6 +96,12 @@ def test_unknown_strategy_is_a_clear_error() -> None:
         raise AssertionError("expected UnknownStrategy")
 
 
+def test_settings_of_another_type_are_an_input_error_naming_the_field() -> None:
+    request = {"task": {"id": "t", "budget": 1}, "candidates": []}
+    with pytest.raises(assembler.InvalidRequest, match=r"settings: must be an assembler\.Settings"):
+        assembler.assemble(request, "exact")  # type: ignore[arg-type]
+
+
 def test_a_call_leaves_the_collector_as_the_caller_set_it() -> None:
     # the collector is the whole process's: a library call neither pauses it nor tunes
     # it, for its own thread or any other (the commands set a policy for the processes

@@ -208,9 +208,18 @@ def _patched_policy(request: Request, delta: Delta) -> tuple[tuple[tuple[str, st
 
 def _check_ids(state: State, delta: Delta) -> None:
     """Removed and updated ids exist, added ids do not, and no id is named twice."""
+    missing = "the session has no such candidate"
+    held = "the session already has this candidate (change it with 'update')"
+    update = f"{missing} (add a new one with 'add')"
+    # (field, id, whether the session must hold it, the error when it does not)
+    named = [
+        *((f"remove[{n}]", i, True, missing) for n, i in enumerate(delta.remove)),
+        *((f"update[{n}].id", c.id, True, update) for n, c in enumerate(delta.update)),
+        *((member("relevance", i), i, True, missing) for i, _ in delta.relevance),
+        *((f"add[{n}].id", c.id, False, held) for n, c in enumerate(delta.add)),
+    ]
     seen: dict[str, str] = {}
-
-    def once(candidate_id: str, field: str) -> None:
+    for field, candidate_id, exists, why in named:
         if candidate_id in seen:
             raise InvalidRequest(
                 field,
@@ -219,35 +228,8 @@ def _check_ids(state: State, delta: Delta) -> None:
                 candidate=candidate_id,
             )
         seen[candidate_id] = field
-
-    for index, candidate_id in enumerate(delta.remove):
-        once(candidate_id, f"remove[{index}]")
-        if candidate_id not in state.by_id:
-            raise InvalidRequest(
-                f"remove[{index}]", "the session has no such candidate", candidate=candidate_id
-            )
-    for index, c in enumerate(delta.update):
-        once(c.id, f"update[{index}].id")
-        if c.id not in state.by_id:
-            raise InvalidRequest(
-                f"update[{index}].id",
-                "the session has no such candidate (add a new one with 'add')",
-                candidate=c.id,
-            )
-    for key, _ in delta.relevance:
-        once(key, member("relevance", key))
-        if key not in state.by_id:
-            raise InvalidRequest(
-                member("relevance", key), "the session has no such candidate", candidate=key
-            )
-    for index, c in enumerate(delta.add):
-        once(c.id, f"add[{index}].id")
-        if c.id in state.by_id:
-            raise InvalidRequest(
-                f"add[{index}].id",
-                "the session already has this candidate (change it with 'update')",
-                candidate=c.id,
-            )
+        if (candidate_id in state.by_id) is not exists:
+            raise InvalidRequest(field, why, candidate=candidate_id)
 
 
 def _reindexed(

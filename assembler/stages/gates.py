@@ -34,7 +34,6 @@ __all__ = [
     "apply_gates",
     "form_gate",
     "form_note",
-    "groups_of",
     "named_groups",
 ]
 
@@ -72,10 +71,6 @@ class GateReport:
         assert request is self.request, "a gate report read for another request"
         return self.required
 
-    @property
-    def eligible(self) -> frozenset[str]:
-        return frozenset(self.notes)
-
     def is_eligible(self, candidate_id: str) -> bool:
         return candidate_id in self.notes
 
@@ -88,16 +83,7 @@ class GateContext:
     sources: dict[str, str]
     authority: dict[str, str]
     # when a rendering is asked for, a form with no content cannot be admitted
-    require_content: bool = False
-
-    @classmethod
-    def of(cls, request: Request, *, require_content: bool = False) -> GateContext:
-        return cls(
-            frozenset(request.task.seal),
-            dict(request.sources),
-            dict(request.authority),
-            require_content,
-        )
+    require_content: bool
 
     def standing(self, channel: str | None) -> str:
         """The authority standing of a channel: the request's table over the defaults."""
@@ -107,11 +93,10 @@ class GateContext:
 
 
 def form_gate(
-    request: Request, candidate: Candidate, context: GateContext | None = None
+    request: Request, candidate: Candidate, ctx: GateContext
 ) -> tuple[Reason, str] | None:
-    """The first per-form gate the candidate fails, or None when it passes all four."""
+    """The first per-form gate the candidate fails, or None when it passes them all."""
     task = request.task
-    ctx = context or GateContext.of(request)
     seal = ctx.seal
     if seal:
         if candidate.id in seal:
@@ -157,17 +142,8 @@ def form_gate(
     return None
 
 
-def groups_of(request: Request) -> dict[str, frozenset[str]]:
-    """Group id -> identities in it. Membership belongs to the identity: any form names it.
-
-    A tool call id couples its call and its result: both are in the group named
-    ``tool_call:<id>``, so every strategy that keeps groups keeps them together."""
-    return _groups(request.candidates)
-
-
 def _groups(candidates: Iterable[Candidate]) -> dict[str, frozenset[str]]:
-    """``groups_of`` over ``candidates`` (a form naming no group adds nothing, so the
-    gates hand over only the forms that name one)."""
+    """Group id -> identities in it. Membership belongs to the identity: any form names it."""
     members: dict[str, set[str]] = defaultdict(set)
     for candidate in candidates:
         for group in named_groups(candidate):
@@ -176,7 +152,8 @@ def _groups(candidates: Iterable[Candidate]) -> dict[str, frozenset[str]]:
 
 
 def named_groups(candidate: Candidate) -> tuple[str, ...]:
-    """The groups a candidate puts its identity in (``groups_of``'s reading of one form)."""
+    """The groups a candidate puts its identity in: its ``group``, and ``tool_call:<id>``
+    for a tool call id, which couples a call and its result."""
     if candidate.group is None:
         if candidate.tool_call_id is None:
             return ()
@@ -194,20 +171,16 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
     forms picks out those that do not plainly pass every per-form gate at home, and only
     those go to ``form_gate`` (which words the reason) and ``form_note``; the derived
     gates are a worklist that reads each group once and explains only the forms it
-    removed. The same pass gathers what the later stages read, so none walks every form
-    again in Python (the notes and counts are built in C)."""
-    context = GateContext.of(request, require_content=require_content)
+    removed. The same pass gathers what the later stages read (ids, identities, counts),
+    so none walks every form again in Python."""
     task = request.task
+    sources, authority = dict(request.sources), dict(request.authority)
+    context = GateContext(frozenset(task.seal), sources, authority, require_content)
     candidates = request.candidates
     scope = task.scope
     checks_source = task.operation is Operation.CURRENT
     seal = context.seal
-    current = context.sources
     instruction = Role.INSTRUCTION
-    # One pass reads every form once: its id and identity (the notes and the counts of
-    # the derived gates are then built in C), whether it plainly passes every per-form
-    # gate at home, whether it has dependencies or names a group, and whether it is
-    # marked required.
     ids: list[str] = []
     identities: list[str] = []
     picked: list[Candidate] = []
@@ -233,7 +206,7 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
             or (
                 checks_source
                 and c.source is not None
-                and (c.version is None or current.get(c.source) != c.version)
+                and (c.version is None or sources.get(c.source) != c.version)
             )
             or c.role is instruction
             or (require_content and c.content is None)
@@ -312,11 +285,8 @@ def _derived_removals(
     the dependencies and groups remove (in canonical order), and for every offered
     identity (and no other) the number of its forms left eligible. ``identities`` is
     each candidate's identity (in order), ``linked`` the candidates that have
-    dependencies or name a group.
-
-    A worklist over identities that lose their last eligible form, each group
-    collapsing once: linear in the size of the request (re-scanning every form after
-    each loss would be quadratic)."""
+    dependencies or name a group. A worklist over the identities that lose their last
+    eligible form, each group collapsing once: linear, where re-scanning is quadratic."""
     candidates = request.candidates
     forms_left = Counter(identities)
     # an identity offered only by failed forms has no eligible form from the start
@@ -400,15 +370,8 @@ def _derived_gate(
     for dependency in candidate.depends_on:
         if dependency == candidate.identity or dependency in available:
             continue
-        if dependency not in offered:
-            return (
-                Reason.DEPENDENCY_UNAVAILABLE,
-                f"it depends on {dependency!r}, which no candidate offers",
-            )
-        return (
-            Reason.DEPENDENCY_UNAVAILABLE,
-            f"it depends on {dependency!r}, which has no eligible form",
-        )
+        which = "no candidate offers" if dependency not in offered else "has no eligible form"
+        return Reason.DEPENDENCY_UNAVAILABLE, f"it depends on {dependency!r}, which {which}"
     for group in identity_groups.get(candidate.identity, ()):
         # Name the member that stranded it, not the form's own identity.
         missing = stranding.get(group, [])

@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring as _string
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ..model.cache import cache_identity
@@ -32,7 +32,6 @@ __all__ = [
     "ROW_ENDS",
     "canonical_json",
     "decision_row",
-    "form_json",
     "form_piece",
     "package_id",
     "package_of_pieces",
@@ -59,7 +58,9 @@ def sha256_text(text: str) -> str:
 
 def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
     """Instructions first, then everything else; by id within each."""
-    return sorted(candidates, key=lambda c: (c.role is not Role.INSTRUCTION, c.id))
+    by_id = sorted(candidates, key=attrgetter("id"))
+    first = [c for c in by_id if c.role is Role.INSTRUCTION]
+    return first + [c for c in by_id if c.role is not Role.INSTRUCTION] if first else by_id
 
 
 def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -86,19 +87,12 @@ def policy_json(request: Request) -> dict[str, Any]:
     return {"authority": dict(request.authority)} if request.has_authority_table else {}
 
 
-def form_json(candidate: Candidate) -> dict[str, Any]:
-    """A selected form as ``package_id`` hashes it: id, declared cost, content hash."""
-    content = candidate.content
-    return {
-        "id": candidate.id,
-        "cost": candidate.cost,
-        "content_sha256": None if content is None else sha256_text(content),
-    }
-
-
 def form_piece(candidate: Candidate) -> str:
-    """``form_json`` as canonical JSON: one selected form's piece of ``package_id``."""
-    return canonical_json(form_json(candidate))
+    """One selected form's piece of ``package_id``: the canonical JSON of its id,
+    declared cost and content hash."""
+    content = candidate.content
+    digest = None if content is None else sha256_text(content)
+    return canonical_json({"id": candidate.id, "cost": candidate.cost, "content_sha256": digest})
 
 
 def package_of_pieces(

@@ -3,7 +3,7 @@
 Input: the request, its gate report, the strategy's name and its ``Choice``; and
 optionally what the trace of an earlier bundle kept (``TraceKept``, a session's).
 Output: a ``Result`` with a decision for every candidate (sorted by id), the selection
-in canonical order and the identities of ``identities.py``; and, when asked to keep,
+in render order and the identities of ``identities.py``; and, when asked to keep,
 the ``TraceKept`` for the next call.
 
 What is kept, and why rewording only part of it is exact: a candidate's decision reads
@@ -25,24 +25,13 @@ from itertools import repeat
 from operator import attrgetter
 
 from ..model.objective import form_value
-from ..model.types import (
-    Candidate,
-    Decision,
-    Reason,
-    Refusal,
-    Request,
-    Result,
-    Role,
-    Status,
-    Verdict,
-)
+from ..model.types import Candidate, Decision, Reason, Refusal, Request, Result, Status, Verdict
 from .choice import Choice
 from .gates import GateReport
 from .identities import (
     ROW_ENDS,
     decision_row,
     form_piece,
-    package_id,
     package_of_pieces,
     render_order,
     sha256_text,
@@ -58,7 +47,6 @@ __all__ = [
     "bundle_decisions",
     "bundle_result",
     "refused_result",
-    "selected_forms",
     "trace",
     "undecided_result",
 ]
@@ -79,27 +67,28 @@ def trace(
 ) -> tuple[Result, TraceKept | None]:
     """The result of ``choice``; with ``keep``, also what the next call's trace reuses
     (a result with no bundle keeps nothing)."""
-    if choice.status is Status.REFUSED:
-        assert choice.refusal is not None
-        return refused_result(request, gates, strategy, choice.refusal, choice.timings), None
-    if choice.status is Status.UNDECIDED:
-        return undecided_result(request, gates, strategy, choice.bound, choice.timings), None
-    if not keep:
-        result = bundle_result(
-            request,
-            gates,
-            strategy,
-            choice.selected,
-            optimal=choice.optimal,
-            bound=choice.bound,
-            timings=choice.timings,
-        )
-        traced: TraceKept | None = None
-    else:
-        result, traced = _kept_bundle(request, gates, strategy, choice, kept)
+    if choice.status is not Status.BUNDLE:
+        return _no_bundle_result(request, gates, strategy, choice), None
+    result, traced = _bundle(request, gates, strategy, choice, kept, keep)
     if choice.cache is not None:
         result = replace(result, cache=choice.cache)
     return result, traced
+
+
+def bundle_result(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    selected_ids: Iterable[str],
+    *,
+    optimal: bool,
+    bound: int | None,
+    timings: tuple[tuple[str, float], ...] = (),
+) -> Result:
+    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
+    they are recorded as admitted (the verifier, not this function, judges legality)."""
+    choice = Choice.bundle(tuple(selected_ids), optimal=optimal, bound=bound, timings=timings)
+    return _bundle(request, gates, strategy, choice, None, keep=False)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,19 +110,66 @@ class TraceKept:
     pieces: dict[str, str]
 
 
-def _kept_bundle(
-    request: Request, gates: GateReport, strategy: str, choice: Choice, kept: TraceKept | None
-) -> tuple[Result, TraceKept]:
+def _bundle(
+    request: Request,
+    gates: GateReport,
+    strategy: str,
+    choice: Choice,
+    kept: TraceKept | None,
+    keep: bool,
+) -> tuple[Result, TraceKept | None]:
     chosen = frozenset(choice.selected)
     candidates = request.candidates
-    ids = list(map(_BY_ID, candidates))
+    ids = gates.columns(request)[0]
     by_id: dict[str, Candidate] = dict(zip(ids, candidates, strict=True))
-    if not chosen <= by_id.keys():
-        selected_forms(request, chosen)  # names the unknown ids
+    unknown = chosen.difference(by_id)
+    if unknown:
+        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
     # canonical order is the order of ids
     selected = [by_id[i] for i in sorted(chosen)]
     required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
+    ordered = render_order(selected)
+    traced = None
+    if keep:
+        traced = _kept_trace(candidates, by_id, gates, context, selected, kept)
+        pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
+        package = package_of_pieces(request, pieces, required)
+        decisions = tuple(map(traced.decisions.__getitem__, ids))
+        rows = ",".join(map(traced.rows.__getitem__, ids))
+        trace_digest = sha256_text(trace_text(package, Status.BUNDLE, None, rows))
+    else:
+        decisions = tuple(bundle_decisions(candidates, gates, context))
+        package = package_of_pieces(request, map(form_piece, ordered), required)
+        trace_digest = trace_id(package, Status.BUNDLE, None, decisions)
+    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
+    result = Result(
+        status=Status.BUNDLE,
+        strategy=strategy,
+        selected=tuple(map(_BY_ID, ordered)),
+        cost=sum(map(_COST, selected)),
+        value=value,
+        budget=request.task.budget,
+        optimal=choice.optimal,
+        decisions=decisions,
+        trace_id=trace_digest,
+        package_id=package,
+        bound=value if choice.optimal else choice.bound,
+        timings=choice.timings,
+    )
+    return result, traced
+
+
+def _kept_trace(
+    candidates: Sequence[Candidate],
+    by_id: dict[str, Candidate],
+    gates: GateReport,
+    context: BundleContext,
+    selected: list[Candidate],
+    kept: TraceKept | None,
+) -> TraceKept:
+    """Every decision with its row and every selected form's piece: those of ``kept``
+    where they are exact (module docstring), the others worded again."""
     objects = dict(zip(map(id, candidates), candidates, strict=True))
     if kept is None or kept.context.threshold != context.threshold:
         decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
@@ -162,34 +198,9 @@ def _kept_bundle(
             i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
             for i in map(_BY_ID, selected)
         }
-    # render order: instructions first, by id within each (``selected`` is by id)
-    ordered = [c for c in selected if c.role is Role.INSTRUCTION]
-    if ordered:
-        ordered += [c for c in selected if c.role is not Role.INSTRUCTION]
-    else:
-        ordered = selected
-    package = package_of_pieces(request, map(pieces.__getitem__, map(_BY_ID, ordered)), required)
-    rows_text = ",".join(map(rows.__getitem__, ids))
-    threshold = context.threshold
-    value = sum(map(form_value, map(_RELEVANCE, selected), repeat(threshold)))
-    result = Result(
-        status=Status.BUNDLE,
-        strategy=strategy,
-        selected=tuple(map(_BY_ID, ordered)),
-        cost=sum(map(_COST, selected)),
-        value=value,
-        budget=request.task.budget,
-        optimal=choice.optimal,
-        decisions=tuple(map(decisions.__getitem__, ids)),
-        trace_id=sha256_text(trace_text(package, Status.BUNDLE, None, rows_text)),
-        package_id=package,
-        bound=value if choice.optimal else choice.bound,
-        timings=choice.timings,
-    )
-    after = TraceKept(
+    return TraceKept(
         by_id, objects, gates.rejected, gates.notes, index, context, decisions, rows, pieces
     )
-    return result, after
 
 
 def _reindexed(
@@ -242,16 +253,6 @@ def _reworded(
     return [by_id[i] for i in sorted(again) if i in by_id]
 
 
-def selected_forms(request: Request, chosen: AbstractSet[str]) -> list[Candidate]:
-    """The candidates of ``request`` whose ids are ``chosen``, in the request's order;
-    a ValueError naming any chosen id the request does not have."""
-    selected = [c for c in request.candidates if c.id in chosen]
-    if len(selected) != len(chosen):
-        unknown = chosen - {c.id for c in selected}
-        raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
-    return selected
-
-
 def _with_note(detail: str, note: str) -> str:
     return f"{detail}; {note}" if note else detail
 
@@ -276,10 +277,10 @@ def bundle_context(
     gates: GateReport,
     chosen: AbstractSet[str],
     selected: list[Candidate],
-    required: tuple[str, ...] | None = None,
+    required: tuple[str, ...],
 ) -> BundleContext:
     """The context of a bundle; ``selected`` is the chosen candidates in canonical order,
-    ``required`` the request's required identities when the caller has them."""
+    ``required`` the request's required identities."""
     admitted_identity = {c.identity: c.id for c in selected}
     needed: dict[str, str] = {}
     for c in selected:
@@ -294,13 +295,9 @@ def bundle_context(
         for member in members:
             if member in admitted_identity:
                 identity_groups.setdefault(member, []).append(group)
+    threshold = request.task.min_relevance
     return BundleContext(
-        chosen=chosen,
-        admitted=admitted_identity,
-        needed=needed,
-        identity_groups=identity_groups,
-        required=frozenset(request.required_identities if required is None else required),
-        threshold=request.task.min_relevance,
+        chosen, admitted_identity, needed, identity_groups, frozenset(required), threshold
     )
 
 
@@ -312,12 +309,8 @@ def bundle_decisions(
     One pass: the whole request's candidates for a result, or the few a kept trace
     rewords."""
     chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
-    identity_groups, required, threshold = (
-        context.identity_groups,
-        context.required,
-        context.threshold,
-    )
-    rejected, notes = gates.rejected, gates.notes
+    identity_groups, required = context.identity_groups, context.required
+    threshold, rejected, notes = context.threshold, gates.rejected, gates.notes
     admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
     decisions: list[Decision] = []
     append = decisions.append
@@ -338,23 +331,15 @@ def bundle_decisions(
             if cid in rejected:
                 gate, why = rejected[cid]
                 detail = f"{detail}; admitted despite failing gate {gate.value}: {why}"
-            append(
-                Decision(cid, c.identity, admitted, reason, _with_note(detail, notes.get(cid, "")))
-            )
+            detail = _with_note(detail, notes.get(cid, ""))
+            append(Decision(cid, c.identity, admitted, reason, detail))
             continue
         gate_decision = rejected.get(cid)
         if gate_decision is not None:
-            append(Decision(cid, c.identity, refused, gate_decision[0], gate_decision[1]))
+            append(Decision(cid, c.identity, refused, *gate_decision))
         elif c.identity in admitted_identity:
-            append(
-                Decision(
-                    cid,
-                    c.identity,
-                    refused,
-                    Reason.ALTERNATIVE,
-                    f"its identity is admitted as {admitted_identity[c.identity]!r}",
-                )
-            )
+            why = f"its identity is admitted as {admitted_identity[c.identity]!r}"
+            append(Decision(cid, c.identity, refused, Reason.ALTERNATIVE, why))
         else:
             value = form_value(c.relevance, threshold)
             if value == 0 and c.relevance < threshold:
@@ -365,65 +350,20 @@ def bundle_decisions(
     return decisions
 
 
-def bundle_result(
-    request: Request,
-    gates: GateReport,
-    strategy: str,
-    selected_ids: Iterable[str],
-    *,
-    optimal: bool,
-    bound: int | None,
-    timings: tuple[tuple[str, float], ...] = (),
-) -> Result:
-    """The result for a bundle. Strategies that ignore gates may pass ineligible forms:
-    they are recorded as admitted (the verifier, not this function, judges legality)."""
-    chosen = frozenset(selected_ids)
-    candidates = request.candidates
-    selected = selected_forms(request, chosen)
-    required = gates.required_identities(request)
-    context = bundle_context(request, gates, chosen, selected, required)
-    decisions = bundle_decisions(candidates, gates, context)
-    threshold = context.threshold
-    cost = sum(c.cost for c in selected)
-    value_total = sum(form_value(c.relevance, threshold) for c in selected)
-    package = package_id(request, selected, required)
-    return Result(
-        status=Status.BUNDLE,
-        strategy=strategy,
-        selected=tuple(c.id for c in render_order(selected)),
-        cost=cost,
-        value=value_total,
-        budget=request.task.budget,
-        optimal=optimal,
-        decisions=tuple(decisions),
-        trace_id=trace_id(package, Status.BUNDLE, None, decisions),
-        package_id=package,
-        bound=value_total if optimal else bound,
-        timings=timings,
-    )
-
-
-def _no_bundle_result(
-    request: Request,
-    gates: GateReport,
-    strategy: str,
-    status: Status,
-    refusal: Refusal | None,
-    bound: int | None,
-    timings: tuple[tuple[str, float], ...],
-) -> Result:
-    reason = Reason.REFUSED if status is Status.REFUSED else Reason.UNDECIDED
-    detail = (
-        f"no bundle: the request was refused ({refusal.code.value})"
-        if refusal is not None
-        else "no bundle: the time limit was reached before a legal bundle was found"
-    )
+def _no_bundle_result(request: Request, gates: GateReport, strategy: str, choice: Choice) -> Result:
+    status, refusal = choice.status, choice.refusal
+    if status is Status.REFUSED:
+        assert refusal is not None
+        reason = Reason.REFUSED
+        detail = f"no bundle: the request was refused ({refusal.code.value})"
+    else:
+        reason = Reason.UNDECIDED
+        detail = "no bundle: the time limit was reached before a legal bundle was found"
     rejected, notes = gates.rejected, gates.notes
     refused = Verdict.REJECTED
-    # Built column by column, in C wherever it can be: every form is rejected with
-    # ``reason`` and the detail of its note, except the forms the gates rejected.
+    # Built column by column, in C where it can be; each form's note is None where the
+    # gates rejected it
     ids, identities = gates.columns(request)
-    # each form's note, None for a form with none (one the gates rejected)
     noted = list(map(notes.get, ids))
     # every eligible form shares one of a few details: built once per distinct note
     detail_with: dict[str | None, str] = {None: detail}
@@ -454,9 +394,9 @@ def _no_bundle_result(
         decisions=decisions,
         trace_id=trace_of_rows(None, status, refusal, ids, ends),
         package_id=None,
-        bound=bound,
+        bound=None if status is Status.REFUSED else choice.bound,
         refusal=refusal,
-        timings=timings,
+        timings=choice.timings,
     )
 
 
@@ -467,7 +407,7 @@ def refused_result(
     refusal: Refusal,
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
-    return _no_bundle_result(request, gates, strategy, Status.REFUSED, refusal, None, timings)
+    return _no_bundle_result(request, gates, strategy, Choice.refused(refusal, timings=timings))
 
 
 def undecided_result(
@@ -477,4 +417,5 @@ def undecided_result(
     bound: int | None = None,
     timings: tuple[tuple[str, float], ...] = (),
 ) -> Result:
-    return _no_bundle_result(request, gates, strategy, Status.UNDECIDED, None, bound, timings)
+    choice = Choice.undecided(bound, timings=timings)
+    return _no_bundle_result(request, gates, strategy, choice)
