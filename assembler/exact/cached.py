@@ -157,7 +157,12 @@ def settled_by_program(
         return None
     if cache.writes and pricing.write < pricing.input:
         return None  # crossing the minimum would lower the price: not monotone in T
-    from .knapsack import cheapest_reaching
+    from .knapsack import cheapest_reaching, reaching_items
+
+    # every class searches the same items, narrowed by its forced and banned forms
+    items = reaching_items(problem, deadline)
+    if items is None:
+        return None
 
     barriers = prefix.barriers
     # (blocks kept at least, forced, banned, budget, floor), the most read first: a
@@ -182,7 +187,7 @@ def settled_by_program(
             if a * max(0, least - tokens) + pricing.read * min(least, tokens) > best[0][0][0]:
                 continue
         found = cheapest_reaching(
-            problem, floor, budget, forced=forced, banned=banned, deadline=deadline
+            problem, floor, budget, forced=forced, banned=banned, deadline=deadline, items=items
         )
         if found is None:
             return None

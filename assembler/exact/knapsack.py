@@ -47,7 +47,14 @@ from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 
-__all__ = ["ENUMERATED", "OPTION_LIMIT", "STATE_LIMIT", "cheapest_reaching", "solve_knapsack"]
+__all__ = [
+    "ENUMERATED",
+    "OPTION_LIMIT",
+    "STATE_LIMIT",
+    "cheapest_reaching",
+    "reaching_items",
+    "solve_knapsack",
+]
 
 # states generated at most (each item's frontier times its options, summed): a core
 # whose frontier grows past it goes to the search that would have had it anyway
@@ -272,6 +279,12 @@ def _option(problem: Problem, forms: Iterable[int]) -> _Option:
     )
 
 
+def reaching_items(problem: Problem, deadline: Deadline = NEVER) -> list[list[_Option]] | None:
+    """Every item's options, none dropped (``cheapest_reaching``'s forced and banned
+    forms break the dominance argument), or None as ``_items`` hands back."""
+    return _items(problem, deadline, undominated=False)
+
+
 def cheapest_reaching(
     problem: Problem,
     floor: int,
@@ -281,16 +294,19 @@ def cheapest_reaching(
     banned: frozenset[int] = frozenset(),
     state_limit: int = STATE_LIMIT,
     deadline: Deadline = NEVER,
+    items: list[list[_Option]] | None = None,
 ) -> SolveOutcome | None:
     """The cheapest legal selection of ``problem`` worth at least ``floor`` within
     ``budget``, holding every form of ``forced`` and none of ``banned``; among the
     cheapest the most valuable, then the lightest. OPTIMAL with it, INFEASIBLE when
     there is none, or None as ``solve_knapsack`` hands back (a tie on cost, value and
     weight included). The same frontier: a state that costs no more and is worth no
-    less than another is at least as good for this order too."""
+    less than another is at least as good for this order too. ``items``: the
+    problem's ``reaching_items``, when a caller asks several times of one problem."""
     if deadline.passed:
         return None
-    items = _items(problem, deadline, undominated=False)
+    if items is None:
+        items = reaching_items(problem, deadline)
     if items is None:
         return None
     narrowed = []
