@@ -230,6 +230,20 @@ def _concrete(delta: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
 # -- both sides ----------------------------------------------------------------------
 
 
+def _parts(pairs: Any) -> dict[str, int]:
+    """How many differing answers differ in each key (an answer list: each answer)."""
+    counts: dict[str, int] = {}
+    for before, after in pairs:
+        for a, b in zip(*((x if isinstance(x, list) else [x]) for x in (before, after)),
+                        strict=False):  # fmt: skip
+            if a == b:
+                continue
+            keys = set(a) | set(b) if isinstance(a, dict) and isinstance(b, dict) else {"answer"}
+            for key in sorted(k for k in keys if not isinstance(a, dict) or a.get(k) != b.get(k)):
+                counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__)
     parser.add_argument("--before", required=True, help="the git revision to compare with")
@@ -270,13 +284,17 @@ def main(argv: list[str] | None = None) -> int:
             "inputs": len(pairs),
             "answers": answers,
             "differ": len(differ),
+            # which parts of an answer differ, counted over every differing answer
+            "parts": _parts(pairs[i] for i in differ),
             "first": [
                 {"index": i, "before": old[family][i], "after": new[family][i]} for i in differ[:5]
             ],
         }
         failed |= bool(differ)
+        parts = report[family]["parts"]
         print(
-            f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ",
+            f"{family}: {len(pairs)} inputs, {answers} answers, {len(differ)} differ"
+            + (f" ({', '.join(f'{k} {n}' for k, n in parts.items())})" if parts else ""),
             file=sys.stderr,
         )
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
