@@ -166,23 +166,30 @@ def test_the_request_round_trips_exactly(tmp_path: Path) -> None:
             )
 
 
+_PROMPT = "You are a careful reviewer. " * 200
+
+
+def _reviewed_turn(turn: int) -> dict[str, Any]:
+    """One turn of a review: the same long prompt, one new message."""
+    req = request(budget=10_000)
+    req["candidates"] = [
+        form("system", 300, 1.0, content=_PROMPT, role="instruction", channel="system"),
+        form(f"turn-{turn}", 20, 0.9, content=f"message {turn}"),
+    ]
+    return req
+
+
 def test_content_offered_in_many_compilations_is_stored_once(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
-    prompt = "You are a careful reviewer. " * 200
     with assembler.Ledger(path) as ledger:
         for turn in range(50):
-            req = request(budget=10_000)
-            req["candidates"] = [
-                form("system", 300, 1.0, content=prompt, role="instruction", channel="system"),
-                form(f"turn-{turn}", 20, 0.9, content=f"message {turn}"),
-            ]
-            solve(req, ledger)
-    digest = hashlib.sha256(prompt.encode()).hexdigest()
+            solve(_reviewed_turn(turn), ledger)
+    digest = hashlib.sha256(_PROMPT.encode()).hexdigest()
     db = sqlite3.connect(path)
     assert db.execute("SELECT count(*) FROM blobs WHERE sha256 = ?", (digest,)).fetchone() == (1,)
     # 50 messages, 1 prompt, 50 request documents, 50 result documents
     assert db.execute("SELECT count(*) FROM blobs").fetchone() == (151,)
-    assert path.stat().st_size < 50 * len(prompt)
+    assert path.stat().st_size < 50 * len(_PROMPT)
 
 
 def test_the_artifacts_a_store_remembers_are_bounded_and_storage_stays_exact(
@@ -190,15 +197,9 @@ def test_the_artifacts_a_store_remembers_are_bounded_and_storage_stays_exact(
 ) -> None:
     monkeypatch.setattr(store_module, "KNOWN_ARTIFACTS", 16)
     path = tmp_path / "l.db"
-    prompt = "You are a careful reviewer. " * 200
     with assembler.Ledger(path) as ledger:
         for turn in range(40):
-            req = request(budget=10_000)
-            req["candidates"] = [
-                form("system", 300, 1.0, content=prompt, role="instruction", channel="system"),
-                form(f"turn-{turn}", 20, 0.9, content=f"message {turn}"),
-            ]
-            solve(req, ledger)
+            solve(_reviewed_turn(turn), ledger)
             assert len(ledger._store._known) <= 16  # type: ignore[attr-defined]  # SqliteStore's
         assert verify(ledger).ok
     db = sqlite3.connect(path)
