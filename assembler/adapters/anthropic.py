@@ -30,7 +30,7 @@ from typing import Any
 from ..model.errors import InvalidRequest
 from ..model.types import Kind
 from ..render.registry import Meter
-from .units import Form, Unit, tool_result_forms
+from .units import Form, Unit, first_and_last_user, tool_result_forms
 
 __all__ = ["content_text", "messages_of", "system_unit", "units_of"]
 
@@ -75,10 +75,7 @@ def units_of(
 ) -> list[Unit]:
     units: list[Unit] = []
     open_calls: dict[str, int] = {}
-    user_indices = [
-        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
-    ]
-    keep = {user_indices[0], user_indices[-1]} if user_indices else set()
+    keep = first_and_last_user(messages)
     previous_plain_user: str | None = None
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):

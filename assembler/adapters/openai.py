@@ -23,7 +23,7 @@ from typing import Any
 from ..model.errors import InvalidRequest
 from ..model.types import Kind
 from ..render.registry import Meter
-from .units import Form, Unit, tool_result_forms
+from .units import Form, Unit, first_and_last_user, tool_result_forms
 
 __all__ = ["messages_of", "text_of", "tools_of", "units_of"]
 
@@ -66,10 +66,7 @@ def units_of(
     """The units of a Chat Completions transcript (see the module docstring)."""
     units: list[Unit] = []
     open_calls: dict[str, int] = {}
-    users = [
-        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
-    ]
-    keep = {users[0], users[-1]} if users else set()
+    keep = first_and_last_user(messages)
     for index, raw in enumerate(messages):
         message = _message(raw, index)
         role = message["role"]

@@ -16,7 +16,7 @@ complete, valid piece for the provider, priced by the caller's meter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "Unit",
     "chosen_forms",
     "elided_text",
+    "first_and_last_user",
     "placeholder_text",
     "recency",
     "request_of",
@@ -67,6 +68,15 @@ class Unit:
     depends_on: tuple[str, ...] = ()
     # the unit's text, for a relevance function and for the ledger's content
     text: str = ""
+
+
+def first_and_last_user(messages: Sequence[Any]) -> set[int]:
+    """The indices of a transcript's first and last user messages: the task and the
+    question, which every fitting keeps."""
+    users = [
+        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
+    ]
+    return {users[0], users[-1]} if users else set()
 
 
 def recency(index: int, count: int) -> float:
