@@ -448,25 +448,6 @@ def test_a_cache_hunt_against_exact_agrees_with_enumerate() -> None:
     assert not report.findings, report.findings
 
 
-def test_a_rendering_with_a_tool_and_an_instruction_is_a_valid_previous_call() -> None:
-    import assembler
-
-    request = {
-        "task": {"id": "t", "budget": 100, "instruction": "answer in English"},
-        "candidates": [
-            {"id": "tool", "kind": "tool_definition", "cost": 10, "relevance": 1.0,
-             "content": '{"name": "read", "parameters": {"type": "object"}}'},
-            {"id": "sys", "kind": "system", "cost": 40, "relevance": 1.0, "required": True,
-             "channel": "system", "content": "be brief"},
-        ],
-    }  # fmt: skip
-    rendering = assembler.assemble(request, render="text").rendering
-    assert rendering is not None
-    blocks = rendering.manifest.cache_blocks(rendering.text)
-    following = {**request, "cache": {"provider": "anthropic", "previous": {"blocks": blocks}}}
-    assert assembler.assemble(following).status is assembler.Status.BUNDLE
-
-
 def test_exact_finds_the_selection_that_stays_under_the_cacheable_minimum() -> None:
     import assembler
 
