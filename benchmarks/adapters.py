@@ -254,26 +254,20 @@ def _timing_200(repeats: int) -> dict[str, Any]:
         started = time.perf_counter()
         assembler.fit(given, model="gpt-4o", budget=budget)
         samples["fit"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        trim_messages(
-            given,
-            max_tokens=budget,
-            token_counter=counted,
-            strategy="last",
-            start_on="human",
-            include_system=True,
-        )
-        samples["trim_messages (same o200k count)"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        trim_messages(
-            given,
-            max_tokens=budget,
-            token_counter=count_tokens_approximately,
-            strategy="last",
-            start_on="human",
-            include_system=True,
-        )
-        samples["trim_messages (count_tokens_approximately)"].append(time.perf_counter() - started)
+        for name, counter in (
+            ("trim_messages (same o200k count)", counted),
+            ("trim_messages (count_tokens_approximately)", count_tokens_approximately),
+        ):
+            started = time.perf_counter()
+            trim_messages(
+                given,
+                max_tokens=budget,
+                token_counter=counter,
+                strategy="last",
+                start_on="human",
+                include_system=True,
+            )
+            samples[name].append(time.perf_counter() - started)
     medians = {k: round(1000 * statistics.median(v), 2) for k, v in samples.items()}
     return {
         "messages": len(given),
