@@ -65,7 +65,8 @@ def _inputs(quick: bool) -> dict[str, Any]:
     from .agentcases import transcript
 
     cases: list[dict[str, Any]] = []
-    for rounds in (40, 120, 200):
+    # 100 rounds: ~400 candidates, the size of issue 24's cache-aware goal
+    for rounds in (40, 100, 120, 200):
         t = transcript(rounds)
         before, delta = t.next_turn()
         cases.append(

@@ -317,10 +317,22 @@ def cheapest_reaching(
             narrowed.append(kept)
         elif not kept:
             return SolveOutcome(SolveStatus.INFEASIBLE)
-    if not narrowed:
-        status = SolveStatus.OPTIMAL if floor <= 0 else SolveStatus.INFEASIBLE
-        return SolveOutcome(status, (), bound=0)
-    return _solve(narrowed, budget, state_limit, deadline, floor=floor)
+    # an item left with one option is taken whole: its sums are a constant, not a step
+    taken = [f for options in narrowed if len(options) == 1 for f in options[0][0]]
+    base_cost = sum(options[0][1] for options in narrowed if len(options) == 1)
+    base_value = sum(options[0][2] for options in narrowed if len(options) == 1)
+    free = [options for options in narrowed if len(options) > 1]
+    if base_cost > budget:
+        return SolveOutcome(SolveStatus.INFEASIBLE)
+    if not free:
+        status = SolveStatus.OPTIMAL if base_value >= floor else SolveStatus.INFEASIBLE
+        return SolveOutcome(status, tuple(sorted(taken)), bound=base_value)
+    found = _solve(free, budget - base_cost, state_limit, deadline, floor=floor - base_value)
+    if found is None or found.status is not SolveStatus.OPTIMAL:
+        return found
+    assert found.bound is not None
+    selection = tuple(sorted((*found.selection, *taken)))
+    return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=found.bound + base_value)
 
 
 def _solve(
