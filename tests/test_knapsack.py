@@ -253,3 +253,4 @@ def _cheapest_agrees(problem: Problem, data: st.DataObject) -> None:
     if status is SolveStatus.OPTIMAL:
         assert expected is not None, "a tie on cost, value and weight must be handed back"
         assert found.selection == expected
+        assert found.bound == sum(problem.value[f] for f in expected)
