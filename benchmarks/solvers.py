@@ -157,32 +157,26 @@ def cpsat_alone(problem: Problem, time_limit: float) -> dict[str, Any]:
     value_expr = cp_model.LinearExpr.weighted_sum(x, list(problem.value))
     cost_expr = cp_model.LinearExpr.weighted_sum(x, list(problem.cost))
 
-    # Phase 1: value first, cost second.
-    if value_cap * scale + cost_cap < _INT62:
-        combined = [v * scale - c for v, c in zip(problem.value, problem.cost, strict=True)]
-        expr = cp_model.LinearExpr.weighted_sum(x, combined)
-        model.maximize(expr)
-        status, solver = run("value-cost")
-        if status == cp_model.INFEASIBLE:
-            return finish("infeasible", None, None)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return finish("unknown", None, None)
-        chosen = selection(solver)
-        if status != cp_model.OPTIMAL:
-            bound = (int(solver.best_objective_bound) + cost_cap) // scale
-            return finish("timeout", chosen, bound)
-        model.add(expr == round(solver.objective_value))
+    # Phase 1: value first, cost second: one objective when the combined key fits in
+    # 62 bits, else value, then cost with the value fixed
+    combined = value_cap * scale + cost_cap < _INT62
+    if combined:
+        weights = [v * scale - c for v, c in zip(problem.value, problem.cost, strict=True)]
+        expr = cp_model.LinearExpr.weighted_sum(x, weights)
     else:
-        model.maximize(value_expr)
-        status, solver = run("value")
-        if status == cp_model.INFEASIBLE:
-            return finish("infeasible", None, None)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return finish("unknown", None, None)
-        chosen = selection(solver)
-        if status != cp_model.OPTIMAL:
-            return finish("timeout", chosen, int(solver.best_objective_bound))
-        model.add(value_expr == round(solver.objective_value))
+        expr = value_expr
+    model.maximize(expr)
+    status, solver = run("value-cost" if combined else "value")
+    if status == cp_model.INFEASIBLE:
+        return finish("infeasible", None, None)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return finish("unknown", None, None)
+    chosen = selection(solver)
+    if status != cp_model.OPTIMAL:
+        bound = int(solver.best_objective_bound)
+        return finish("timeout", chosen, (bound + cost_cap) // scale if combined else bound)
+    model.add(expr == round(solver.objective_value))
+    if not combined:
         hint(chosen)
         model.minimize(cost_expr)
         status, solver = run("cost")
