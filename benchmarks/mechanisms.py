@@ -126,7 +126,7 @@ def imports(repeats: int) -> list[dict[str, Any]]:
 
 def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     from assembler.deadline import NEVER
-    from assembler.exact import cpsat
+    from assembler.exact import cpmodel, cpsat
     from assembler.exact.closure import build_problem
     from assembler.model.parse import parse_request
     from assembler.stages.gates import apply_gates
@@ -135,7 +135,7 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     def with_cp_model(problem: Any) -> Any:
         return cp_model_of(problem)[0]  # the encoding of cpsat._Session._encode
 
-    helper = cpsat.cp_helper()
+    helper = cpmodel.cp_helper()
     rows = []
     for n in sizes:
         parsed = parse_request(generate(random.Random(0), Shape.scale(n)))

@@ -43,7 +43,7 @@ phase, path = sys.argv[1], sys.argv[2]
 # imports and the solvers' libraries are loaded before the baseline is taken
 assembler.assemble({"task": {"id": "t", "budget": 5}, "candidates": [{"id": "a", "cost": 1}]})
 import highspy
-from assembler.exact.cpsat import cp_helper
+from assembler.exact.cpmodel import cp_helper
 helper = cp_helper()
 model = helper.CpModelProto()
 model.variables.add().domain.extend((0, 1))

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from assembler.deadline import Deadline
-from assembler.exact import cpsat
+from assembler.exact import cpmodel, cpsat
 from assembler.exact.closure import build_problem
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
 
 
-class _Mirrored(cpsat.ProtoModel):
+class _Mirrored(cpmodel.ProtoModel):
     """A ``ProtoModel`` that makes every call on a ``cp_model.CpModel`` as well."""
 
     def __init__(self, helper: Any) -> None:
@@ -39,7 +39,7 @@ class _Mirrored(cpsat.ProtoModel):
     def _literal(self, literal: int) -> Any:
         return self.vars[literal] if literal >= 0 else ~self.vars[-literal - 1]
 
-    def _expr(self, expr: cpsat.Linear) -> Any:
+    def _expr(self, expr: cpmodel.Linear) -> Any:
         variables = [self.vars[v] for v in expr.terms]
         return self.cp.LinearExpr.weighted_sum(variables, list(expr.terms.values())) + expr.constant
 
@@ -76,21 +76,21 @@ class _Mirrored(cpsat.ProtoModel):
         super().implication(literal, implied)
 
     def linear(
-        self, expr: cpsat.Linear, low: int, high: int, enforced_by: int | None = None
+        self, expr: cpmodel.Linear, low: int, high: int, enforced_by: int | None = None
     ) -> None:
         e = self._expr(expr)
         if low == high:
             added = self.reference.add(e == low)
-        elif low == cpsat._INT64_MIN:
+        elif low == cpmodel._INT64_MIN:
             added = self.reference.add(e <= high)
         else:
-            assert high == cpsat._INT64_MAX
+            assert high == cpmodel._INT64_MAX
             added = self.reference.add(e >= low)
         if enforced_by is not None:
             added.only_enforce_if(self._literal(enforced_by))
         super().linear(expr, low, high, enforced_by)
 
-    def objective(self, expr: cpsat.Linear, *, maximize: bool) -> None:
+    def objective(self, expr: cpmodel.Linear, *, maximize: bool) -> None:
         super().objective(expr, maximize=maximize)  # clears both objectives first
         (self.reference.maximize if maximize else self.reference.minimize)(self._expr(expr))
 
@@ -119,9 +119,9 @@ class _Mirrored(cpsat.ProtoModel):
 
 
 def test_expressions_with_constants_are_written_as_cp_model_writes_them() -> None:
-    from assembler.exact.cpsat import Linear
+    from assembler.exact.cpmodel import Linear
 
-    model = _Mirrored(cpsat.cp_helper())
+    model = _Mirrored(cpmodel.cp_helper())
     x, y, z = (model.new_bool(name) for name in "xyz")
     one = model.constant(1)
     assert model.constant(1) == one

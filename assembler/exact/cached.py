@@ -31,7 +31,8 @@ from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
 from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
-from .cpsat import Linear, _Session, cp_helper
+from .cpmodel import Linear, cp_helper
+from .cpsat import _Session
 from .incumbent import is_legal
 from .prefix import Prefix, build_prefix
 
