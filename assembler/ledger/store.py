@@ -133,6 +133,24 @@ def _row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
     return (sha, len(data), *_encode(data))
 
 
+def _write_ahead(conn: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``. Two connections switching a fresh file's journal at
+    once get SQLITE_BUSY at once, without SQLite's busy handler: retried here until
+    the busy timeout, as any other lock is waited for."""
+    import sqlite3
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_BUSY")
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
 def create_private(path: str) -> None:
     """Create ``path`` empty and readable by its owner only, unless it exists (an
     existing file keeps the mode its owner gave it)."""
@@ -191,7 +209,7 @@ class SqliteStore:
                 raise self._error(exc, "cannot open") from None
         try:
             if not self.readonly:
-                conn.execute("PRAGMA journal_mode=WAL")
+                _write_ahead(conn)
                 # WAL with synchronous=NORMAL survives a killed process; models/ledger.md
                 # says what a power cut can cost
                 conn.execute("PRAGMA synchronous=NORMAL")
