@@ -5,6 +5,9 @@ API, a session, the server, the inspector and the command line all take one).
 Output: ``Settings``, checked when it is built: an unknown strategy, a time limit or a
 worker count out of range, an unknown render format or a counter without one is an
 ``InvalidRequest`` (``UnknownStrategy``) naming the setting, before any work starts.
+
+The time limit is a number of seconds here, at the edge, and the chain turns it into
+the call's ``Deadline`` once (``pipeline.run``); every stage inside reads that.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
+from .model.arguments import DEFAULT_TIME_LIMIT, check_arguments
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
 from .model.rendering import RenderFormat
-from .model.rules import kind
+from .model.rules import choice, kind
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -52,15 +55,12 @@ class Settings:
     ledger: Recorder | None = None
 
     def __post_init__(self) -> None:
-        call_arguments(self.strategy, self.time_limit, self.workers)
+        check_arguments(self.strategy, self.time_limit, self.workers)
         from .strategies import load_strategy
 
         load_strategy(self.strategy)
-        if self.render is not None and not isinstance(self.render, RenderFormat):
-            # the renderer's module is loaded only by a call that renders
-            from .render import render_format
-
-            object.__setattr__(self, "render", render_format(self.render))
+        if self.render is not None:
+            object.__setattr__(self, "render", choice(RenderFormat, self.render, "render"))
         if self.headers not in _HEADERS:
             raise InvalidRequest(
                 "headers",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..model.errors import InvalidRequest, RenderError
+from ..model.errors import RenderError
 from ..model.rendering import RENDER_VERSION, Manifest, ManifestItem, RenderFormat, Rendering
+from ..model.rules import choice
 from ..model.types import Request, Result, Status
 from ..stages.identities import canonical_json, package_id
 from .counters import Counter
@@ -28,11 +29,8 @@ __all__ = ["build_rendering", "render_format"]
 
 
 def render_format(value: str | RenderFormat) -> RenderFormat:
-    try:
-        return RenderFormat(value)
-    except ValueError:
-        known = ", ".join(f.value for f in RenderFormat)
-        raise InvalidRequest("format", f"must be one of {known}, not {value!r}") from None
+    """``render(format=...)``'s value as a format (else ``InvalidRequest`` naming it)."""
+    return choice(RenderFormat, value, "format")
 
 
 def _sha256(data: bytes) -> str:
