@@ -1,4 +1,4 @@
-"""The cache-aware decision (``exact/cached.py``, ``exact/prefix.py``; models/README.md 6b).
+"""The cache-aware decision (``exact/cached.py``, ``cache/prefix.py``; models/README.md 6b).
 
 Over random agent sessions the exact strategy's cache-aware answer is the brute-force
 enumerator's, call after call, each call's previous blocks read from the rendering of

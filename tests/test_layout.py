@@ -26,7 +26,8 @@ LAYERS = (
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",
-    # provider cache rules and their simulator: data and pure functions over the model
+    # provider caches: a previous rendering mapped onto a request (prefix, block order)
+    # and the simulator: data and pure functions over the model
     "cache",
     "stages",
     "exact",

@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from ..exact.prefix import build_prefix, rank
+from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
 from ..model.types import Candidate, Kind, Request
 
@@ -158,7 +158,7 @@ def layout(
     headers: Headers = Headers.PROVENANCE,
 ) -> tuple[Block, ...]:
     """The blocks of a rendering of ``selected``, in order: with a cache section, the
-    previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
+    previous call's blocks kept first (``cache.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
     missing = [c.id for c in chosen if c.content is None]
@@ -273,7 +273,7 @@ def _with_breakpoints(blocks: list[Block], read_entry: int | None, most: int) ->
 
 
 def _rank(block: Block) -> int:
-    """A block's place in the provider's order (``exact.prefix.rank``)."""
+    """A block's place in the provider's order (``cache.prefix.rank``)."""
     if block.candidate is None:
         return 1 if block.kind == "instruction" else 2
     return rank(block.candidate.kind)
