@@ -146,10 +146,9 @@ def _answer(
         return _decided(request, settings, kept, keep, deadline, clock)
     # the renderer's modules are loaded only by a call that renders
     from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
-    from .render.layout import Headers
     from .render.manifest import build_rendering
 
-    headers = Headers(settings.headers)
+    headers = settings.framing
     if counter is None:
         result, kept = _decided(request, settings, kept, keep, deadline, clock)
         if result.status is Status.BUNDLE:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .model.arguments import DEFAULT_TIME_LIMIT, check_arguments
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
-from .model.rendering import RenderFormat
+from .model.rendering import Headers, RenderFormat
 from .model.rules import choice, kind
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from .render import Counter
 
 __all__ = ["DEFAULT_TIME_LIMIT", "Settings", "recorded_settings"]
-
-_HEADERS = ("provenance", "minimal", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +46,8 @@ class Settings:
     time_limit: float | None = None
     workers: int | None = None
     render: str | RenderFormat | None = None
-    # how a rendering frames each item: "provenance", "minimal" or "none"
-    headers: str = "provenance"
+    # how a rendering frames each item (a ``Headers``, or its value)
+    headers: str = Headers.PROVENANCE
     counter: Counter | None = None
     limits: Limits = DEFAULT_LIMITS
     ledger: Recorder | None = None
@@ -61,11 +59,7 @@ class Settings:
         load_strategy(self.strategy)
         if self.render is not None:
             object.__setattr__(self, "render", choice(RenderFormat, self.render, "render"))
-        if self.headers not in _HEADERS:
-            raise InvalidRequest(
-                "headers",
-                f"must be one of {', '.join(_HEADERS)}, not {self.headers!r:.60}",
-            )
+        object.__setattr__(self, "headers", choice(Headers, self.headers, "headers"))
         if self.counter is not None and self.render is None:
             raise InvalidRequest("counter", "counts rendered text: give a render format too")
         if not isinstance(self.limits, Limits):
@@ -78,6 +72,11 @@ class Settings:
         return (
             render if render is None or isinstance(render, RenderFormat) else RenderFormat(render)
         )
+
+    @property
+    def framing(self) -> Headers:
+        """How a rendering frames each item (``headers`` as a ``Headers``)."""
+        return Headers(self.headers)
 
     @property
     def seconds(self) -> float:
@@ -100,8 +99,8 @@ class Settings:
         given = recorded_settings(
             self.strategy, self.time_limit, self.workers, self.render, self.counter_name
         )
-        if self.headers != "provenance":
-            given["headers"] = self.headers
+        if self.headers is not Headers.PROVENANCE:
+            given["headers"] = str(self.headers)
         return given
 
     def but(self, **changes: Any) -> Settings:

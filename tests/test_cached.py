@@ -22,7 +22,7 @@ from strategies import cache_settings, transcripts, turn
 
 import assembler
 from assembler.model.parse import parse_request
-from assembler.render.layout import Headers
+from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
 
 FORMATS = ("anthropic-messages", "text", "openai-chat")
@@ -272,7 +272,8 @@ def test_an_appending_session_s_answers_are_the_brute_force_ones(
         blocks = _previous(current, exact, "anthropic-messages")
         candidates = [
             {**c, "relevance": max(0.0, round(c["relevance"] - 0.1, 1))}
-            if not c.get("required") else c
+            if not c.get("required")
+            else c
             for c in current["candidates"]
         ] + turn(20 + step, cost, result_cost, 1.0, compact)
         current = {"task": current["task"], "candidates": candidates,

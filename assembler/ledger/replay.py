@@ -21,6 +21,7 @@ from typing import Any
 from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.parse import request_from_json
+from ..model.rendering import Headers
 from ..render.counters import Counter, Utf8Bytes
 from ..strategies import canonical_strategy
 from .documents import error_document
@@ -213,7 +214,7 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
             time_limit=run["time_limit"],
             workers=run["workers"],
             render=run["render"],
-            headers=run.get("headers", "provenance"),
+            headers=run.get("headers", Headers.PROVENANCE.value),
             counter=counting,
         )
         result = answer.to_dict()

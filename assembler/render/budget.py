@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.errors import RenderError
-from ..model.rendering import RenderFormat, Rendering
+from ..model.rendering import Headers, RenderFormat, Rendering
 from ..model.types import Request, Result
 from .counters import Counter
-from .layout import Headers, block_text, envelope_blocks
+from .layout import block_text, envelope_blocks
 from .manifest import build_rendering
 
 __all__ = ["Rounds", "counted_rendering", "envelope_fits", "envelope_tokens", "priced_request"]

@@ -29,10 +29,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
 from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
+from ..model.rendering import Headers
 from ..model.types import Candidate, Kind, Request
 
 __all__ = [
@@ -55,16 +55,6 @@ def section_of(kind: Kind) -> str:
     if kind in _STABLE_RANK:
         return "stable"
     return "evidence" if kind is Kind.EVIDENCE else "volatile"
-
-
-class Headers(StrEnum):
-    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
-    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
-    locates and hashes every item whatever the choice."""
-
-    PROVENANCE = "provenance"
-    MINIMAL = "minimal"
-    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)
