@@ -44,7 +44,7 @@ from .model.types import Request, Result, Status
 from .settings import Settings
 from .stages.gates import apply_gates
 from .stages.trace import TraceKept, trace
-from .strategies import canonical_strategy, load_strategy
+from .strategies import load_strategy
 
 __all__ = [
     "TRACE_PER_GATES_SECOND",
@@ -195,8 +195,6 @@ def _decided(
         keep=keep,
     )
     clock.extend(choice.timings)
-    # the result names the strategy by its name, whichever alias the call used
-    name = canonical_strategy(settings.strategy)
-    result, traced = trace(request, gates, name, choice, kept.trace, keep=keep)
+    result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)
     clock.lap("trace")
     return result, Kept(choice.kept if keep else None, traced)

@@ -246,7 +246,7 @@ def test_the_rendering_adapter_covers_every_byte_and_keeps_the_breakpoints() -> 
     calls = [i for i in manifest.items if i.kind == "tool_call"]
     assert calls and sum(x.span == 2 for x in blocks) == len(calls)
     # the same bundle in another format has the same bytes, hence the same keys
-    text = assembler.render(request, result, format="text")
+    text = assembler.render_bundle(request, result, format="text")
     assert [x.key for x in blocks_of_rendering(text)] == [x.key for x in blocks]
 
 

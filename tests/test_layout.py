@@ -19,8 +19,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
-    # the old names of renamed subpackage attributes, read with a warning
-    "renamed",
     # the contract's files (schemas, examples, corpus) as the package carries them
     "shipped",
     "model",

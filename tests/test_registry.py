@@ -8,9 +8,9 @@ import io
 import pytest
 
 from assembler import InvalidRequest
+from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
 from assembler.render.encodings import load_encoding
 from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
-from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
 from assembler.render.registry import MODELS, counter_named, meter_for, model_profile
 from benchmarks.transcripts import png
 

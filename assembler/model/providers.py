@@ -579,6 +579,7 @@ FAMILIES: dict[str, tuple[tuple[CacheRules, tuple[str, ...]], ...]] = {
 
 DEFAULT_MODEL = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5", "gemini": "gemini-2.5-flash"}
 
+
 def cache_rules(provider: str, model: str | None = None) -> CacheRules:
     """The rules of ``provider`` for ``model`` (None: the provider's default family)."""
     key = provider.strip().lower()

@@ -29,12 +29,12 @@ __all__ = [
     "TokenizersCounter",
     "Utf8Bytes",
     "priced_request",
-    "render",
+    "render_bundle",
     "render_format",
 ]
 
 
-def render(
+def render_bundle(
     request: Mapping[str, Any] | Request,
     result: Result,
     *,
