@@ -15,10 +15,10 @@ import copy
 from typing import Any
 
 import pytest
+from drawn import cache_settings, transcripts, turn
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import cache_settings, transcripts, turn
 
 import assembler
 from assembler.model.parse import parse_request

@@ -164,13 +164,7 @@ def test_each_public_class_name_names_one_class() -> None:
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 homes.setdefault(node.name, []).append(module)
-    repeated = {name: found for name, found in homes.items() if len(found) > 1}
-    assert {name: found for name, found in repeated.items() if name not in _SHARED_NAMES} == {}
-
-
-# names two modules use for two things, outside this test's reach for now: each to be
-# renamed in its own room (a new one is not added here but renamed)
-_SHARED_NAMES = frozenset({"Block", "Call"})
+    assert {name: found for name, found in homes.items() if len(found) > 1} == {}
 
 
 def test_only_the_cp_sat_model_module_imports_ortools() -> None:

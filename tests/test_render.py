@@ -324,7 +324,7 @@ def test_corpus_case_renders(path: Path) -> None:
 @settings(max_examples=examples(25), deadline=None)
 @given(st.data())
 def test_generated_requests_render_faithfully(data: st.DataObject) -> None:
-    from strategies import requests as generated
+    from drawn import requests as generated
 
     req = data.draw(generated())
     for c in req["candidates"]:

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from conftest import judged_by_hook, judged_request
 from deltas import applied, deltas
+from drawn import requests
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import requests
 
 import assembler
 from assembler.render import Utf8Bytes

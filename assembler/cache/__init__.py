@@ -23,7 +23,7 @@ from ..model.providers import (
     cache_rules,
 )
 from .simulator import (
-    Block,
+    CacheBlock,
     CacheSimulator,
     Call,
     CallCost,
@@ -35,7 +35,7 @@ from .simulator import (
 
 __all__ = [
     "DEFAULT_MODEL",
-    "Block",
+    "CacheBlock",
     "CacheMode",
     "CacheRules",
     "CacheSimulator",

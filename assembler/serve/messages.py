@@ -1,8 +1,8 @@
-"""What a client asks the server, in either transport, as one typed ``Call``.
+"""What a client asks the server, in either transport, as one typed ``ServedCall``.
 
 Input: a JSON-lines message (a decoded JSON value), or an HTTP route's path
 parameters, query parameters and body; the server's ``ServerConfig``.
-Output: a ``Call`` (its operation, session key, payload, its ``assembler.Settings``,
+Output: a ``ServedCall`` (its operation, session key, payload, its ``assembler.Settings``,
 a session's cache and the ``id`` to echo), or ``InvalidRequest`` naming the field
 (``session``, ``time_limit``, ``render``, ``strategy``, an unknown key). The options
 are ``Settings``' own fields, checked by ``Settings``; what is the server's alone is
@@ -41,7 +41,7 @@ from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
 from ..settings import Settings
 
-__all__ = ["Call", "Op", "call_from_http", "call_from_message", "session_key"]
+__all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]
 
 _MESSAGE_KEYS = (
     "id", "request", "session", "delta", "close", "strategy", "render", "headers", "cache",
@@ -63,7 +63,7 @@ class Op(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ServedCall:
     """One operation: ``payload`` is the request (assemble, open) or the delta as JSON
     (a decoded value, or the body's bytes, decoded later off the event loop);
     ``settings`` how it is computed (a delta's and a close's: its time limit alone, the
@@ -78,7 +78,7 @@ class Call:
     id: Any = None
 
 
-def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Call:
+def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> ServedCall:
     """A JSON-lines message as a call."""
     if not isinstance(message, Mapping):
         raise InvalidRequest("$", f"a message must be a JSON object, not {kind(message)}")
@@ -113,7 +113,7 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
             " 'session'), or 'session' with 'delta' or 'close'",
         )
     settings = _settings(message, limits, max_time_limit)
-    return Call(
+    return ServedCall(
         op=op,
         settings=settings,
         key=key,
@@ -130,7 +130,7 @@ def call_from_http(
     body: bytes | None,
     limits: Limits,
     max_time_limit: float,
-) -> Call:
+) -> ServedCall:
     """An HTTP route's call: options from the query string, payload the body's bytes."""
     place = Place("query")
     for name_ in query:
@@ -150,7 +150,7 @@ def call_from_http(
                 "time_limit", f"must be a number, not {shown(options['time_limit'])}"
             ) from None
     settings = _settings(options, limits, max_time_limit)
-    return Call(
+    return ServedCall(
         op=op,
         settings=settings,
         key=None if key is None else session_key(key, limits),

@@ -1,6 +1,6 @@
 """The server's core, shared by both transports: a call in, a reply out.
 
-Input: a ``Call`` (``messages``) and the time it arrived; the ``ServerConfig``.
+Input: a ``ServedCall`` (``messages``) and the time it arrived; the ``ServerConfig``.
 Output: a ``Reply``: the exit code ``assembler compile`` would give (0 bundle, 1
 refused, 3 undecided; 2 invalid input, 3 no answer in time, 4 a bug), the HTTP
 status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"``
@@ -39,7 +39,7 @@ from ..pipeline import run
 from ..session import Session
 from .errors import TimeLimitReached, error_reply
 from .memory import BodyMemory, give_back
-from .messages import Call, Op
+from .messages import Op, ServedCall
 from .store import SessionStore, weight
 
 __all__ = [
@@ -85,7 +85,7 @@ T = TypeVar("T")
 class ServerConfig:
     """``assembler serve``'s options (defaults in ``cli/serve.py``); a call's own
     ``assembler.Settings`` (strategy, render, headers, time limit) and a session's cache
-    come with the call (``messages.Call``)."""
+    come with the call (``messages.ServedCall``)."""
 
     time_limit: float = DEFAULT_TIME_LIMIT
     concurrency: int = 2
@@ -197,7 +197,7 @@ class Service:
             self.errors[reply.code] = self.errors.get(reply.code, 0) + 1
         return reply
 
-    async def handle(self, call: Call, arrived: float) -> Reply:
+    async def handle(self, call: ServedCall, arrived: float) -> Reply:
         """Answer ``call``; any error becomes an error reply, never an exception."""
         self.in_flight += 1
         try:
@@ -221,7 +221,7 @@ class Service:
 
     # -- operations -------------------------------------------------------------
 
-    async def _assemble(self, call: Call, deadline: Deadline) -> Reply:
+    async def _assemble(self, call: ServedCall, deadline: Deadline) -> Reply:
         settings = call.settings.but(ledger=self._ledger(None))
 
         def work() -> tuple[Result, str]:
@@ -232,7 +232,7 @@ class Service:
         result, encoded = await self._solve(work, deadline, call.settings.seconds)
         return _reply(result, encoded, call.id, None)
 
-    async def _open(self, call: Call, key: str, deadline: Deadline) -> Reply:
+    async def _open(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
         self.sessions.room(key)
         settings = call.settings.but(ledger=self._ledger(key))
 
@@ -246,7 +246,7 @@ class Service:
         self.sessions.put(key, session, weight(session.state))
         return _reply(result, encoded, call.id, _about(key, session))
 
-    async def _delta(self, call: Call, key: str, deadline: Deadline) -> Reply:
+    async def _delta(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
         session = self.sessions.get(key)
         limit = call.settings.time_limit
 
@@ -262,7 +262,7 @@ class Service:
         session.commit(proposal)
         return _reply(proposal.result, encoded, call.id, _about(key, session))
 
-    def _close(self, call: Call) -> Reply:
+    def _close(self, call: ServedCall) -> Reply:
         assert call.key is not None
         closed = self.sessions.close(call.key)
         body = {"id": call.id, "exit": 0, "closed": closed, "session": {"key": call.key}}
