@@ -47,12 +47,12 @@ Rules, the same as ``models/cache-providers.md``:
   ``rules.recent_entries`` entries ends, alive, with no lookback in blocks and no
   rounding; the tokens from it to each later written breakpoint are written at the
   breakpoint's TTL rate, the rest uncached; hits are refreshed.
-* **Explicit caches** (Gemini). In automatic mode a breakpoint of TTL s marks an
-  explicit cache of the prefix through its block: alive, it is read; else it is
-  created, its tokens billed as plain input plus their storage for s seconds
-  (``rules.storage`` per token and hour, prepaid: the provider bills storage for the
-  time held). An explicit cache is not refreshed by use. The implicit cache may read a
-  longer live prefix as before.
+* **Explicit caches** (Gemini; other automatic caches ignore breakpoints). A
+  breakpoint of TTL s marks an explicit cache of the prefix through its block:
+  alive, it is read; else it is created, its tokens billed as plain input plus
+  their storage for s seconds (``rules.storage`` per token and hour, prepaid: the
+  provider bills storage for the time held). An explicit cache is not refreshed by
+  use. The implicit cache may read a longer live prefix as before.
 * **Price** = read x ``rules.read`` + written x the TTL's write rate + uncached
   (+ storage).
 
@@ -68,7 +68,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.errors import AssemblerError
-from ..model.providers import CacheMode, CacheRules, UnknownCacheModel
+from ..model.providers import CacheMode, CacheRules, Provider, UnknownCacheModel
 from ..model.rendering import RenderFormat, Rendering
 
 __all__ = [
@@ -354,8 +354,11 @@ class CacheSimulator:
         self, index: int, call: Call, hashes: list[bytes], tokens: list[int]
     ) -> tuple[float, int]:
         """Explicit caches (a breakpoint in automatic mode): the storage of those
-        created now, and the last block of the longest one alive (-1: none)."""
+        created now, and the last block of the longest one alive (-1: none). Other
+        providers' automatic caches ignore breakpoints."""
         storage, held = 0.0, -1
+        if self.rules.provider is not Provider.GEMINI:
+            return storage, held
         for j, block in enumerate(call.blocks):
             ttl = block.breakpoint
             if ttl is None:
