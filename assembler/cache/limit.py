@@ -13,7 +13,9 @@ refreshed only by a call that sends its whole prefix). So a form's tokens cost, 
 the calls that send it, at least what a *chain* costs: its first send in a chain at
 the write rate of the chain's TTL (or at the input price, uncached), each later send
 of the chain at the read rate, a chain continuing only while the gap since its last
-send is below the TTL. Dropping everything else (the order of the prefix, minimum
+send is below the TTL (a read refreshes an entry to the longer of its own lifetime and
+the breakpoint's, as the simulator does, so a chain may move to a longer lifetime at
+a read). Dropping everything else (the order of the prefix, minimum
 lengths, the breakpoint limit and lookback, the 128-token step, one form per
 identity, groups and dependencies) only lowers the price: the relaxed problem's
 optimum is a lower bound. Its budgets (one per call) and the value target are
@@ -173,25 +175,37 @@ def _plans(
     for t in range(calls):
         here = offers.offered[t]
         base = np.where(here, mu[t] * tokens - lam * offers.value[t], np.inf)
-        values: list[Floats] = []
-        for k, (ttl, rate) in enumerate(opens):
+        # per lifetime: the best live plan before t still alive at t (the window's least)
+        carried_from: list[tuple[Floats, npt.NDArray[np.int32]]] = []
+        for k, (ttl, _rate) in enumerate(opens):
             window = windows[k]
             window.pop_before(bisect.bisect_right(times, times[t] - ttl, 0, t))
             low, arg = window.least()
             if t and ttl > times[t] - times[t - 1]:
                 # a form sent at every call so far continues only from the call before
-                last = rows[k][t - 1]
                 held = forced[t - 1]
-                low = np.where(held, last, low)
+                low = np.where(held, rows[k][t - 1], low)
                 arg = np.where(held, t - 1, arg)
             elif t:
                 low = np.where(forced[t - 1], np.inf, low)
+            carried_from.append((low, arg))
+        values: list[Floats] = []
+        for k, (ttl, rate) in enumerate(opens):
+            # a read refreshes an entry to the longer of its lifetime and the breakpoint's,
+            # so a live plan of any lifetime up to this one carries into this one
+            low, arg, came = np.full(n, np.inf), np.full(n, -1, np.int32), np.zeros(n, np.int8)
+            for j, (ttl_j, _rate_j) in enumerate(opens):
+                if ttl_j <= ttl:
+                    better = carried_from[j][0] < low
+                    low = np.where(better, carried_from[j][0], low)
+                    arg = np.where(better, carried_from[j][1], arg)
+                    came = np.where(better, j, came).astype(np.int8)
             opened = best + rate * tokens
             carried = low + read * tokens
             take = carried < opened
             value = base + np.where(take, carried, opened)
             prev_call[t, k] = np.where(take, arg, best_call)
-            prev_state[t, k] = np.where(take, k, best_state)
+            prev_state[t, k] = np.where(take, came, best_state)
             values.append(value)
         if plain:
             values.append(base + best + tokens)
@@ -233,10 +247,15 @@ def relaxed_price(offers: Offers, rules: CacheRules, sends: npt.NDArray[np.bool_
         overall = min([*live, tokens] if plain else live)
         for previous, now in itertools.pairwise(at):
             gap = now - previous
-            live = [
-                min(overall + rate * tokens, (cost + read * tokens) if gap < ttl else np.inf)
-                for (ttl, rate), cost in zip(opens, live, strict=True)
+            alive = [
+                cost if gap < ttl else np.inf for (ttl, _r), cost in zip(opens, live, strict=True)
             ]
+            live = [
+                min(overall + rate * tokens,
+                    min(c for (t_j, _r), c in zip(opens, alive, strict=True) if t_j <= ttl)
+                    + read * tokens)
+                for ttl, rate in opens
+            ]  # fmt: skip
             overall = min([*live, overall + tokens] if plain else live)
         total += overall
     return total
