@@ -89,6 +89,8 @@ class Session:
         # what the stages of the last answer kept (None: nothing yet)
         self._kept: Kept | None = None
         self._lock = threading.Lock()
+        # the last answer sent (answer, or a committed proposal): what usage is for
+        self._last: Result | None = None
 
     @property
     def state(self) -> State:
@@ -121,6 +123,7 @@ class Session:
             # kept only if no delta was committed meanwhile
             if self._state is state:
                 self._kept, self._state = after, sent
+            self._last = result
         return result
 
     def propose(
@@ -157,6 +160,7 @@ class Session:
             )
         self._state = proposal.state
         self._kept = proposal.kept
+        self._last = proposal.result
 
     def apply(self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None) -> Result:
         """Apply ``delta`` and return the answer for the resulting request. Atomic: on
@@ -165,6 +169,20 @@ class Session:
             proposal = self.propose(delta, time_limit=time_limit)
             self._commit(proposal)
         return proposal.result
+
+    def record_usage(self, ledger: Any, usage: Any, *, model: str,
+                     at: float | None = None) -> Any:  # fmt: skip
+        """Record the provider's ``usage`` for the last answer's body in ``ledger`` (an
+        ``assembler.Ledger``), next to what the cache-aware decision predicted for it;
+        returns the parsed ``BilledUsage``. ``assembler ledger cache`` reports it."""
+        from ..cache.usage import record_result_usage
+
+        if self._last is None:
+            raise SessionConflict("the session has no answer yet: nothing was sent")
+        cache = self._state.request.cache
+        provider = None if cache is None else cache.provider.value
+        return record_result_usage(ledger, self._last, usage, model=model, provider=provider,
+                                   at=at)  # fmt: skip
 
     def _run(
         self,
