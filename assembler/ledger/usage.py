@@ -44,6 +44,7 @@ class UsageRow:
     miss: bool
     # the first block whose bytes differ from the previous body's: (index, item id)
     diverged: tuple[int, str | None] | None
+    blocks: tuple[SentBlock, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,5 +132,5 @@ def _rows(
                 diverged = (at, None if block is None else block.id)
         out.append(UsageRow(seq, session, of, times[index], billed, predicted,
                             None if replayed is None else replayed[index], hit, miss,
-                            diverged))  # fmt: skip
+                            diverged, tuple(bodies[index])))  # fmt: skip
     return out
