@@ -408,8 +408,13 @@ def session_offers(session: CacheSession) -> Offers:
             value[call, k] = form_value(session.relevance(item, call), 0.0)
     required = np.array([bool(dict(i.fields).get("required")) for i in items])
     tokens = np.array([int(dict(i.fields)["cost"]) for i in items], dtype=np.int64)
+    names: dict[str, int] = {}
+    identity = np.array(
+        [names.setdefault(str(dict(i.fields).get("identity", i.id)), len(names)) for i in items],
+        dtype=np.int64,
+    )
     return Offers(session.times, (session.budget,) * calls, tuple(index), tokens, offered,
-                  offered & required, value)  # fmt: skip
+                  offered & required, value, identity)  # fmt: skip
 
 
 def session_bounds(session: CacheSession) -> dict[str, LimitBound]:

@@ -43,9 +43,13 @@ def sessions(draw: st.DrawFn) -> tuple[Offers, str]:
         [[draw(st.integers(0, 900)) for _ in range(forms)] for _ in range(calls)], np.int64
     )
     budget = draw(st.integers(int(tokens.min()), int(tokens.sum())))
+    # some forms are two forms of one identity (at most one of them is sent at a call)
+    identity = np.array(draw(st.lists(st.integers(0, forms - 1), min_size=forms,
+                                      max_size=forms)), dtype=np.int64)  # fmt: skip
     offers = Offers(
         times, (budget,) * calls, tuple(f"f{i}" for i in range(forms)), tokens, offered,
-        required, np.where(offered, value, 0),
+        required & (np.bincount(identity, minlength=forms)[identity] == 1),
+        np.where(offered, value, 0), identity,
     )  # fmt: skip
     return offers, draw(st.sampled_from(sorted(RULES)))
 
@@ -61,6 +65,10 @@ def _legal(offers: Offers, t: int) -> list[tuple[int, ...]]:
             continue
         if sum(int(offers.tokens[i]) for i in picked) > offers.budgets[t]:
             continue
+        if offers.identity is not None:
+            identities = [int(offers.identity[i]) for i in picked]
+            if len(set(identities)) < len(identities):
+                continue
         out.append(picked)
     return out
 

@@ -57,6 +57,9 @@ class Offers:
     # must be sent at that call (a required identity with this one form)
     required: npt.NDArray[np.bool_]
     value: npt.NDArray[np.int64]
+    # per form: its identity's index (None: each form its own identity); at most one
+    # form of an identity is sent at a call, a constraint the bound prices too
+    identity: npt.NDArray[np.int64] | None = None
 
     @property
     def calls(self) -> int:
@@ -155,9 +158,11 @@ def _plans(
     lam: float,
     mu: Floats,
     forced: npt.NDArray[np.bool_],
+    extra: Floats | None = None,
 ) -> tuple[Floats, npt.NDArray[np.bool_]]:
     """Each form's cheapest chain plan under (lambda, mu): its Lagrangian cost (chain
-    price + mu_t x tokens - lambda x value, summed over its sends), and the sends."""
+    price + mu_t x tokens - lambda x value + ``extra[t]``, summed over its sends),
+    and the sends."""
     opens, read, plain = chain_rates(rules)
     calls, n = offers.offered.shape
     tokens = offers.tokens.astype(np.float64)
@@ -174,7 +179,10 @@ def _plans(
     every = np.arange(n)
     for t in range(calls):
         here = offers.offered[t]
-        base = np.where(here, mu[t] * tokens - lam * offers.value[t], np.inf)
+        cost = mu[t] * tokens - lam * offers.value[t]
+        if extra is not None:
+            cost = cost + extra[t]
+        base = np.where(here, cost, np.inf)
         # per lifetime: the best live plan before t still alive at t (the window's least)
         carried_from: list[tuple[Floats, npt.NDArray[np.int32]]] = []
         for k, (ttl, _rate) in enumerate(opens):
@@ -295,17 +303,45 @@ def lower_bound(
         lambdas = tuple(float(x) for x in np.geomspace(0.05, 5.0, 8))
     _opens, read, _plain = chain_rates(rules)
     pairs: list[tuple[float, float]] = []
+    identity = offers.identity
+    shared = None
+    if identity is not None:
+        counts = np.bincount(identity)
+        shared = counts[identity] > 1
+        if not shared.any():
+            identity = shared = None
+    scale_value = float(offers.value[offers.value > 0].mean()) if (offers.value > 0).any() else 1.0
     for lam in lambdas:
         mu = _marginal_prices(offers, lam, read)
+        # one multiplier per (call, identity) of several forms: at most one is sent
+        nu = None if identity is None else np.zeros((offers.calls, int(identity.max()) + 1))
         for step in range(steps):
-            best, sends = _plans(offers, rules, lam, mu, forced)
-            pairs.append((lam, float(best.sum() - mu @ budgets)))
+            extra = None if nu is None or identity is None else nu[:, identity]
+            best, sends = _plans(offers, rules, lam, mu, forced, extra)
+            base = float(best.sum() - mu @ budgets)
+            if nu is not None:
+                base -= float(nu.sum())
+            pairs.append((lam, base))
             over = np.clip((sends.astype(np.float64) @ tokens - budgets) / budgets, -1.0, 1.0)
-            if not (over > 0).any() and not (mu > 0).any():
+            doubled = None
+            if nu is not None and identity is not None and shared is not None:
+                sent = sends & shared
+                doubled = np.zeros_like(nu)
+                rows, forms = np.nonzero(sent)
+                np.add.at(doubled, (rows, identity[forms]), 1.0)
+                doubled = np.where(doubled > 0, doubled - 1.0, 0.0)
+            if (
+                not (over > 0).any()
+                and not (mu > 0).any()
+                and (doubled is None or not doubled.any())
+            ):
                 break
             # multiplicative steps keep each price at its own scale; a price at 0
             # restarts from a small share of the call's marginal price
             rate = 0.7 / (1.0 + step) ** 0.5
             mu = np.where(mu > 0, mu * np.exp(rate * over), np.where(over > 0, 0.05 * lam, 0.0))
+            if nu is not None and doubled is not None:
+                # a form pair sent together raises its price; an unused one decays
+                nu = np.maximum(0.0, nu + rate * lam * scale_value * (doubled - 0.5 * (nu > 0)))
     most = int(np.where(offers.offered, offers.value, 0).sum())
     return LimitBound(tuple(pairs), most)

@@ -141,6 +141,8 @@ def offers_of(session: PlanSession) -> Offers:
     whether it must be sent there (the one eligible form of a required identity)."""
     index: dict[str, int] = {}
     tokens: list[int] = []
+    identities: dict[str, int] = {}
+    identity_of: list[int] = []
     rows: list[tuple[dict[int, int], set[int]]] = []
     for request in session.requests:
         problem = build_problem(request, apply_gates(request))
@@ -149,6 +151,8 @@ def offers_of(session: PlanSession) -> Offers:
             k = index.setdefault(form_id, len(index))
             if k == len(tokens):
                 tokens.append(problem.cost[f])
+                name = problem.identities[problem.identity_of[f]]
+                identity_of.append(identities.setdefault(name, len(identities)))
             values[k] = problem.value[f]
         counts = [0] * len(problem.identities)
         for identity in problem.identity_of:
@@ -171,7 +175,7 @@ def offers_of(session: PlanSession) -> Offers:
             required[t, k] = True
     budgets = tuple(r.task.budget or 0 for r in session.requests)
     return Offers(session.times, budgets, tuple(index), np.array(tokens, dtype=np.int64),
-                  offered, required, value)  # fmt: skip
+                  offered, required, value, np.array(identity_of, dtype=np.int64))  # fmt: skip
 
 
 def _ttls(rules: CacheRules) -> tuple[int, ...]:
