@@ -46,6 +46,10 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
                 # the clairvoyant bound is below every policy's price at its value
                 assert f["limit"] <= f["price"] + 0.1, (row["policy"], provider, f)
         assert rows["exact"]["providers"]["openai/gpt-5"]["vs_exact"] == 1.0
+        # the cache-aware decision's predicted reads against the simulator's replay
+        for name in ("cache-aware t=0.05 h=0.25", "planned t=0.05"):
+            replayed = rows[name]["replayed_read"]
+            assert replayed > 0 and abs(rows[name]["predicted_read"] - replayed) <= 0.01 * replayed
         # the planner at t=0 sends the cache-blind bytes: the same price, call by call
         for provider in ("anthropic/claude-sonnet-4-5", "openai/gpt-5"):
             assert rows["planned t=0"]["providers"][provider] == rows["exact"]["providers"][
