@@ -418,8 +418,15 @@ def session_offers(session: CacheSession) -> Offers:
         [names.setdefault(str(dict(i.fields).get("identity", i.id)), len(names)) for i in items],
         dtype=np.int64,
     )
+    # a tool call and its result: both admitted at a call, or neither
+    calls_of: dict[str, set[int]] = {}
+    for item, ident in zip(items, identity, strict=True):
+        call_id = dict(item.fields).get("tool_call_id")
+        if call_id is not None:
+            calls_of.setdefault(str(call_id), set()).add(int(ident))
+    groups = tuple(tuple(sorted(g)) for g in calls_of.values() if len(g) > 1)
     return Offers(session.times, (session.budget,) * calls, tuple(index), tokens, offered,
-                  offered & required, value, identity)  # fmt: skip
+                  offered & required, value, identity, groups)  # fmt: skip
 
 
 def session_bounds(session: CacheSession) -> dict[str, LimitBound]:

@@ -46,10 +46,13 @@ def sessions(draw: st.DrawFn) -> tuple[Offers, str]:
     # some forms are two forms of one identity (at most one of them is sent at a call)
     identity = np.array(draw(st.lists(st.integers(0, forms - 1), min_size=forms,
                                       max_size=forms)), dtype=np.int64)  # fmt: skip
+    # and two identities may be coupled (both admitted at a call, or neither)
+    present = sorted(set(identity.tolist()))
+    groups = ((present[0], present[1]),) if len(present) > 1 and draw(st.booleans()) else ()
     offers = Offers(
         times, (budget,) * calls, tuple(f"f{i}" for i in range(forms)), tokens, offered,
         required & (np.bincount(identity, minlength=forms)[identity] == 1),
-        np.where(offered, value, 0), identity,
+        np.where(offered, value, 0), identity, groups,
     )  # fmt: skip
     return offers, draw(st.sampled_from(sorted(RULES)))
 
@@ -68,6 +71,8 @@ def _legal(offers: Offers, t: int) -> list[tuple[int, ...]]:
         if offers.identity is not None:
             identities = [int(offers.identity[i]) for i in picked]
             if len(set(identities)) < len(identities):
+                continue
+            if any((a in identities) != (b in identities) for a, b in offers.groups):
                 continue
         out.append(picked)
     return out

@@ -15,14 +15,14 @@ the write rate of the chain's TTL (or at the input price, uncached), each later 
 of the chain at the read rate, a chain continuing only while the gap since its last
 send is below the TTL (a read refreshes an entry to the longer of its own lifetime and
 the breakpoint's, as the simulator does, so a chain may move to a longer lifetime at
-a read). Dropping everything else (the order of the prefix, minimum
-lengths, the breakpoint limit and lookback, the 128-token step, one form per
-identity, groups and dependencies) only lowers the price: the relaxed problem's
-optimum is a lower bound. Its budgets (one per call) and the value target are
-relaxed with Lagrange multipliers mu_t and lambda; for each (lambda, mu) the relaxed
+a read). Dropping everything else (the order of the prefix, minimum lengths, the
+breakpoint limit and lookback, the 128-token step, dependencies) only lowers the
+price: the relaxed problem's optimum is a lower bound. Its budgets (one per call), one
+form per identity, the coupled identities (a tool call and its result) and the value
+target are relaxed with Lagrange multipliers; for each choice of them the relaxed
 problem falls apart by form, and each form's best chain plan is a shortest path over
-the calls (``_plans``), so ``base(lambda, mu) + lambda V`` bounds every sequence of
-value V (weak duality), whatever mu is. Subgradient steps on mu tighten it.
+the calls (``_plans``), so ``base + lambda V`` bounds every sequence of value V (weak
+duality), whatever the other multipliers are. Subgradient steps on them tighten it.
 
 Cost: per evaluation linear in calls x forms x TTLs (each TTL's sliding window is a
 two-stack queue of whole rows); ``lower_bound`` runs a fixed number of them.
@@ -60,6 +60,8 @@ class Offers:
     # per form: its identity's index (None: each form its own identity); at most one
     # form of an identity is sent at a call, a constraint the bound prices too
     identity: npt.NDArray[np.int64] | None = None
+    # coupled identities (a tool call and its result): all admitted at a call or none
+    groups: tuple[tuple[int, ...], ...] = ()
 
     @property
     def calls(self) -> int:
@@ -295,53 +297,54 @@ def lower_bound(
     steps: int = 20,
 ) -> LimitBound:
     """Valid (lambda, base) pairs over a grid of lambdas, each with ``steps``
-    subgradient steps on the budgets' multipliers (every step's pair is valid)."""
+    subgradient steps on the other multipliers (every step's pair is valid): per call,
+    the budget's (mu >= 0); per call and identity of several forms, at most one sent
+    (nu >= 0); per call and coupled pair of identities, both admitted or neither (rho,
+    of either sign: an equality)."""
     forced = offers.forced()
     tokens = offers.tokens.astype(np.float64)
     budgets = np.array(offers.budgets, dtype=np.float64)
     if lambdas is None:
-        lambdas = tuple(float(x) for x in np.geomspace(0.05, 5.0, 8))
+        lambdas = (0.0, *(float(x) for x in np.geomspace(0.01, 5.0, 10)))
     _opens, read, _plain = chain_rates(rules)
-    pairs: list[tuple[float, float]] = []
     identity = offers.identity
-    shared = None
-    if identity is not None:
-        counts = np.bincount(identity)
-        shared = counts[identity] > 1
-        if not shared.any():
-            identity = shared = None
-    scale_value = float(offers.value[offers.value > 0].mean()) if (offers.value > 0).any() else 1.0
+    if identity is None:
+        identity = np.arange(len(offers.ids), dtype=np.int64)
+    identities = int(identity.max()) + 1 if len(identity) else 0
+    shared = np.bincount(identity, minlength=identities) > 1
+    first = np.array([g[0] for g in offers.groups for _ in g[1:]], dtype=np.int64)
+    other = np.array([o for g in offers.groups for o in g[1:]], dtype=np.int64)
+    positive = offers.value[offers.value > 0]
+    scale = float(positive.mean()) if positive.size else 1.0
+    pairs: list[tuple[float, float]] = []
+    calls = offers.calls
     for lam in lambdas:
         mu = _marginal_prices(offers, lam, read)
-        # one multiplier per (call, identity) of several forms: at most one is sent
-        nu = None if identity is None else np.zeros((offers.calls, int(identity.max()) + 1))
+        nu = np.zeros((calls, identities))
+        rho = np.zeros((calls, len(first)))
         for step in range(steps):
-            extra = None if nu is None or identity is None else nu[:, identity]
-            best, sends = _plans(offers, rules, lam, mu, forced, extra)
-            base = float(best.sum() - mu @ budgets)
-            if nu is not None:
-                base -= float(nu.sum())
-            pairs.append((lam, base))
+            # each identity's price at each call, then each form's
+            per_identity = nu.copy()
+            if len(first):
+                np.add.at(per_identity.T, first, rho.T)
+                np.subtract.at(per_identity.T, other, rho.T)
+            best, sends = _plans(offers, rules, lam, mu, forced, per_identity[:, identity])
+            pairs.append((lam, float(best.sum() - mu @ budgets - nu.sum())))
+            admitted = np.zeros((identities, calls))
+            np.add.at(admitted, identity, sends.T.astype(np.float64))
+            admitted = admitted.T
             over = np.clip((sends.astype(np.float64) @ tokens - budgets) / budgets, -1.0, 1.0)
-            doubled = None
-            if nu is not None and identity is not None and shared is not None:
-                sent = sends & shared
-                doubled = np.zeros_like(nu)
-                rows, forms = np.nonzero(sent)
-                np.add.at(doubled, (rows, identity[forms]), 1.0)
-                doubled = np.where(doubled > 0, doubled - 1.0, 0.0)
-            if (
-                not (over > 0).any()
-                and not (mu > 0).any()
-                and (doubled is None or not doubled.any())
-            ):
+            doubled = np.where(shared, np.maximum(0.0, admitted - 1.0), 0.0)
+            apart = admitted[:, first] - admitted[:, other] if len(first) else rho
+            if not (over > 0).any() and not mu.any() and not doubled.any() and not apart.any():
                 break
             # multiplicative steps keep each price at its own scale; a price at 0
             # restarts from a small share of the call's marginal price
             rate = 0.7 / (1.0 + step) ** 0.5
             mu = np.where(mu > 0, mu * np.exp(rate * over), np.where(over > 0, 0.05 * lam, 0.0))
-            if nu is not None and doubled is not None:
-                # a form pair sent together raises its price; an unused one decays
-                nu = np.maximum(0.0, nu + rate * lam * scale_value * (doubled - 0.5 * (nu > 0)))
+            step_value = rate * max(lam, 0.01) * scale
+            nu = np.maximum(0.0, nu + step_value * (doubled - 0.5 * (nu > 0)))
+            if len(first):
+                rho = rho + step_value * apart
     most = int(np.where(offers.offered, offers.value, 0).sum())
     return LimitBound(tuple(pairs), most)

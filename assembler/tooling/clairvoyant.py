@@ -144,6 +144,7 @@ def offers_of(session: PlanSession) -> Offers:
     identities: dict[str, int] = {}
     identity_of: list[int] = []
     rows: list[tuple[dict[int, int], set[int]]] = []
+    groups: set[tuple[int, ...]] = set()
     for request in session.requests:
         problem = build_problem(request, apply_gates(request))
         values: dict[int, int] = {}
@@ -163,6 +164,10 @@ def offers_of(session: PlanSession) -> Offers:
             if identity in set(problem.required) and counts[identity] == 1
         }
         rows.append((values, must))
+        for group in problem.groups:
+            names = [problem.identities[i] for i in group]
+            if all(name in identities for name in names):
+                groups.add(tuple(sorted(identities[name] for name in names)))
     n, calls = len(index), len(rows)
     offered = np.zeros((calls, n), dtype=bool)
     required = np.zeros((calls, n), dtype=bool)
@@ -175,7 +180,8 @@ def offers_of(session: PlanSession) -> Offers:
             required[t, k] = True
     budgets = tuple(r.task.budget or 0 for r in session.requests)
     return Offers(session.times, budgets, tuple(index), np.array(tokens, dtype=np.int64),
-                  offered, required, value, np.array(identity_of, dtype=np.int64))  # fmt: skip
+                  offered, required, value, np.array(identity_of, dtype=np.int64),
+                  tuple(sorted(groups)))  # fmt: skip
 
 
 def _ttls(rules: CacheRules) -> tuple[int, ...]:
