@@ -23,7 +23,7 @@ pytest.importorskip("tokenizers")
 
 from tokenizer_builders import built_counters
 
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 
 
 class BoundaryTax:

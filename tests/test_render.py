@@ -26,7 +26,7 @@ from assembler.render.formats import check_anthropic, check_openai
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "models" / "examples" / "agent-tool-call.json"
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 CORPUS = sorted((ROOT / "corpus").glob("*.json"))
 
 

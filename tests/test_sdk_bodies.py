@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sdk_clients import Wire, send_anthropic, send_openai
+from sdk_clients import Wire, gemini_wire, send_anthropic, send_gemini, send_openai, send_responses
 
 import assembler
 from assembler.render.registry import meter_for
@@ -52,6 +52,28 @@ def test_rendered_body_goes_on_the_wire_as_the_manifest_hashes_it(name: str, fmt
         assert "tools" in sent and all(
             "tool_definition" not in json.dumps(m) for m in sent["messages"]
         )
+
+
+@pytest.mark.parametrize("name", RENDERED)
+@pytest.mark.parametrize("headers", ["provenance", "minimal", "none"])
+def test_responses_and_gemini_bodies_go_on_the_wire_as_hashed(name: str, headers: str) -> None:
+    request = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+    for c in request["candidates"]:
+        c.setdefault("content", f"payload of {c['id']}")
+    for fmt in ("openai-responses", "gemini"):
+        result = assembler.assemble(request, render=fmt, headers=headers)
+        assert result.rendering is not None
+        body = result.rendering.body
+        wire = Wire()
+        if fmt == "gemini":
+            send_gemini(body, wire)
+            on_wire = gemini_wire(wire.sent[0])
+        else:
+            send_responses(body, wire)
+            on_wire = {key: wire.sent[0][key] for key in body}
+        assert on_wire == body
+        assert _sha(on_wire) == result.rendering.manifest.request_body_sha256
+        assert assembler.verify_rendering(request, result, result.rendering) == []
 
 
 def _tool_messages_answered(messages: list[dict[str, Any]]) -> bool:

@@ -21,7 +21,7 @@ import assembler
 from assembler.verifiers.rendering import verify_rendering
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "examples" / "agent-tool-call.json"
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 
 
 def _sha(text: str) -> str:
@@ -122,7 +122,19 @@ def orphan_tool_result(req: dict[str, Any], r: dict[str, Any]) -> None:
     r["text"] = r["text"].replace(call, "", 1)
     r["manifest"]["items"] = [i for i in r["manifest"]["items"] if i["id"] != "call-lookup-4471"]
     body = r["body"]
-    if isinstance(body, dict) and "system" not in body:
+    if isinstance(body, dict) and "input" in body:
+        body["input"] = [
+            i for i in body["input"]
+            if i.get("type") != "function_call" and "call-lookup-4471" not in i.get("content", "")
+        ]  # fmt: skip
+    elif isinstance(body, dict) and "contents" in body:
+        for c in body["contents"]:
+            c["parts"] = [
+                p for p in c["parts"]
+                if "functionCall" not in p and "call-lookup-4471" not in p.get("text", "")
+            ]  # fmt: skip
+        body["contents"] = [c for c in body["contents"] if c["parts"]]
+    elif isinstance(body, dict) and "system" not in body:
         body["messages"] = [m for m in body["messages"] if not m.get("tool_calls")]
     elif isinstance(body, dict):
         for m in body["messages"]:

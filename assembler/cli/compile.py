@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from ..exits import EXIT, EXIT_INVALID
 from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, SolverError
+from ..model.rendering import RenderFormat
 from ..strategies import STRATEGIES, STRATEGY_ALIASES
 from .arguments import (
     CommandParser,
@@ -83,7 +84,7 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--render",
-        choices=("text", "openai-chat", "anthropic-messages"),
+        choices=tuple(f.value for f in RenderFormat),
         default=None,
         help="print the rendered model input instead of the result",
     )

@@ -27,6 +27,8 @@ class RenderFormat(StrEnum):
     TEXT = "text"
     OPENAI_CHAT = "openai-chat"
     ANTHROPIC_MESSAGES = "anthropic-messages"
+    OPENAI_RESPONSES = "openai-responses"
+    GEMINI = "gemini"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +169,8 @@ class Rendering:
     def body(self) -> Any:
         """The provider body as plain JSON values: a string for ``text``, ``{"messages",
         "tools"?}`` for ``openai-chat``, ``{"system", "messages", "tools"?}`` for
-        ``anthropic-messages``."""
+        ``anthropic-messages``, ``{"input", "tools"?}`` for ``openai-responses``,
+        ``{"systemInstruction"?, "contents", "tools"?}`` for ``gemini``."""
         return json.loads(self.body_json)
 
     @property

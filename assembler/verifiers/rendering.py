@@ -36,6 +36,7 @@ from typing import Any
 from ..model.parse import parse_request
 from ..model.rendering import Rendering
 from ..model.types import Candidate, Request, Result, Violation
+from .bodies import tool_entry, walk
 from .cache import kept_prefix
 
 __all__ = ["verify_rendering"]
@@ -84,25 +85,6 @@ def _header(c: Candidate, headers: str = "provenance") -> bytes:
         ("bytes", str(len(content))),
     ]
     return ("<item " + " ".join(f"{k}={v}" for k, v in fields) + ">\n").encode("utf-8")
-
-
-def _tool_entry(content: str, provider: str) -> Any:
-    """A tool definition's ``tools`` entry, re-derived from models/README.md §14."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
-        value = value["function"]
-    if not isinstance(value, dict):
-        return None
-    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
-    entry: dict[str, Any] = {"name": value.get("name")}
-    if "description" in value:
-        entry["description"] = value["description"]
-    if provider == "openai":
-        return {"type": "function", "function": {**entry, "parameters": schema}}
-    return {**entry, "input_schema": schema}
 
 
 def _footer(c: Candidate, headers: str = "provenance") -> bytes:
@@ -430,7 +412,7 @@ class _Judge:
             if self.data[cursor : cursor + len(block)] != block:
                 self.flag("render-body", f"tools[{position}] is not at its place in the text", c.id)
             bare = {k: v for k, v in entry.items() if k != "cache_control"}
-            if bare != _tool_entry(c.content or "", provider):
+            if bare != tool_entry(c.content or "", provider):
                 self.flag("render-body", f"tools[{position}] is not its item's definition", c.id)
             cursor += len(block)
 
@@ -483,6 +465,20 @@ class _Judge:
                         marks.append(cursor)
                     ends.append(cursor)
                 self._anthropic_rules(body, marks, ends)
+            elif fmt in ("openai-responses", "gemini"):
+                parts, broken = walk(fmt, body)
+                tools = [part for part in parts if part.kind == "tool"]
+                for position, part in enumerate(tools):
+                    tool_part(position, part.value, "responses" if fmt != "gemini" else fmt)
+                if len(tools) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
+                for part in parts:
+                    if part.kind == "text":
+                        text_part(part.value)
+                    elif part.kind == "call":
+                        call_part(part.key, part.value, parsed=part.parsed)
+                for line in broken:
+                    self.flag("render-rule", line)
             else:
                 self.flag("render-record", f"unknown format {fmt!r}")
                 return
