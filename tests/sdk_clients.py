@@ -128,12 +128,20 @@ def send_gemini(body: dict[str, Any], wire: Wire, model: str = "gemini-2.5-flash
 
 
 def gemini_wire(sent: dict[str, Any]) -> dict[str, Any]:
-    """The wire request's body fields, with the function declarations' schema key in
-    the REST name the body uses (the SDK writes it in snake case, which the API also
-    reads)."""
-    out = {k: sent[k] for k in ("systemInstruction", "contents", "tools") if k in sent}
-    for tool in out.get("tools", []):
-        for declaration in tool.get("functionDeclarations", []):
-            if "parameters_json_schema" in declaration:
-                declaration["parametersJsonSchema"] = declaration.pop("parameters_json_schema")
-    return out
+    """The wire request's body fields with the REST names the body uses: the SDK writes
+    a few field names in snake case (``mime_type``, ``parameters_json_schema``), which
+    the API reads as well."""
+    renamed = {"mime_type": "mimeType", "parameters_json_schema": "parametersJsonSchema",
+               "file_uri": "fileUri", "display_name": "displayName"}  # fmt: skip
+
+    def walk(value: Any, inside_data: bool = False) -> Any:
+        if isinstance(value, dict):
+            return {
+                renamed.get(k, k): v if k in ("args", "response") else walk(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return {k: walk(sent[k]) for k in ("systemInstruction", "contents", "tools") if k in sent}

@@ -180,14 +180,15 @@ def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any],
     return body, tuple(breakpoints)
 
 
-def check_openai(messages: list[dict[str, Any]]) -> None:
-    """System material first, no leading tool message, every tool message directly
-    after the assistant message that made its call, every call answered."""
+def check_openai(messages: list[dict[str, Any]], *, system_first: bool = True) -> None:
+    """System material first (``system_first``: the rendering's layout rule; the API
+    takes system messages anywhere), no leading tool message, every tool message
+    directly after the assistant message that made its call, every call answered."""
     seen_other = False
     open_calls: list[str] = []
     for index, message in enumerate(messages):
         role = message["role"]
-        if role == "system" and seen_other:
+        if role == "system" and seen_other and system_first:
             raise rule("system-first", f"a system message at position {index} follows others")
         if role != "system" and not seen_other:
             seen_other = True

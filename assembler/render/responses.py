@@ -73,10 +73,21 @@ def _kind(item: Mapping[str, Any]) -> str:
     return "message" if kind is None and "role" in item else str(kind)
 
 
-def check_responses(items: Sequence[Mapping[str, Any]]) -> None:
+def _produced(item: Mapping[str, Any]) -> bool:
+    """An item the model produces in a turn (what a reasoning item may precede)."""
+    kind = _kind(item)
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return kind.endswith("_call") or kind in ("reasoning", "mcp_list_tools", "mcp_approval_request")
+
+
+def check_responses(items: Sequence[Mapping[str, Any]], *, system_first: bool = True) -> None:
     """System messages first; every ``function_call_output`` after the
-    ``function_call`` it answers, and every call answered before the next message;
-    a ``reasoning`` item followed by the item it produced (a message or a call)."""
+    ``function_call`` it answers, and every call answered before the next input
+    message;
+    a ``reasoning`` item followed by the item it produced (a message or a call).
+    ``system_first`` is the rendering's layout rule: a caller's list may hold system
+    and developer messages anywhere, as the API allows."""
     if not items:
         raise rule("input-non-empty", "there is no input item: give evidence or a query")
     seen_other = False
@@ -85,7 +96,7 @@ def check_responses(items: Sequence[Mapping[str, Any]]) -> None:
         kind = _kind(item)
         role = item.get("role")
         if kind == "message" and role in ("system", "developer"):
-            if seen_other:
+            if seen_other and system_first:
                 raise rule("system-first", f"a {role} message at input[{index}] follows others")
             continue
         if kind == "function_call_output":
@@ -105,13 +116,13 @@ def check_responses(items: Sequence[Mapping[str, Any]]) -> None:
             continue
         if kind == "reasoning":
             following = items[index + 1] if index + 1 < len(items) else None
-            if following is None or _kind(following) not in ("message", "function_call"):
+            if following is None or not _produced(following):
                 raise rule(
                     "reasoning-followed",
                     f"reasoning input[{index}] is not followed by the item it produced",
                 )
             continue
-        if open_calls and kind == "message":
+        if open_calls and kind == "message" and role != "assistant":
             raise rule("tool-call-answered", f"function calls {open_calls} are not answered")
     if open_calls:
         raise rule("tool-call-answered", f"function calls {open_calls} are not answered")

@@ -83,7 +83,7 @@ def _responses(body: dict[str, Any]) -> tuple[list[Part], list[str]]:
                 if seen_other:
                     broken.append("system-first: a system message follows other items")
                 continue
-            if open_calls:
+            if open_calls and item["role"] != "assistant":
                 broken.append("tool-call-answered: a function call is not answered")
                 open_calls = set()
         elif kind == "function_call":
