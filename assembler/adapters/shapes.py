@@ -106,6 +106,9 @@ def _text_or_parts(content: Any, null_ok: bool) -> Problem:
     for number, part in enumerate(content):
         if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
             return f".content[{number}]", "must be a part object with a string 'type'"
+        image = part.get("image_url")
+        if part["type"] == "image_url" and not (isinstance(image, Mapping) and image.get("url")):
+            return f".content[{number}].image_url", "an image_url part needs its url"
     return None
 
 
@@ -170,6 +173,10 @@ def _anthropic(entry: Mapping[str, Any], index: int) -> Problem:
             return f"{at}.{needs[0]}", f"a {kind} block needs {needs[0]!r}"
         if kind == "tool_use" and not isinstance(block.get("id"), str):
             return at + ".id", "a tool_use block needs its id, a string"
+        if kind == "text" and not block["text"]:
+            return at + ".text", "non-empty-text: a text block may not be empty"
+        if kind == "tool_result" and number and content[number - 1].get("type") != "tool_result":
+            return at, "tool-result-first: tool_result blocks come first in a user turn"
         if kind == "tool_result" and "content" in block:
             inner = block["content"]
             if not isinstance(inner, str | list):

@@ -235,7 +235,7 @@ def check_anthropic(body: dict[str, Any]) -> None:
                 if message["role"] != "user" or position != len(answered):
                     raise rule("tool-result-first", "a tool result must open a user turn")
                 answered.append(block["tool_use_id"])
-        if message["role"] == "user" and answered != previous_calls:
+        if message["role"] == "user" and sorted(answered) != sorted(previous_calls):
             raise rule(
                 "tool-result-after-call",
                 f"turn {index} answers {answered}, the turn before called {previous_calls}",
