@@ -94,3 +94,17 @@ def test_the_command_runs_the_suite(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "--format", "nope"]) == 2
     assert main(["conformance", "--json", "--format", "openai-chat"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_the_peers_benchmark_judges_each_packer_on_the_same_cut() -> None:
+    from benchmarks import structure
+
+    (suite,) = load_suite(["openai-chat"])
+    case = next(c for c in suite["cases"] if c["id"] == "parallel-2")
+    instance = structure.Instance(suite, case, 0.5)
+    kept = structure._trim(instance)
+    assert kept <= {u.key for u in instance.units}
+    assert judge("openai-chat", instance.body_of(kept), case["body"]) == []
+    picked = structure._picked_units(instance, structure.ctxbudgeter(instance.request)())
+    # ctxbudgeter keeps a call whose long result it drops: the judge says so
+    assert "tool-call-answered" in {r for r, _ in judge("openai-chat", instance.body_of(picked))}

@@ -224,7 +224,7 @@ def _anthropic(
     if called:
         broken.append(("tool-call-answered", f"calls {called} are never answered"))
     if given is not None:
-        turns = {_canonical(m) for m in given if m["role"] == "assistant"}
+        turns = [[_canonical(b) for b in _blocks(m)] for m in given if m["role"] == "assistant"]
         thinking = {_canonical(b) for m in given for b in _blocks(m)
                     if b["type"] in ("thinking", "redacted_thinking")}  # fmt: skip
         for index, m in enumerate(messages):
@@ -233,10 +233,25 @@ def _anthropic(
                     _canonical(block) not in thinking
                 ):
                     broken.append(("thinking-unedited", f"messages[{index}] edits a thinking"))
-            thinks = any(b["type"] == "tool_use" for b in _blocks(m))
-            if m["role"] == "assistant" and thinks and _canonical(m) not in turns:
-                broken.append(("thinking-unedited", f"messages[{index}] is not a given turn"))
+            blocks = [_canonical(b) for b in _blocks(m)]
+            thinks = any(b["type"] in ("thinking", "redacted_thinking") for b in _blocks(m))
+            if m["role"] == "assistant" and thinks and not _whole_turns(blocks, turns):
+                broken.append(("thinking-unedited", f"messages[{index}] is not given turns"))
     return broken
+
+
+def _whole_turns(blocks: list[str], turns: list[list[str]]) -> bool:
+    """``blocks`` is a run of whole given turns, one after another (the provider
+    itself merges neighbouring turns of one role)."""
+    ends = [False] * (len(blocks) + 1)
+    ends[0] = True
+    for start in range(len(blocks)):
+        if not ends[start]:
+            continue
+        for turn in turns:
+            if turn and blocks[start : start + len(turn)] == turn:
+                ends[start + len(turn)] = True
+    return ends[len(blocks)]
 
 
 # -- Gemini -----------------------------------------------------------------------------
