@@ -233,9 +233,9 @@ def _anthropic(
                     _canonical(block) not in thinking
                 ):
                     broken.append(("thinking-unedited", f"messages[{index}] edits a thinking"))
-            blocks = [_canonical(b) for b in _blocks(m)]
+            texts = [_canonical(b) for b in _blocks(m)]
             thinks = any(b["type"] in ("thinking", "redacted_thinking") for b in _blocks(m))
-            if m["role"] == "assistant" and thinks and not _whole_turns(blocks, turns):
+            if m["role"] == "assistant" and thinks and not _whole_turns(texts, turns):
                 broken.append(("thinking-unedited", f"messages[{index}] is not given turns"))
     return broken
 
