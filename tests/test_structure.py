@@ -108,3 +108,12 @@ def test_the_peers_benchmark_judges_each_packer_on_the_same_cut() -> None:
     picked = structure._picked_units(instance, structure.ctxbudgeter(instance.request)())
     # ctxbudgeter keeps a call whose long result it drops: the judge says so
     assert "tool-call-answered" in {r for r, _ in judge("openai-chat", instance.body_of(picked))}
+
+
+def test_the_adapters_goal_row_sends_every_format_through_its_sdk() -> None:
+    from benchmarks import adapters
+
+    for fmt in adapters.FORMATS:
+        row = adapters._goal_row(2, fmt)
+        assert row["accepted"] == 2 and row["orphaned"] == row["edited_thinking"] == 0
+        assert row["over_budget"] == 0
