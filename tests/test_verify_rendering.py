@@ -18,6 +18,7 @@ import pytest
 from conftest import solve
 
 import assembler
+from assembler.model.rendering import CONVERSATIONAL
 from assembler.verifiers.rendering import verify_rendering
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "examples" / "agent-tool-call.json"
@@ -34,7 +35,8 @@ def _canonical(value: Any) -> str:
 
 def _faithful(fmt: str) -> tuple[dict[str, Any], assembler.Result, dict[str, Any]]:
     req = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    result = solve(req, render=fmt)
+    # the corruptions below forge and move headers: the framing that has them
+    result = solve(req, render=fmt, headers="provenance")
     assert result.rendering is not None
     return req, result, copy.deepcopy(result.rendering.to_dict())
 
@@ -78,6 +80,8 @@ def _item(r: dict[str, Any], form_id: str) -> dict[str, Any]:
 def _block(r: dict[str, Any], form_id: str) -> str:
     item = _item(r, form_id)
     data = r["text"].encode("utf-8")
+    if item["kind"] in CONVERSATIONAL:  # a turn is its content alone
+        return data[item["offset"] : item["offset"] + item["length"]].decode("utf-8")
     start = data.rfind(b"<item ", 0, item["offset"])
     end = item["offset"] + item["length"] + len(b"\n</item>\n")
     return data[start:end].decode("utf-8")

@@ -229,6 +229,8 @@ def check_anthropic(body: dict[str, Any]) -> None:
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         marks += sum("cache_control" in b for b in content)
+        if any(b["type"] == "text" and not b["text"] for b in content):
+            raise rule("non-empty-text", f"turn {index} has an empty text block")
         answered: list[str] = []
         for position, block in enumerate(content):
             if block["type"] == "tool_result":

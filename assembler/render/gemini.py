@@ -94,6 +94,8 @@ def check_gemini(body: Mapping[str, Any]) -> None:
         if index and contents[index - 1].get("role") == role:
             raise rule("roles-alternate", f"two {role} contents in a row at contents[{index}]")
         parts = content.get("parts") or []
+        if not parts or any(part.get("text") == "" for part in parts):
+            raise rule("parts-non-empty", f"contents[{index}] has an empty part or no part")
         answers = _calls(parts, "functionResponse")
         if answers and (role != "user" or _calls(parts[: len(answers)], "functionResponse")
                         != answers):  # fmt: skip
