@@ -157,12 +157,16 @@ def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any],
             out = [("user", {"type": "tool_result", "tool_use_id": call_id, "content": block.text})]
         else:
             role = "assistant" if block.kind == "assistant_turn" else "user"
-            out = [(role, {"type": "text", "text": block.text})]
+            # a text block may not be empty: an empty turn sends nothing
+            out = [(role, {"type": "text", "text": block.text})] if block.text else []
         # A breakpoint caches the prefix up to the end of a section (or where a
         # cache-aware layout put one); the query ends the body: caching it buys nothing.
+        # An empty turn's ends where the block before it does: that block carries it.
         if block.breakpoint if placed else last_of_section and block.section != "query":
-            out[-1][1]["cache_control"] = dict(_EPHEMERAL)
-            breakpoints.append(offset)
+            before = out[-1][1] if out else (entries[-1][1] if entries else None)
+            if before is not None and "cache_control" not in before:
+                before["cache_control"] = dict(_EPHEMERAL)
+                breakpoints.append(offset)
         for role, content in out:
             if role == "system":
                 system.append(content)

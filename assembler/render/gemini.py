@@ -50,7 +50,7 @@ def build(blocks: tuple[Block, ...]) -> dict[str, Any]:
             answer = {"id": call_id, "name": names.get(call_id, ""),
                       "response": {"output": block.text}}  # fmt: skip
             entries.append(("user", {"functionResponse": answer}))
-        else:
+        elif block.text:  # a part may not be empty: an empty turn sends nothing
             entries.append(("model" if block.kind == "assistant_turn" else "user",
                             {"text": block.text}))  # fmt: skip
     contents: list[dict[str, Any]] = []
