@@ -38,7 +38,7 @@ from ..model.errors import RenderError
 from ..model.rendering import RenderFormat
 from . import gemini, responses
 from .layout import Block
-from .parts import arguments, call_of, rule, tool_definition, tools_of
+from .parts import arguments, call_of, messages_of, rule, tool_definition, tools_of
 
 __all__ = ["build_body", "check_anthropic", "check_openai", "tool_definition"]
 
@@ -82,35 +82,15 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     """Messages in block order: each run of system-prompt blocks one ``system`` message,
     each run of evidence one ``user`` message, every conversation item its own."""
     messages: list[dict[str, Any]] = []
-    run: list[Block] = []
-    for block in (*blocks, None):
-        if block is not None and block.kind == "tool_definition":
-            continue
-        grouped = None if block is None else _RUNS.get(block.section)
-        if run and (grouped is None or grouped != _RUNS[run[0].section]):
-            messages.append(
-                {"role": _RUNS[run[0].section], "content": "".join(b.text for b in run)}
-            )
-            run = []
-        if block is None:
-            break
-        if grouped is not None:
-            run.append(block)
+    for block in messages_of(blocks):
+        if isinstance(block, tuple):
+            messages.append({"role": block[0], "content": block[1]})
         elif block.kind == "tool_call":
             call_id, name = call_of(block)
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": block.header or None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": name, "arguments": block.content},
-                        }
-                    ],
-                }
-            )
+            function = {"name": name, "arguments": block.content}
+            messages.append({"role": "assistant", "content": block.header or None,
+                             "tool_calls": [{"id": call_id, "type": "function",
+                                             "function": function}]})  # fmt: skip
         elif block.kind == "tool_result":
             call_id, _ = call_of(block)
             messages.append({"role": "tool", "tool_call_id": call_id, "content": block.text})
@@ -118,10 +98,6 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
             role = "assistant" if block.kind == "assistant_turn" else "user"
             messages.append({"role": role, "content": block.text})
     return messages
-
-
-# the sections whose consecutive blocks make one message, and its role
-_RUNS = {"stable": "system", "evidence": "user"}
 
 
 def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any], tuple[int, ...]]:

@@ -8,12 +8,16 @@ Output: a call's id, name and parsed arguments; a tool definition as one provide
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ..model.errors import RenderError
 from .layout import Block
 
-__all__ = ["arguments", "block_id", "call_of", "rule", "tool_definition", "tools_of"]
+__all__ = ["arguments", "block_id", "call_of", "messages_of", "rule", "tool_definition", "tools_of"]
+
+# the sections whose consecutive blocks make one message, and its role
+_RUNS = {"stable": "system", "evidence": "user"}
 
 
 def rule(name: str, message: str, items: tuple[str, ...] = ()) -> RenderError:
@@ -83,3 +87,23 @@ def tools_of(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
                     (block_id(block),),
                 ) from None
     return tools
+
+
+def messages_of(blocks: tuple[Block, ...]) -> Iterator[tuple[str, str] | Block]:
+    """The messages of a chat body, in block order: ``(role, text)`` for each run of
+    system-prompt blocks (``system``) and of evidence (``user``), the block itself for
+    every conversation item; tool definitions go elsewhere (``tools_of``)."""
+    run: list[Block] = []
+    for block in blocks:
+        if block.kind == "tool_definition":
+            continue
+        grouped = _RUNS.get(block.section)
+        if run and grouped != _RUNS[run[0].section]:
+            yield _RUNS[run[0].section], "".join(b.text for b in run)
+            run = []
+        if grouped is not None:
+            run.append(block)
+        else:
+            yield block
+    if run:
+        yield _RUNS[run[0].section], "".join(b.text for b in run)

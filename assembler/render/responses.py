@@ -22,13 +22,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .layout import Block
-from .parts import arguments, call_of, rule, tools_of
+from .parts import arguments, call_of, messages_of, rule, tools_of
 
 __all__ = ["build", "check_responses"]
-
-# the sections whose consecutive blocks make one message, and its role
-_RUNS = {"stable": "system", "evidence": "user"}
-
 
 def _message(role: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": text}
@@ -36,18 +32,9 @@ def _message(role: str, text: str) -> dict[str, Any]:
 
 def build(blocks: tuple[Block, ...]) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
-    run: list[Block] = []
-    for block in (*blocks, None):
-        if block is not None and block.kind == "tool_definition":
-            continue
-        grouped = None if block is None else _RUNS.get(block.section)
-        if run and (grouped is None or grouped != _RUNS[run[0].section]):
-            items.append(_message(_RUNS[run[0].section], "".join(b.text for b in run)))
-            run = []
-        if block is None:
-            break
-        if grouped is not None:
-            run.append(block)
+    for block in messages_of(blocks):
+        if isinstance(block, tuple):
+            items.append(_message(*block))
         elif block.kind == "tool_call":
             call_id, name = call_of(block)
             arguments(block)
