@@ -110,3 +110,59 @@ def test_gemini_explicit_cache_needs_a_known_storage_price() -> None:
         simulate(flash, [Call(0, (b("corpus", 5000, 3600),))])
     priced = dataclasses.replace(flash, storage_usd_per_mtok_hour=1.0)
     assert simulate(priced, [Call(0, (b("corpus", 5000, 3600),))]).calls[0].storage > 0
+
+
+def _example_bodies(fmt: str) -> tuple[tuple[CacheBlock, ...], tuple[CacheBlock, ...]]:
+    """The agent example rendered in ``fmt``, and again with another question (the
+    body's last block)."""
+    import copy
+    import json
+    from pathlib import Path
+
+    import assembler
+    from assembler.cache import blocks_of_rendering
+
+    path = Path(__file__).resolve().parents[1] / "models" / "examples" / "agent-tool-call.json"
+    request = json.loads(path.read_text(encoding="utf-8"))
+    later = copy.deepcopy(request)
+    later["task"]["query"] = "And order 4472?"
+    out = []
+    for data in (request, later):
+        rendering = assembler.assemble(data, render=fmt).rendering
+        assert rendering is not None
+        out.append(blocks_of_rendering(rendering))
+    return out[0], out[1]
+
+
+def test_gemini_and_responses_bodies_replay_under_their_providers_rules() -> None:
+    # Gemini bodies: implicit caching reads the same body whole, and a body whose last
+    # block (the question) changed up to that block
+    first, other = _example_bodies("gemini")
+    assert other[:-1] == first[:-1] and other[-1] != first[-1]
+    flash = dataclasses.replace(cache_rules("gemini", "gemini-2.5-flash"), min_prefix_tokens=1)
+    total = sum(b.tokens for b in first)
+    head = total - first[-1].tokens
+    costs = simulate(flash, [Call(0, first), Call(30, first), Call(60, other)]).calls
+    assert [c.read for c in costs] == [0, total, head]
+    # an explicit cache of the prefix before the question, marked by the caller:
+    # created at the input price plus an hour's storage, then read by the other body
+    pro = dataclasses.replace(PRO, min_prefix_tokens=1)
+    mark = len(first) - 2
+
+    def marked(blocks: tuple[CacheBlock, ...], ttl: int = 3600) -> tuple[CacheBlock, ...]:
+        return tuple(dataclasses.replace(b, breakpoint=ttl) if j == mark else b
+                     for j, b in enumerate(blocks))  # fmt: skip
+
+    one, two = simulate(pro, [Call(0, marked(first)), Call(30, marked(other))]).calls
+    assert one.storage == pytest.approx(head * PRO.storage) and two.read == head
+    # Responses bodies under GPT-5.6: the implicit breakpoint ends each body, so the
+    # same body reads whole and the other question reads nothing (no entry ends before
+    # it); an explicit breakpoint before the question keeps that prefix
+    first, other = _example_bodies("openai-responses")
+    gpt = dataclasses.replace(GPT56, min_prefix_tokens=1)
+    total = sum(b.tokens for b in first)
+    costs = simulate(gpt, [Call(0, first), Call(30, first), Call(60, other)]).calls
+    assert [c.read for c in costs] == [0, total, 0]
+    marked_costs = simulate(gpt, [Call(0, marked(first, 1800)),
+                                  Call(30, marked(other, 1800))]).calls  # fmt: skip
+    assert marked_costs[1].read == total - first[-1].tokens
