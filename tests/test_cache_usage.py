@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from drawn import turn
+from drawn import agent_head, turn
 
 import assembler
 from assembler.cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
@@ -74,12 +74,7 @@ def _billed(simulator: CacheSimulator, at: float, result: assembler.Result) -> d
 
 
 def _replayed_session(tmp_path: Path) -> tuple[Path, list[assembler.Result]]:
-    candidates: list[dict[str, Any]] = [
-        {"id": "sys", "kind": "system", "cost": 1200, "relevance": 1.0, "required": True,
-         "channel": "system", "content": "be brief"},
-        {"id": "user", "kind": "user_turn", "turn": 0, "cost": 40, "relevance": 1.0,
-         "required": True, "content": "fix it"},
-    ]  # fmt: skip
+    candidates = agent_head()
     session = assembler.Session(
         {"task": {"id": "usage", "budget": 4000}, "candidates": candidates},
         render="anthropic-messages", cache="anthropic", time_limit=60,

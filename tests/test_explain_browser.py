@@ -239,10 +239,23 @@ def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path
         page.close()
 
 
+def _recorded_page(tab: Page, ledger_path: Path) -> dict[str, str]:
+    """The last compilation of the ledger explained, written, opened: its figures."""
+    from assembler.explain.recorded import explain_recorded
+
+    with assembler.Ledger(ledger_path, readonly=True) as ledger:
+        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
+    audited(explanation.counterfactuals)
+    path = ledger_path.with_suffix(".html")
+    path.write_text(render_html(explanation), encoding="utf-8")
+    tab.load(path.as_uri())
+    assert tab.requests() == [path.as_uri()]
+    return figures_in(tab.dom())
+
+
 def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
     tab: Page, tmp_path: Path
 ) -> None:
-    from assembler.explain.recorded import explain_recorded
 
     data = request_of("example/review-migration")
     results = []
@@ -251,14 +264,7 @@ def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
             data["task"]["budget"] = budget
             results.append(assembler.assemble(data, ledger=ledger, render="text"))
             assert assembler.verify(data, results[-1]) == []
-    with assembler.Ledger(tmp_path / "run.db", readonly=True) as ledger:
-        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
-    audited(explanation.counterfactuals)
-    path = tmp_path / "recorded.html"
-    path.write_text(render_html(explanation), encoding="utf-8")
-    tab.load(path.as_uri())
-    assert tab.requests() == [path.as_uri()]
-    shown = figures_in(tab.dom())
+    shown = _recorded_page(tab, tmp_path / "run.db")
     before, after = results
     assert before.rendering is not None and after.rendering is not None
     old, new = before.rendering.data, after.rendering.data
@@ -274,7 +280,6 @@ def test_a_recorded_page_shows_what_the_provider_billed_and_where_it_missed(
 ) -> None:
     from assembler.cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
     from assembler.cache.usage import record_result_usage
-    from assembler.explain.recorded import explain_recorded
 
     system = {"id": "sys", "kind": "system", "cost": 1200, "relevance": 1.0,
               "required": True, "channel": "system", "content": "be brief"}  # fmt: skip
@@ -292,14 +297,7 @@ def test_a_recorded_page_shows_what_the_provider_billed_and_where_it_missed(
                      "cache_creation_input_tokens": cost.written}  # fmt: skip
             record_result_usage(ledger, result, usage, model="claude-sonnet-4-5",
                                 provider="anthropic", at=at)  # fmt: skip
-    with assembler.Ledger(tmp_path / "billed.db", readonly=True) as ledger:
-        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
-    audited(explanation.counterfactuals)
-    path = tmp_path / "billed.html"
-    path.write_text(render_html(explanation), encoding="utf-8")
-    tab.load(path.as_uri())
-    assert tab.requests() == [path.as_uri()]
-    shown = figures_in(tab.dom())
+    shown = _recorded_page(tab, tmp_path / "billed.db")
     assert shown["billed-read"] == "0" and shown["billed-written"] == "1240"
     assert shown["cache-state"] == "miss" and shown["diverged-block"] == "0"
     assert shown["replayed-read"] == "0"

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from drawn import turn
+from drawn import agent_head, turn
 
 import assembler
 from assembler.model.errors import InvalidRequest
@@ -32,12 +32,7 @@ def summarise(span: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _session() -> assembler.Session:
-    candidates: list[dict[str, Any]] = [
-        {"id": "sys", "kind": "system", "cost": 1200, "relevance": 1.0, "required": True,
-         "channel": "system", "content": "be brief"},
-        {"id": "user", "kind": "user_turn", "turn": 0, "cost": 40, "relevance": 1.0,
-         "required": True, "content": "fix it"},
-    ]  # fmt: skip
+    candidates = agent_head()
     return assembler.Session(
         {"task": {"id": "summaries", "budget": 2600}, "candidates": candidates},
         render="anthropic-messages", time_limit=60, summariser=summarise,
