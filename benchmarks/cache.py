@@ -108,6 +108,8 @@ class Pick:
     state: tuple[Any, ...] = ()
     # the cache-aware decision's predicted tokens read (None: no prediction made)
     predicted_read: int | None = None
+    # the lifetime of its breakpoints, in seconds
+    ttl: int = TTL
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,13 +306,21 @@ def planned(tolerance: float) -> Policy:
         previous = view.previous
         planner = previous.state[0] if previous is not None and previous.state else None
         if not isinstance(planner, Planner):
-            planner = Planner(rules, view.session.budget, tolerance, ttl=TTL)
+            # the lifetime is the planner's choice too (Anthropic: 5 minutes or 1 hour)
+            planner = Planner(rules, view.session.budget, tolerance)
         terms = planner.terms()
         request = dict(view.request)
+        ttl = terms.ttl or TTL
         if not terms.blind:
+            # the section has one lifetime, for both what the provider still holds and
+            # what this call writes: the previous call's says what lives, the write
+            # price is this call's lifetime's
+            held = previous.ttl if previous is not None else ttl
             cache: dict[str, Any] = {
-                "provider": provider, "model": model, "ttl": TTL, "tolerance": tolerance,
-                "headroom": terms.headroom, "now": view.session.times[view.call],
+                "provider": provider, "model": model, "ttl": held,
+                "pricing": {"write": rules.ttl(ttl).write},
+                "tolerance": tolerance, "headroom": terms.headroom,
+                "now": view.session.times[view.call],
             }  # fmt: skip
             if previous is not None and previous.rendering is not None and view.call > 0:
                 cache["previous"] = {
@@ -321,7 +331,7 @@ def planned(tolerance: float) -> Policy:
         result = assembler.assemble(request, render=FORMAT)
         if result.rendering is None:
             raise RuntimeError(f"{view.session.name} call {view.call}: no rendering")
-        now = blocks_of_rendering(result.rendering, ttl=TTL)
+        now = blocks_of_rendering(result.rendering, ttl=ttl)
         before = sum(b.tokens for b in view.previous_blocks)
         kept = _prefix_tokens(view.previous_blocks, now) / before if before else None
         added = sum(int(dict(i.fields)["cost"]) for i in view.offered if i.born == view.call)
@@ -334,7 +344,7 @@ def planned(tolerance: float) -> Policy:
                         terms.headroom if rewrite else None)  # fmt: skip
         read = None if outcome is None else outcome.read
         return Pick(frozenset(result.selected), result.rendering, state=(planner,),
-                    predicted_read=read)  # fmt: skip
+                    predicted_read=read, ttl=ttl)  # fmt: skip
 
     return policy
 
@@ -480,7 +490,7 @@ def run_session(
             for key, bad in _violations(view, pick.ids).items():
                 tally.violations[key] = tally.violations.get(key, 0) + bad
             rendering = render_pick(view, pick)
-            now = blocks_of_rendering(rendering, ttl=TTL)
+            now = blocks_of_rendering(rendering, ttl=pick.ttl)
             value = sum(form_value(relevance[i], 0.0) for i in pick.ids)
             tally.value += value
             if name == "exact":

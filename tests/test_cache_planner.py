@@ -81,3 +81,20 @@ def test_planned_t0_costs_what_the_cache_blind_policy_costs_on_every_session(see
         for key, figures in rows["exact"]["providers"].items():
             assert rows["planned t=0"]["providers"][key]["price"] == figures["price"]
             assert rows["planned t=0"]["providers"][key]["vs_exact"] == 1.0
+
+
+def test_the_lifetime_is_priced_five_minutes_or_one_hour() -> None:
+    # calls 20 s apart: 5-minute entries live, and cost 1.25x against 1 hour's 2x
+    quick = Planner(SONNET, 16_000, 0.05)
+    for call in range(20):
+        quick.observe(20.0 * call, 800, 1.0 if call else None)
+    assert quick.terms().ttl == 300
+    # a human in the loop, 10 minutes between calls: only 1-hour entries are read
+    slow = Planner(SONNET, 16_000, 0.05)
+    for call in range(20):
+        slow.observe(600.0 * call, 800, 1.0 if call else None)
+    terms = slow.terms()
+    assert terms.ttl == 3600 and not terms.blind
+    assert terms.read_chance == slow.read_chance(3600) > slow.read_chance(300)
+    # a planner held to one lifetime prices that one only
+    assert Planner(SONNET, 16_000, 0.05, ttl=300).terms().ttl == 300

@@ -16,6 +16,10 @@ cache-aware one with this ``headroom``; with the expected figures behind the cho
   next call if read: writing pays when alive x kept x (write - read) > write - 1.
   When it does not, the cache-aware order has nothing to buy: the call is sent
   cache-blind (most value).
+* **The lifetime.** With ``ttl`` None and a provider offering several at breakpoints
+  (Anthropic's 5 minutes at 1.25x, 1 hour at 2x), each is priced: the chance above
+  with its own TTL, and the expected price below with its own write rate; the least
+  wins (a session with pauses past 5 minutes may write 1-hour entries).
 * **The headroom** is the share of the budget a rewrite leaves free so that the
   following calls append. Over the coming calls, a rewrite of ``(1 - h) B`` tokens is
   followed by ``k = h B / g`` appends (``g`` the mean new tokens a call brings), each
@@ -53,6 +57,8 @@ class Terms:
     read_chance: float
     # the expected price per call at that headroom, per token of budget
     expected: float
+    # the lifetime of the entries this call writes (seconds), the cheapest expected
+    ttl: int | None = None
 
 
 def expected_price(h: float, budget: int, growth: float, chance: float, read: float,
@@ -105,28 +111,46 @@ class Planner:
                 else max(0.0, asked - step)
             )
 
-    def read_chance(self) -> float:
-        ttl = self.ttl if self.ttl is not None else self.rules.default_ttl.seconds
+    def read_chance(self, ttl: int | None = None) -> float:
+        """The chance that what a call writes with entries of ``ttl`` seconds (default:
+        the planner's, else the rules' default) is read by the next call."""
+        if ttl is None:
+            ttl = self.ttl if self.ttl is not None else self.rules.default_ttl.seconds
         alive = (sum(gap < ttl for gap in self._gaps) + 1) / (len(self._gaps) + 2)
         kept = (sum(self._kept) + 1) / (len(self._kept) + 2)
         return alive * kept
 
     def terms(self) -> Terms:
-        chance = self.read_chance()
+        """This call's terms: for each lifetime a call may write (the planner's own, or
+        every one the provider offers at breakpoints), the chance a write is read and
+        the headroom of least expected price; the lifetime whose price is least, or
+        the cache-blind request when no lifetime's writes pay."""
         rules = self.rules
-        write = self._write_rate()
         read = rules.read
-        pays = not rules.bills_writes or chance * (write - read) > write - 1.0
         growth = sum(self._growth) / len(self._growth) if self._growth else 0.0
-        if self.tolerance <= 0 or not pays:
-            return Terms(True, 0.0, chance, math.nan)
         options = [h for h in HEADROOMS if h <= self._ceiling + 1e-9] or [0.0]
-        priced = [(expected_price(h, self.budget, growth, chance, read, write), h)
-                  for h in options]  # fmt: skip
-        expected, headroom = min(priced)
-        return Terms(False, headroom, chance, expected)
+        best: tuple[float, float, float, int] | None = None
+        for ttl, write in self._lifetimes():
+            chance = self.read_chance(ttl)
+            if rules.bills_writes and chance * (write - read) <= write - 1.0:
+                continue  # writing at this lifetime does not pay back
+            expected, headroom = min(
+                (expected_price(h, self.budget, growth, chance, read, write), h) for h in options
+            )
+            if best is None or expected < best[0]:
+                best = (expected, headroom, chance, ttl)
+        if self.tolerance <= 0 or best is None:
+            return Terms(True, 0.0, self.read_chance(), math.nan)
+        expected, headroom, chance, ttl = best
+        return Terms(False, headroom, chance, expected, ttl)
 
-    def _write_rate(self) -> float:
-        if not self.rules.bills_writes:
-            return 1.0
-        return self.rules.ttl(self.ttl).write
+    def _lifetimes(self) -> list[tuple[int, float]]:
+        rules = self.rules
+        if self.ttl is not None:
+            rule = rules.ttl(self.ttl)
+            return [(rule.seconds, rule.write if rules.bills_writes else 1.0)]
+        if not rules.bills_writes:
+            return [(rules.default_ttl.seconds, 1.0)]
+        if rules.breakpoints == 0:
+            return [(rules.default_ttl.seconds, rules.default_ttl.write)]
+        return [(rule.seconds, rule.write) for rule in rules.ttls]
