@@ -93,3 +93,21 @@ def test_bad_sessions_are_one_line_naming_the_field(
     assert main(["cache", "plan", str(path)]) == 2
     assert "calls[2].at" in capsys.readouterr().err
     assert main(["cache", "plan", str(tmp_path / "missing.json")]) == 2
+
+
+def test_a_session_too_large_to_enumerate_gets_the_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    large = session(calls=2)
+    for call in large["calls"]:
+        call["request"]["candidates"] += [
+            {"id": f"doc-{i}", "kind": "evidence", "cost": 50, "relevance": 0.5,
+             "scope": "shared", "content": f"document {i}"}
+            for i in range(20)
+        ]  # fmt: skip
+    path = tmp_path / "large.json"
+    path.write_text(json.dumps(large), encoding="utf-8")
+    assert main(["cache", "plan", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("LIMIT (proven lower bound)")
+    assert main(["cache", "plan", str(path), "--exact"]) == 2
+    assert "more than 4096 selections" in capsys.readouterr().err

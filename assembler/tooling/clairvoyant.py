@@ -15,7 +15,8 @@ breakpoints at each of the provider's lifetimes, replayed by the simulator; a dy
 program over the calls keeps, per distinct cache state, the plans no other plan beats
 on both value and price. It is exact over the canonical layout of each selection
 (another order of the same forms is not tried), and refuses (``TooLarge``) above
-``EXACT_STATES`` states. The bound holds for every order and every breakpoint.
+``EXACT_SELECTIONS`` selections of one call or ``EXACT_STATES`` states, before any
+work of that size. The bound holds for every order and every breakpoint.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +45,7 @@ from ..model.types import Request, Status
 from ..stages.gates import apply_gates
 
 __all__ = [
+    "EXACT_SELECTIONS",
     "EXACT_STATES",
     "LEVELS",
     "PlanSession",
@@ -56,6 +59,8 @@ __all__ = [
 
 # the most (cache state, plan) pairs the exact program keeps at a call
 EXACT_STATES = 20_000
+# the most selections of one call the exact program enumerates
+EXACT_SELECTIONS = 4096
 # value levels reported, as shares of the cache-blind optimum's value
 LEVELS = (1.0, 0.99, 0.98, 0.95, 0.9, 0.8)
 
@@ -211,6 +216,8 @@ def _selections(session: PlanSession, t: int) -> list[tuple[int, tuple[Any, ...]
     request = session.requests[t]
     problem = build_problem(request, apply_gates(request))
     options = [[None, *forms] for forms in problem.forms_of()]
+    if math.prod(len(o) for o in options) > EXACT_SELECTIONS:
+        raise TooLarge(f"call {t} has more than {EXACT_SELECTIONS} selections to enumerate")
     out: list[tuple[int, tuple[Any, ...]]] = []
     whole = request_json(request)
     for choice in itertools.product(*options):
