@@ -213,6 +213,13 @@ class Request:
     # yields a request that is checked again, while passing a parsed request back in
     # costs nothing (judging 100k typed candidates again took longer than parsing JSON).
     validated_under: Limits | None = field(default=None, init=False, compare=False, repr=False)
+    # Each content's sha256 and UTF-8 length, by the content object's id (with the
+    # object, so the id cannot be reused while held): the identities, the layout and the
+    # manifest each read them, and the content is hashed once (stages/identities.py).
+    # A session hands it on to the request after a delta. Never part of the value.
+    digests: dict[int, tuple[str, str, int]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def candidate(self, candidate_id: str) -> Candidate:
         for candidate in self.candidates:

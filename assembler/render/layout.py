@@ -26,7 +26,6 @@ renders as its own content (the pointer text); its resolver is an item of its ow
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -34,6 +33,7 @@ from enum import StrEnum
 from ..exact.prefix import build_prefix, rank
 from ..model.errors import RenderError
 from ..model.types import Candidate, Kind, Request
+from ..stages.identities import content_digest
 
 __all__ = [
     "SECTIONS",
@@ -97,7 +97,12 @@ def _quoted(text: str) -> str:
     return _QUOTE(text)
 
 
-def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> Block:
+def item_block(
+    candidate: Candidate,
+    headers: Headers = Headers.PROVENANCE,
+    digests: dict[int, tuple[str, str, int]] | None = None,
+) -> Block:
+    """``candidate``'s block; ``digests``: its request's memo of content digests."""
     content = candidate.content
     if content is None:
         raise RenderError(
@@ -106,12 +111,11 @@ def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> B
     call = candidate.kind is Kind.TOOL_CALL
     digest = None
     if headers is Headers.PROVENANCE:
-        data = content.encode("utf-8")
-        digest = hashlib.sha256(data).hexdigest()
+        digest, size = content_digest(content, digests)
         header = (
             f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
             f" form={_quoted(candidate.form)} sha256={_quoted(digest)}"
-            f" bytes={len(data)}>\n"
+            f" bytes={size}>\n"
         )
         footer = "" if call else _CLOSE
     elif headers is Headers.MINIMAL:
@@ -161,6 +165,7 @@ def layout(
     previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
+    digests = request.digests
     missing = [c.id for c in chosen if c.content is None]
     if missing:
         raise RenderError(
@@ -177,14 +182,14 @@ def layout(
         count = prefix.kept(range(len(chosen)))
         for form in prefix.forms[:count]:
             if form is not None:
-                kept.append(item_block(chosen[form], headers))
+                kept.append(item_block(chosen[form], headers, digests))
             elif instruction is not None:  # the run holds it only when the task has one
                 kept.append(instruction)
                 instruction = None
         read_entry = prefix.read(count)[1]
         done = {b.candidate.id for b in kept if b.candidate is not None}
         chosen = [c for c in chosen if c.id not in done]
-    blocks = kept + _canonical(chosen, instruction, kept, headers)
+    blocks = kept + _canonical(chosen, instruction, kept, headers, digests)
     if query is not None:
         blocks.append(query)
     if prefix is not None and prefix.cache.breakpoints > 0:
@@ -218,7 +223,11 @@ def _check_pairs(chosen: list[Candidate]) -> None:
 
 
 def _canonical(
-    chosen: list[Candidate], instruction: Block | None, kept: list[Block], headers: Headers
+    chosen: list[Candidate],
+    instruction: Block | None,
+    kept: list[Block],
+    headers: Headers,
+    digests: dict[int, tuple[str, str, int]],
 ) -> list[Block]:
     """The canonical order of what the kept blocks leave: tool definitions, the
     instruction, system, developer and memory items, evidence, then the conversation,
@@ -248,10 +257,10 @@ def _canonical(
             volatile.extend(results.pop(str(c.tool_call_id), []))
     tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
     system = [c for c in stable if c.kind is not Kind.TOOL_DEFINITION]
-    blocks = [item_block(c, headers) for c in (*dangling, *tools)]
+    blocks = [item_block(c, headers, digests) for c in (*dangling, *tools)]
     if instruction is not None:
         blocks.append(instruction)
-    blocks.extend(item_block(c, headers) for c in (*system, *evidence, *volatile))
+    blocks.extend(item_block(c, headers, digests) for c in (*system, *evidence, *volatile))
     return blocks
 
 

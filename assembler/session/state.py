@@ -136,6 +136,7 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         ),
         limits,
     )
+    _hand_on_digests(state.request, request)
     return State(
         request=request,
         by_id=MappingProxyType(by_id),
@@ -146,6 +147,17 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         content_bytes=content,
         version=state.version + 1,
     )
+
+
+def _hand_on_digests(before: Request, after: Request) -> None:
+    """``after`` reads the content digests ``before`` computed (each entry holds its
+    content object, so an entry is only ever read for that very content); the memo is
+    pruned to the contents still offered once it holds twice as many."""
+    digests = before.digests
+    if len(digests) > 2 * len(after.candidates) + 64:
+        live = {id(c.content) for c in after.candidates if c.content is not None}
+        digests = {k: v for k, v in digests.items() if k in live}
+    object.__setattr__(after, "digests", digests)
 
 
 def _too_large(what: str, limits: Limits, limit: str, actual: int) -> RequestTooLarge:

@@ -132,7 +132,7 @@ def _bundle(
     ordered = render_order(selected)
     traced = None
     if keep:
-        traced = _kept_trace(candidates, by_id, gates, context, selected, kept)
+        traced = _kept_trace(request, by_id, gates, context, selected, kept)
         pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
         package = package_of_pieces(request, pieces, required)
         decisions = tuple(map(traced.decisions.__getitem__, ids))
@@ -140,7 +140,9 @@ def _bundle(
         trace_digest = sha256_text(trace_text(package, Status.BUNDLE, None, rows))
     else:
         decisions = tuple(bundle_decisions(candidates, gates, context))
-        package = package_of_pieces(request, map(form_piece, ordered), required)
+        package = package_of_pieces(
+            request, map(form_piece, ordered, repeat(request.digests)), required
+        )
         trace_digest = trace_id(package, Status.BUNDLE, None, decisions)
     value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
     result = Result(
@@ -161,7 +163,7 @@ def _bundle(
 
 
 def _kept_trace(
-    candidates: Sequence[Candidate],
+    request: Request,
     by_id: dict[str, Candidate],
     gates: GateReport,
     context: BundleContext,
@@ -170,11 +172,12 @@ def _kept_trace(
 ) -> TraceKept:
     """Every decision with its row and every selected form's piece: those of ``kept``
     where they are exact (module docstring), the others worded again."""
+    candidates, digests = request.candidates, request.digests
     objects = dict(zip(map(id, candidates), candidates, strict=True))
     if kept is None or kept.context.threshold != context.threshold:
         decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
         rows = {i: decision_row(d) for i, d in decisions.items()}
-        pieces = {c.id: form_piece(c) for c in selected}
+        pieces = {c.id: form_piece(c, digests) for c in selected}
         forms_of: dict[str, list[str]] = {}
         for c in candidates:
             forms_of.setdefault(c.identity, []).append(c.id)
@@ -195,7 +198,9 @@ def _kept_trace(
             decisions[decision.id] = decision
         renewed = {c.id for c in fresh}
         pieces = {
-            i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
+            i: kept.pieces[i]
+            if i in kept.pieces and i not in renewed
+            else form_piece(by_id[i], digests)
             for i in map(_BY_ID, selected)
         }
     return TraceKept(
