@@ -41,6 +41,7 @@ __all__ = ["KERNELS", "MODES", "KernelFallback", "install", "mode", "status"]
 # twin's arithmetic and types are the compiled module's).
 KERNELS = (
     "assembler.model.rules",
+    "assembler.model.decode",
     "assembler.model.parse",
     "assembler.stages.gates",
     "assembler.stages.identities",
