@@ -220,6 +220,11 @@ class Request:
     digests: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    # Each selected candidate's rendered block by the candidate object's id, with the
+    # object and the header choice (render/layout.py); handed on like ``digests``.
+    blocks: dict[int, tuple[Any, str, Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def candidate(self, candidate_id: str) -> Candidate:
         for candidate in self.candidates:

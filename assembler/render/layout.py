@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from ..exact.prefix import build_prefix, rank
 from ..model.errors import RenderError
@@ -133,6 +134,23 @@ def item_block(
     )
 
 
+def _block(
+    candidate: Candidate,
+    headers: Headers,
+    digests: dict[int, tuple[str, str, int]],
+    made: dict[int, tuple[Any, str, Any]],
+) -> Block:
+    """``item_block``, made once per candidate object and header choice (``made``: the
+    request's memo, which a session hands on)."""
+    found = made.get(id(candidate))
+    if found is not None and found[0] is candidate and found[1] == headers:
+        block: Block = found[2]
+        return block
+    block = item_block(candidate, headers, digests)
+    made[id(candidate)] = (candidate, headers.value, block)
+    return block
+
+
 def block_text(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> str:
     """The exact text an item adds to a rendering: what a counter prices it at."""
     return item_block(candidate, headers).text
@@ -165,7 +183,7 @@ def layout(
     previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
-    digests = request.digests
+    digests, made = request.digests, request.blocks
     missing = [c.id for c in chosen if c.content is None]
     if missing:
         raise RenderError(
@@ -182,14 +200,14 @@ def layout(
         count = prefix.kept(range(len(chosen)))
         for form in prefix.forms[:count]:
             if form is not None:
-                kept.append(item_block(chosen[form], headers, digests))
+                kept.append(_block(chosen[form], headers, digests, made))
             elif instruction is not None:  # the run holds it only when the task has one
                 kept.append(instruction)
                 instruction = None
         read_entry = prefix.read(count)[1]
         done = {b.candidate.id for b in kept if b.candidate is not None}
         chosen = [c for c in chosen if c.id not in done]
-    blocks = kept + _canonical(chosen, instruction, kept, headers, digests)
+    blocks = kept + _canonical(chosen, instruction, kept, headers, digests, made)
     if query is not None:
         blocks.append(query)
     if prefix is not None and prefix.cache.breakpoints > 0:
@@ -228,6 +246,7 @@ def _canonical(
     kept: list[Block],
     headers: Headers,
     digests: dict[int, tuple[str, str, int]],
+    made: dict[int, tuple[Any, str, Any]],
 ) -> list[Block]:
     """The canonical order of what the kept blocks leave: tool definitions, the
     instruction, system, developer and memory items, evidence, then the conversation,
@@ -257,10 +276,10 @@ def _canonical(
             volatile.extend(results.pop(str(c.tool_call_id), []))
     tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
     system = [c for c in stable if c.kind is not Kind.TOOL_DEFINITION]
-    blocks = [item_block(c, headers, digests) for c in (*dangling, *tools)]
+    blocks = [_block(c, headers, digests, made) for c in (*dangling, *tools)]
     if instruction is not None:
         blocks.append(instruction)
-    blocks.extend(item_block(c, headers, digests) for c in (*system, *evidence, *volatile))
+    blocks.extend(_block(c, headers, digests, made) for c in (*system, *evidence, *volatile))
     return blocks
 
 
