@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any
 
-from ..exact.prefix import build_prefix, rank
+from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
+from ..model.rendering import Headers
 from ..model.types import Candidate, Kind, Request
 from ..stages.identities import content_digest
 
@@ -56,16 +56,6 @@ def section_of(kind: Kind) -> str:
     if kind in _STABLE_RANK:
         return "stable"
     return "evidence" if kind is Kind.EVIDENCE else "volatile"
-
-
-class Headers(StrEnum):
-    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
-    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
-    locates and hashes every item whatever the choice."""
-
-    PROVENANCE = "provenance"
-    MINIMAL = "minimal"
-    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +170,7 @@ def layout(
     headers: Headers = Headers.PROVENANCE,
 ) -> tuple[Block, ...]:
     """The blocks of a rendering of ``selected``, in order: with a cache section, the
-    previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
+    previous call's blocks kept first (``cache.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
     digests, made = request.digests, request.blocks
@@ -301,7 +291,7 @@ def _with_breakpoints(blocks: list[Block], read_entry: int | None, most: int) ->
 
 
 def _rank(block: Block) -> int:
-    """A block's place in the provider's order (``exact.prefix.rank``)."""
+    """A block's place in the provider's order (``cache.prefix.rank``)."""
     if block.candidate is None:
         return 1 if block.kind == "instruction" else 2
     return rank(block.candidate.kind)
