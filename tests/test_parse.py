@@ -593,11 +593,14 @@ def test_decoding_gives_the_rules_candidates_or_leaves_them_the_judging(
 ) -> None:
     import random as _random
 
+    from assembler.model.decode import decoded_candidates
     from assembler.model.fields import CANDIDATE_FIELDS
     from assembler.tooling.generate import Shape, generate
 
     rng = _random.Random(seed)
     candidates = generate(rng, Shape.small(rng.randint(1, 14)))["candidates"]
+    # a generated request is plainly valid: the typed decoding takes it
+    assert decoded_candidates(candidates, 4096) is not None
     _judged_both_ways(candidates)
     for _ in range(mutations % 4):
         c = rng.choice(candidates)

@@ -75,36 +75,46 @@ def _form_type(max_name: int) -> Any:
     integer = Annotated[int, msgspec.Meta(ge=0, le=MAX_INTEGER)]
     unit = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
     unset = msgspec.UnsetType
+    # gc=False: a Struct here refers to no container that could lead back to it, and
+    # 100k of them tracked by the cyclic collector cost collections while parsing
     transfer = msgspec.defstruct(
-        "Transfer", [("from_", name, msgspec.field(name="from"))], forbid_unknown_fields=True
+        "Transfer",
+        [("from_", name, msgspec.field(name="from"))],
+        forbid_unknown_fields=True,
+        gc=False,
     )
+    # in Candidate's order; a default is the rules' (msgspec checks a given value's type,
+    # never a default's, so an explicit null is still refused); kind and role are UNSET
+    # when not given (each defaults from the other), and so is identity (the id)
     fields: list[tuple[str, Any, Any]] = [
-        ("id", name, _UNSET),
         ("identity", name | unset, _UNSET),
-        ("form", name | unset, _UNSET),
-        ("cost", integer | unset, _UNSET),
-        ("relevance", unit | unset, _UNSET),
-        ("required", bool | unset, _UNSET),
-        ("scope", name | unset, _UNSET),
-        ("transfer", transfer | unset, _UNSET),
-        ("source", name | unset, _UNSET),
-        ("version", name | unset, _UNSET),
-        ("channel", name | unset, _UNSET),
+        ("cost", integer, msgspec.NODEFAULT),
+        ("form", name, "full"),
+        ("relevance", unit, 0.0),
+        ("required", bool, False),
+        ("scope", name, "unknown"),
+        ("transfer", transfer, None),
+        ("source", name, None),
+        ("version", name, None),
+        ("channel", name, None),
         ("role", Literal[tuple(_ROLES)] | unset, _UNSET),
-        ("depends_on", list[name] | unset, _UNSET),
-        ("group", name | unset, _UNSET),
-        ("lineage", list[name] | unset, _UNSET),
-        ("content", str | unset, _UNSET),
-        ("labels", list[label] | unset, _UNSET),
+        ("depends_on", list[name], ()),
+        ("group", name, None),
+        ("lineage", list[name], ()),
+        ("content", str, None),
+        ("labels", list[label], ()),
         ("kind", Literal[tuple(_KINDS)] | unset, _UNSET),
-        ("tool_call_id", name | unset, _UNSET),
-        ("tool_name", name | unset, _UNSET),
-        ("turn", integer | unset, _UNSET),
+        ("tool_call_id", name, None),
+        ("tool_name", name, None),
+        ("turn", integer, 0),
     ]
     form = msgspec.defstruct(
-        "Form", [(f, t) if d is _UNSET and f == "id" else (f, t, d) for f, t, d in fields],
+        "Form",
+        [("id", name), *((f, t) if d is msgspec.NODEFAULT else (f, t, d) for f, t, d in fields)],
         forbid_unknown_fields=True,
-    )  # fmt: skip
+        kw_only=True,
+        gc=False,
+    )
     return list[form]  # type: ignore[valid-type]
 
 
@@ -122,15 +132,16 @@ def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
         return None
     out: list[Candidate] = []
     append = out.append
-    unset = _UNSET
+    unset, astuple, text = _UNSET, msgspec.structs.astuple, _text
     kinds, roles = _KINDS, _ROLES
     instruction, evidence = Role.INSTRUCTION, Role.EVIDENCE
+    call, result = Kind.TOOL_CALL, Kind.TOOL_RESULT
     for index, f in enumerate(forms):
-        cid, cost = f.id, f.cost
-        if cost is unset or type(cost) is not int or not _text(cid):
-            return None
-        identity = cid if f.identity is unset else f.identity
-        kind_name, role_name = f.kind, f.role
+        (cid, identity, cost, form, relevance, required, scope, transfer, source, version,
+         channel, role_name, depends_on, group, lineage, content, labels, kind_name,
+         tool_call_id, tool_name, turn) = astuple(f)  # fmt: skip
+        if identity is unset:
+            identity = cid
         if kind_name is unset:
             role = evidence if role_name is unset else roles[role_name]
             kind = Kind.SYSTEM if role is instruction else Kind.EVIDENCE
@@ -142,55 +153,54 @@ def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
                 role = roles[role_name]
                 if kind.is_instruction != (role is instruction):
                     return None
-        tool_call_id, tool_name = f.tool_call_id, f.tool_name
-        is_tool = kind is Kind.TOOL_CALL or kind is Kind.TOOL_RESULT
-        if (tool_call_id is unset) == is_tool or (tool_name is unset) == (kind is Kind.TOOL_CALL):
+        if (tool_call_id is None) == (kind is call or kind is result) or (
+            tool_name is None
+        ) == (kind is call):
             return None
-        relevance, turn, required = f.relevance, f.turn, f.required
-        if relevance is unset:
-            relevance = 0.0
-        elif type(relevance) is not float:
+        if type(cost) is not int or type(relevance) is not float or type(turn) is not int:
             return None
-        if turn is unset:
-            turn = 0
-        elif type(turn) is not int:
+        if not (text(cid) and text(identity) and text(form) and text(scope)):
             return None
-        strings = [
-            identity, f.form, f.scope, f.source, f.version, f.channel, f.group, f.content,
-            tool_call_id, tool_name,
-        ]  # fmt: skip
-        for value in strings:
-            if value is not unset and not _text(value):
+        for value in (source, version, channel, group, content, tool_call_id, tool_name):
+            if value is not None and not text(value):
                 return None
-        depends_on, lineage, labels, transfer = f.depends_on, f.lineage, f.labels, f.transfer
-        for values in (depends_on, lineage, labels):
-            if values is not unset and not all(map(_text, values)):
+        if transfer is not None:
+            transfer = transfer.from_
+            if not text(transfer):
                 return None
-        if transfer is not unset and not _text(transfer.from_):
-            return None
+        if depends_on:
+            if not all(map(text, depends_on)):
+                return None
+            depends_on = tuple(sorted(set(depends_on)))
+        if lineage:
+            if not all(map(text, lineage)):
+                return None
+            lineage = tuple(lineage)
+        if labels:
+            if not all(map(text, labels)):
+                return None
+            labels = tuple(labels)
         shell = _CandidateShell()
         shell.id = cid
         shell.identity = identity
         shell.cost = cost
-        shell.form = "full" if f.form is unset else f.form
+        shell.form = form
         shell.relevance = relevance
-        shell.required = False if required is unset else required
-        shell.scope = "unknown" if f.scope is unset else f.scope
-        shell.transfer_from = None if transfer is unset else transfer.from_
-        shell.source = None if f.source is unset else f.source
-        shell.version = None if f.version is unset else f.version
-        shell.channel = None if f.channel is unset else f.channel
+        shell.required = required
+        shell.scope = scope
+        shell.transfer_from = transfer
+        shell.source = source
+        shell.version = version
+        shell.channel = channel
         shell.role = role
-        shell.depends_on = (
-            () if depends_on is unset or not depends_on else tuple(sorted(set(depends_on)))
-        )
-        shell.group = None if f.group is unset else f.group
-        shell.lineage = () if lineage is unset else tuple(lineage)
-        shell.content = None if f.content is unset else f.content
-        shell.labels = () if labels is unset else tuple(labels)
+        shell.depends_on = depends_on or ()
+        shell.group = group
+        shell.lineage = lineage or ()
+        shell.content = content
+        shell.labels = labels or ()
         shell.kind = kind
-        shell.tool_call_id = None if tool_call_id is unset else tool_call_id
-        shell.tool_name = None if tool_name is unset else tool_name
+        shell.tool_call_id = tool_call_id
+        shell.tool_name = tool_name
         shell.turn = turn
         shell.position = index
         shell.__class__ = Candidate  # type: ignore[assignment]
