@@ -409,14 +409,17 @@ def _judged(case: dict[str, Any], picked: Picked) -> tuple[int, list[str]]:
     return value_of(case["request"], picked), wrong
 
 
-def _timed(run: Callable[[], Picked], repeats: int) -> tuple[Picked, list[float]]:
+def _timed(run: Callable[[], Picked], repeats: int) -> tuple[Picked, list[float], list[float]]:
+    """The answer, each call's wall time and the process's CPU time over it (which the
+    machine's other load moves far less)."""
     picked = run()
-    times = []
+    times, cpu = [], []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started, spent = time.perf_counter(), time.process_time()
         picked = run()
         times.append(time.perf_counter() - started)
-    return picked, times
+        cpu.append(time.process_time() - spent)
+    return picked, times, cpu
 
 
 def _loop_rows(steps: list[dict[str, Any]], repeats: int, seed: int) -> list[dict[str, Any]]:
@@ -427,6 +430,7 @@ def _loop_rows(steps: list[dict[str, Any]], repeats: int, seed: int) -> list[dic
     calls = steps[1:]
     for name, packer in {"ours": None, **{k: v for k, v in PACKERS.items() if k != "ours"}}.items():
         times: list[float] = []
+        cpu: list[float] = []
         answers: list[Picked] = []
         for _ in range(max(1, repeats // 3)):
             answers = []
@@ -434,17 +438,19 @@ def _loop_rows(steps: list[dict[str, Any]], repeats: int, seed: int) -> list[dic
                 session = assembler.Session(steps[0]["request"], render="openai-chat")
                 session.answer()
                 for step in calls:
-                    started = time.perf_counter()
+                    started, spent = time.perf_counter(), time.process_time()
                     picked = set(session.apply(step["delta"]).selected)
                     times.append(time.perf_counter() - started)
+                    cpu.append(time.process_time() - spent)
                     answers.append(picked)
             else:
                 for step in calls:
                     # its inputs built untimed, as a caller holding its messages would
                     run = packer({**step, "traps": set()})
-                    started = time.perf_counter()
+                    started, spent = time.perf_counter(), time.process_time()
                     picked = run()
                     times.append(time.perf_counter() - started)
+                    cpu.append(time.process_time() - spent)
                     answers.append(picked)
         judged = [_judged({**s, "traps": set()}, p) for s, p in zip(calls, answers, strict=True)]
         rows.append(
@@ -455,6 +461,7 @@ def _loop_rows(steps: list[dict[str, Any]], repeats: int, seed: int) -> list[dic
                 "packer": name,
                 "forms": len(calls[-1]["request"]["candidates"]),
                 "median_s": statistics.median(times),
+                "cpu_s": statistics.median(cpu),
                 "value": sum(v for v, _ in judged),
                 "violations": sorted({w for _, ws in judged for w in ws}),
                 "valid": sum(not ws for _, ws in judged),
@@ -495,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         best = None
         for name, packer in PACKERS.items():
-            picked, times = _timed(packer(case), args.repeats)
+            picked, times, cpu = _timed(packer(case), args.repeats)
             value, wrong = _judged(case, picked)
             if name == "ours":
                 best = value
@@ -505,7 +512,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 {"workload": case["workload"], "case": case["name"], "size": case["size"],
                  "packer": name, "forms": len(case["request"]["candidates"]),
-                 "median_s": statistics.median(times), "value": value, "optimum": best,
+                 "median_s": statistics.median(times), "cpu_s": statistics.median(cpu),
+                 "value": value, "optimum": best,
                  "violations": wrong, "valid": int(not wrong), "calls": 1}
             )  # fmt: skip
     tsx = _prompt_tsx(cases, args.repeats)
@@ -551,15 +559,19 @@ def _markdown(record: dict[str, Any]) -> str:
         f"{record['load'][1]} after; {record['seeds']} seeds per size, median of "
         f"{record['repeats']} calls per packer and case (the loop: the median of its 50 "
         "calls), sizes known in advance. *it / ours* is the peer's time over ours: below "
-        "1 the peer is faster (0.25 = 4x faster).",
+        "1 the peer is faster (0.25 = 4x faster); the CPU columns are the process's CPU "
+        "time over each call, which other load on the machine moves far less than wall "
+        "time (prompt-tsx runs in node and reports wall time only).",
         "",
-        "| workload | size | forms | packer | median time | it / ours | valid | value kept |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workload | size | forms | packer | median time | it / ours | CPU time | CPU it / ours |"
+        " valid | value kept |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     keys = list(dict.fromkeys((r["workload"], r["size"]) for r in rows))
     for workload, size in keys:
         mine = [r for r in rows if r["workload"] == workload and r["size"] == size]
         ours_time = statistics.median(r["median_s"] for r in mine if r["packer"] == "ours")
+        ours_cpu = statistics.median(r["cpu_s"] for r in mine if r["packer"] == "ours")
         for packer in dict.fromkeys(r["packer"] for r in mine):
             theirs = [r for r in mine if r["packer"] == packer]
             median = statistics.median(r["median_s"] for r in theirs)
@@ -567,9 +579,16 @@ def _markdown(record: dict[str, Any]) -> str:
             calls = sum(r["calls"] for r in theirs)
             kept = statistics.mean(r["value"] / r["optimum"] for r in theirs if r["optimum"])
             forms = round(statistics.mean(r["forms"] for r in theirs))
+            spent = [r["cpu_s"] for r in theirs if "cpu_s" in r]
+            cpu = (
+                f"{statistics.median(spent) * 1000:.3f} ms | "
+                f"{statistics.median(spent) / ours_cpu:.2f}"
+                if spent
+                else "- | -"
+            )
             lines.append(
                 f"| {workload} | {size} | {forms} | {packer} | {median * 1000:.3f} ms | "
-                f"{median / ours_time:.2f} | {valid}/{calls} | {100 * kept:.1f}% |"
+                f"{median / ours_time:.2f} | {cpu} | {valid}/{calls} | {100 * kept:.1f}% |"
             )
     problems = sorted({v for r in rows for v in r["violations"]})
     if problems:

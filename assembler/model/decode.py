@@ -34,6 +34,7 @@ _KINDS = {kind.value: kind for kind in Kind}
 _ROLES = {role.value: role for role in Role}
 _UNSET = msgspec.UNSET
 _STR = str
+_STRS = frozenset({str})
 
 
 class _CandidateShell:
@@ -123,6 +124,15 @@ def _text(value: Any) -> bool:
     return type(value) is _STR and (value.isascii() or _SURROGATE.search(value) is None)
 
 
+def _texts(values: list[Any]) -> bool:
+    """Whether every one of ``values`` is ``_text``, read in C: their types in one set,
+    their characters in one string (a surrogate is one character: joining makes none)."""
+    if not set(map(type, values)) <= _STRS:
+        return False
+    joined = "".join(values)
+    return joined.isascii() or _SURROGATE.search(joined) is None
+
+
 def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
     """The candidates of ``raw`` (in its order, ``position`` its index), or None when one
     is not plainly valid (module docstring)."""
@@ -132,7 +142,7 @@ def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
         return None
     out: list[Candidate] = []
     append = out.append
-    unset, astuple, text = _UNSET, msgspec.structs.astuple, _text
+    unset, astuple, text, texts = _UNSET, msgspec.structs.astuple, _text, _texts
     kinds, roles = _KINDS, _ROLES
     instruction, evidence = Role.INSTRUCTION, Role.EVIDENCE
     call, result = Kind.TOOL_CALL, Kind.TOOL_RESULT
@@ -169,15 +179,15 @@ def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
             if not text(transfer):
                 return None
         if depends_on:
-            if not all(map(text, depends_on)):
+            if not texts(depends_on):
                 return None
             depends_on = tuple(sorted(set(depends_on)))
         if lineage:
-            if not all(map(text, lineage)):
+            if not texts(lineage):
                 return None
             lineage = tuple(lineage)
         if labels:
-            if not all(map(text, labels)):
+            if not texts(labels):
                 return None
             labels = tuple(labels)
         shell = _CandidateShell()
