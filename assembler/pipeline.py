@@ -27,8 +27,9 @@ The stages, each a function of its input and, optionally, of what it kept:
 
 The time limit covers the whole call, parsing included; the recorder's write is given
 back; the trace's share (``TRACE_PER_GATES_SECOND`` times the gates' own time, at most
-``TRACE_SECONDS_PER_CANDIDATE`` a candidate) is kept back from the decision. Every answer is handed to the audit hooks before it is
-returned (``add_audit_hook``: a test suite's verifier).
+``TRACE_SECONDS_PER_CANDIDATE`` a candidate) is kept back from the decision. Every
+answer is handed to the audit hooks before it is returned (``add_audit_hook``: a test
+suite's verifier).
 """
 
 from __future__ import annotations

@@ -46,6 +46,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .peers import _known, contextcram_runner, ctxbudgeter_runner, trim_runner, violations_seen
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 NODE = ROOT / "benchmarks" / "peers_node"
@@ -240,16 +242,6 @@ def ours(case: dict[str, Any]) -> Callable[[], Picked]:
     return run
 
 
-def _size_table(case: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
-    """Each form's text (made unique by its id) and its known size."""
-    size: dict[str, int] = {}
-    text: dict[str, str] = {}
-    for c in case["request"]["candidates"]:
-        body = f"{c['id']}\n{c['content']}"
-        size[body], text[c["id"]] = c["cost"], body
-    return size, text
-
-
 def _sent(case: dict[str, Any]) -> list[dict[str, Any]]:
     """The items a message-list packer is handed: each unit's full form, in message order
     (a retrieval pack: the least relevant first, so that keeping the last keeps the best)."""
@@ -275,11 +267,9 @@ def trim(case: dict[str, Any]) -> Callable[[], Picked]:
         HumanMessage,
         SystemMessage,
         ToolMessage,
-        trim_messages,
     )
 
     sent = _sent(case)
-    size = {i["id"]: i["tokens"] for i in sent}
     native: list[BaseMessage] = []
     for i in sent:
         if i["role"] == "system":
@@ -291,79 +281,34 @@ def trim(case: dict[str, Any]) -> Callable[[], Picked]:
             native.append(AIMessage(i["content"], id=i["id"], tool_calls=calls))
         else:
             native.append(HumanMessage(i["content"], id=i["id"]))
-    budget = case["request"]["task"]["budget"]
-
-    def counter(kept: list[BaseMessage]) -> int:
-        return sum(size[str(m.id)] for m in kept)
-
-    def run() -> Picked:
-        kept = trim_messages(
-            native,
-            max_tokens=budget,
-            token_counter=counter,
-            strategy="last",
-            include_system=True,
-            start_on="human",
-            allow_partial=False,
-        )
-        return {str(m.id) for m in kept}
-
-    return run
+    size = {i["id"]: i["tokens"] for i in sent}
+    return trim_runner(native, size, case["request"]["task"]["budget"])
 
 
 def ctxbudgeter(case: dict[str, Any]) -> Callable[[], Picked]:
-    from ctxbudgeter import ContextItem, TokenCounter, compile_items
-
-    size, text = _size_table(case)
-
-    class Known(TokenCounter):
-        def count(self, body: str) -> int:
-            return size[body] if body in size else len(body) // 4
-
-    counter = Known("gpt-4o")
-    items = [
-        ContextItem.model_validate(
-            {
-                "name": i["id"],
-                "content": text[i["id"]],
-                "priority": i["priority"],
-                "relevance": i["relevance"],
-                "required": i["required"],
-                "compressible": i["short"] is not None,
-                "compressed_content": text.get(i["short"] or ""),
-            }
-        )
+    size, text = _known(case["request"])
+    entries = [
+        {
+            "name": i["id"],
+            "content": text[i["id"]],
+            "priority": i["priority"],
+            "relevance": i["relevance"],
+            "required": i["required"],
+            "compressible": i["short"] is not None,
+            "compressed_content": text.get(i["short"] or ""),
+        }
         for i in _sent(case)
     ]
-    budget = case["request"]["task"]["budget"]
-    back = {body: key for key, body in text.items()}
-
-    def run() -> Picked:
-        pack = compile_items(
-            items, model="gpt-4o", token_budget=budget + 1, reserved_output_tokens=1,
-            counter=counter,
-        )  # fmt: skip
-        return {back.get(pack.content_for(i.name), i.name) for i in pack.included_in_input_order()}
-
-    return run
+    return ctxbudgeter_runner(entries, size, text, case["request"]["task"]["budget"])
 
 
 def contextcram(case: dict[str, Any]) -> Callable[[], Picked]:
-    from contextcram import CallableTokenizer, Packer, Strategy
-
-    size, text = _size_table(case)
-    tokenizer = CallableTokenizer(lambda body: size[body] if body in size else len(body) // 4)
-    sent = _sent(case)
-    budget = case["request"]["task"]["budget"]
-
-    def run() -> Picked:
-        packer = Packer(budget, tokenizer=tokenizer)
-        for i in sent:
-            priority: str | int = "required" if i["required"] else i["priority"]
-            packer.add(text[i["id"]], priority=priority, name=i["id"], strategy=Strategy.DROP)
-        return {str(item.name) for item in packer.fit().items}
-
-    return run
+    size, text = _known(case["request"])
+    entries: list[tuple[str, str | int, str]] = [
+        (text[i["id"]], "required" if i["required"] else i["priority"], i["id"])
+        for i in _sent(case)
+    ]
+    return contextcram_runner(entries, size, case["request"]["task"]["budget"])
 
 
 PACKERS: dict[str, Callable[[dict[str, Any]], Callable[[], Picked]]] = {
@@ -590,10 +535,7 @@ def _markdown(record: dict[str, Any]) -> str:
                 f"| {workload} | {size} | {forms} | {packer} | {median * 1000:.3f} ms | "
                 f"{median / ours_time:.2f} | {cpu} | {valid}/{calls} | {100 * kept:.1f}% |"
             )
-    problems = sorted({v for r in rows for v in r["violations"]})
-    if problems:
-        lines += ["", "Violations seen: " + "; ".join(problems) + "."]
-    return "\n".join(lines)
+    return "\n".join(lines + violations_seen(rows))
 
 
 if __name__ == "__main__":
