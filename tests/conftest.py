@@ -74,6 +74,7 @@ TIERS = {
     "test_serve": "server",
     "test_serve_faults": "server",
     "test_serve_soak": "server",
+    "test_serve_pressure": "server",
     # headless Chromium over the DevTools protocol
     "test_explain_browser": "browser",
     # Dask clusters: LocalCluster and real scheduler / worker processes
