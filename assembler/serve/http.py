@@ -49,7 +49,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..exits import EXIT_INTERNAL, EXIT_INTERRUPTED
+from ..exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_UNDECIDED
 from ..model.errors import InvalidRequest, RequestTooLarge
 from .errors import ClientDisconnected, ReadTimeout, ServerBusy, Unauthorized
 from .messages import Op, call_from_http, session_key
@@ -61,6 +61,13 @@ _ROUTES = (
     "the routes are POST /assemble, PUT|DELETE /sessions/{key}, POST /sessions/{key}/delta,"
     " GET /healthz"
 )
+
+
+_NOT_HTTP = (
+    "not a valid HTTP/1.1 request (a malformed request line or header, or headers larger"
+    " than 16 KiB); the connection is closed"
+)
+_PHRASES = {400: "Bad Request", 408: "Request Timeout", 503: "Service Unavailable"}
 
 
 @dataclass(slots=True)
@@ -116,17 +123,21 @@ def build_app(
             if request.method not in ("GET", "HEAD"):
                 return _wrong_method(request, "GET")
             health = service.health()
+            ok = health["status"] == "ok"
             return Response(
                 json.dumps(health),
-                status_code=200 if health["status"] == "ok" else 503,
+                status_code=200 if ok else 503,
                 media_type="application/json",
+                # as a call now would be answered: at once, or told to retry
+                headers={"X-Assembler-Exit": str(EXIT_BUNDLE if ok else EXIT_UNDECIDED)},
             )
+        # the token before the route: without it, a caller learns nothing of the routes
+        if token is not None and not _authorised(request, token):
+            return respond(service.count(error(Unauthorized())))
         route = _route(request, path)
         if isinstance(route, Response):
             return route
         op, key_bytes = route
-        if token is not None and not _authorised(request, token):
-            return respond(service.count(error(Unauthorized())))
         try:
             key = None if key_bytes is None else session_key(key_bytes, config.limits)
         except InvalidRequest as exc:
@@ -208,7 +219,12 @@ def build_app(
         if scope["type"] != "http":
             await lifespan_app(scope, receive, send)
             return
-        response = await dispatch(Request(scope, receive))
+        try:
+            response = await dispatch(Request(scope, receive))
+        except Exception as exc:
+            # a bug is one internal-error reply with its exit header, not the
+            # transport's bare 500
+            response = respond(service.count(error(exc)))
         await response(scope, receive, send)
 
     return app
@@ -314,16 +330,27 @@ def _protocol(service: Service, held: _Connections) -> type:
             if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
                 return
             if self._partial:
-                reply = service.count(error(ReadTimeout("header_timeout", seconds, None)))
-                head = (
-                    f"HTTP/1.1 {reply.http} Request Timeout\r\n"
-                    "content-type: application/json\r\n"
-                    f"content-length: {len(reply.body)}\r\n"
-                    f"x-assembler-exit: {reply.exit}\r\n"
-                    "connection: close\r\n\r\n"
-                )
-                self.transport.write(head.encode("ascii") + reply.body)
+                self._last_words(ReadTimeout("header_timeout", seconds, None))
             self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            # Uvicorn's own reply to what is not HTTP (a malformed request line, headers
+            # past h11's 16 KiB), as every reply: JSON with its exit header, counted
+            self._last_words(InvalidRequest("$", _NOT_HTTP))
+            self.transport.close()
+
+        def _last_words(self, exc: Exception) -> None:
+            """Write ``exc``'s reply on a connection about to be closed, outside h11
+            (whose state may be an error by now)."""
+            reply = service.count(error(exc))
+            head = (
+                f"HTTP/1.1 {reply.http} {_PHRASES.get(reply.http, 'Error')}\r\n"
+                "content-type: application/json\r\n"
+                f"content-length: {len(reply.body)}\r\n"
+                f"x-assembler-exit: {reply.exit}\r\n"
+                "connection: close\r\n\r\n"
+            )
+            self.transport.write(head.encode("ascii") + reply.body)
 
     return Protocol
 

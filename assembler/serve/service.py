@@ -33,7 +33,6 @@ from ..exits import EXIT
 from ..ledger import Ledger
 from ..ledger.store import SqliteStore
 from ..model.arguments import DEFAULT_TIME_LIMIT
-from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result
 from ..session import Session
@@ -41,6 +40,7 @@ from .errors import TimeLimitReached, error_reply
 from .memory import BodyMemory, give_back
 from .messages import Call, Op
 from .store import SessionStore, weight
+from .text import load_utf8_json
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -335,7 +335,7 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 def _decoded(payload: Any, limits: Limits) -> Any:
     """An HTTP body (bytes) decoded within the limits; a JSON-lines payload as is."""
     if isinstance(payload, bytes | bytearray):
-        return load_json(bytes(payload), limits)
+        return load_utf8_json(bytes(payload), limits)
     return payload
 
 

@@ -40,11 +40,11 @@ from typing import Any
 
 from ..exits import EXIT_INTERRUPTED
 from ..model.errors import InvalidRequest, RequestTooLarge
-from ..model.jsontext import load_json
 from .errors import ServerBusy
 from .memory import BodyMemory
 from .messages import call_from_message
 from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
+from .text import load_utf8_json
 
 __all__ = ["serve_stdio"]
 
@@ -357,7 +357,7 @@ async def _stopped(service: Service, line: bytes | RequestTooLarge) -> Reply:
 
 def _id_of(line: bytes, limits: Any) -> Any:
     try:
-        message = load_json(line, limits)
+        message = load_utf8_json(line, limits)
     except Exception:
         return None
     return message.get("id") if isinstance(message, dict) else None
@@ -421,7 +421,7 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
     limits = service.config.limits
     message: Any = None
     try:
-        message = load_json(line, limits)
+        message = load_utf8_json(line, limits)
         call = call_from_message(message, limits, service.config.time_limit)
     except Exception as exc:
         id_ = message.get("id") if isinstance(message, dict) else None
