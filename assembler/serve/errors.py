@@ -39,6 +39,7 @@ __all__ = [
     "SessionUnknown",
     "TimeLimitReached",
     "Unauthorized",
+    "WriteTimeout",
     "error_reply",
 ]
 
@@ -89,11 +90,14 @@ class TimeLimitReached(ServeError):
 
 
 class ServerBusy(ServeError):
-    """Every session slot is held by a session with a request in flight."""
+    """The server cannot take this call now (calls, memory, connections or sessions at
+    their limits, or it is shutting down); ``retry_after``, when known, is the seconds
+    after which a retry is expected to find room (HTTP: also ``Retry-After``)."""
 
     code = "server-busy"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
         super().__init__(message)
 
 
@@ -116,6 +120,23 @@ class ReadTimeout(ServeError, ValueError):
         super().__init__(
             f"the call did not send {what} within {seconds:g} s ({option}){got};"
             " the connection is closed"
+        )
+
+
+class WriteTimeout(ServeError, ValueError):
+    """A client that did not take its reply within ``write_timeout``: its connection is
+    cut and the reply's bytes given back. Nobody reads this error; ``/healthz`` counts
+    it."""
+
+    code = "write-timeout"
+    exit = EXIT_INVALID
+    http = 408
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"the client did not take its reply within {seconds:g} s (--write-timeout);"
+            " the connection was cut"
         )
 
 
@@ -165,6 +186,8 @@ def error_reply(exc: BaseException) -> ErrorReply:
             body["time_limit"] = exc.seconds
         if isinstance(exc, ReadTimeout):
             body.update(timeout=exc.timeout, seconds=exc.seconds, received=exc.received)
+        if isinstance(exc, ServerBusy) and exc.retry_after is not None:
+            body["retry_after"] = round(exc.retry_after, 3)
         return ErrorReply(exc.exit, exc.http, body)
     if isinstance(exc, RenderError):
         body.update(code="render-error", render_code=exc.code, rule=exc.rule, items=list(exc.items))

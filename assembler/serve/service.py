@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_MEMORY",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_SESSION_MEMORY",
+    "DEFAULT_WRITE_TIMEOUT",
     "OVERRUN_GRACE",
     "SHUTDOWN_MARGIN",
     "Reply",
@@ -69,6 +70,8 @@ DEFAULT_MAX_BODY_MEMORY = DEFAULT_LIMITS.max_request_bytes
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 1000
+# HTTP: seconds for a client to take its whole reply once it is written
+DEFAULT_WRITE_TIMEOUT = 30.0
 # the sessions kept, by their estimated memory (``store.weight``)
 DEFAULT_MAX_SESSION_MEMORY = 4 * 2**30
 # below this much time left a solve is not started: it could only answer undecided
@@ -100,6 +103,11 @@ class ServerConfig:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    # HTTP: open connections of one client (its address); calls waiting for a place;
+    # seconds for a client to take its reply
+    max_client_connections: int = DEFAULT_MAX_CONNECTIONS // 2
+    max_queue: int = DEFAULT_MAX_CONNECTIONS
+    write_timeout: float = DEFAULT_WRITE_TIMEOUT
     # HTTP: the shared secret every call but /healthz must present (a Bearer token)
     token: str | None = None
 
@@ -111,6 +119,8 @@ class Reply:
     body: bytes
     # the error's code (None for a result)
     code: str | None = None
+    # server-busy: the seconds after which a retry is expected to find room
+    retry_after: float | None = None
 
 
 class Service:
@@ -171,6 +181,7 @@ class Service:
             or self.bodies.held >= self.bodies.limit
             or (self.solving >= config.concurrency and waiting > 0)
             or transport.get("connections", 0) >= config.max_connections
+            or transport.get("queued", 0) > 0
         )
         status = "draining" if self.draining else "saturated" if saturated else "ok"
         return {
@@ -185,6 +196,8 @@ class Service:
             "max_pending": config.max_pending,
             "body_memory": self.bodies.held,
             "max_body_memory": self.bodies.limit,
+            "reply_memory": self.bodies.replies,
+            "replies_unread": self.bodies.unread,
             **transport,
             "time_limit": config.time_limit,
             "errors": dict(sorted(self.errors.items())),
@@ -287,6 +300,12 @@ class Service:
     async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
         """``work()`` on a solver thread, within the call's deadline (``work`` gives its
         solve what is left of it, ``Deadline(deadline).limit()``, when the solve begins)."""
+        if not await self.bodies.room(deadline - time.monotonic()):
+            # what clients do not read stops growing: no solve starts while it fills
+            # the memory bound (serve/memory.py)
+            raise TimeLimitReached(
+                limit, "replies their clients had not read filled --max-body-memory"
+            )
         if not self._slots.locked():
             await self._slots.acquire()  # at once: a free thread costs no time
         else:
@@ -366,4 +385,4 @@ def error(exc: BaseException, id_: Any = None) -> Reply:
     """The reply for an error."""
     told = error_reply(exc)
     body = _json({"id": id_, "exit": told.exit, "error": told.body})
-    return Reply(told.exit, told.http, body, told.body["code"])
+    return Reply(told.exit, told.http, body, told.body["code"], told.body.get("retry_after"))

@@ -437,9 +437,12 @@ async def _write(
 ) -> None:
     while (item := await replies.queue.get()) is not None:
         reply = await item.task
+        # the reply's bytes are held until the pipe took them (memory.py)
+        memory.hold_reply(len(reply.body))
 
-        def written(item: _Pending = item) -> None:
+        def written(item: _Pending = item, size: int = len(reply.body)) -> None:
             replies.unwritten -= 1
+            memory.drop_reply(size)
             memory.give(item.held)
             if item.slot:
                 slots.release()
