@@ -10,8 +10,10 @@ and routes asked for without the token.
 from __future__ import annotations
 
 import codecs
+import http.client
 import json
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -21,10 +23,19 @@ from typing import Any
 import pytest
 from serving import WAIT, Http, Lines, Starter, example, read_response, same, started
 
+from assembler.tooling.agentloop import agent_loop
+
 
 @pytest.fixture
 def servers() -> Iterator[Starter]:
     yield from started()
+
+
+def _wait_until(check: Any, what: str, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
 
 
 def _feed(lines: Lines, messages: list[Any]) -> threading.Thread:
@@ -196,3 +207,169 @@ def test_the_token_is_checked_before_the_route(servers: Starter, tmp_path: Path)
     assert server.call("GET", "/nowhere", headers=right)[0] == 404
     assert server.call("GET", "/assemble", headers=right)[0] == 405
     assert server.call("GET", "/healthz")[0] == 200
+
+
+# ---------------------------------------------------------------------------
+# HTTP: replies nobody reads
+
+
+def _vm(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(field)
+
+
+def _big(forms: int, size: int) -> dict[str, Any]:
+    candidates = [
+        {"id": f"c{i:05}", "cost": 1, "relevance": 0.5, "content": f"{i} " + "x" * size}
+        for i in range(forms)
+    ]
+    return {"task": {"id": "big", "budget": forms}, "candidates": candidates}
+
+
+def _never_reading(server: Http, body: bytes, path: str) -> socket.socket:
+    """A client that sends its call and never reads a byte of the reply (its receive
+    buffer as small as the kernel allows, so that the reply stays with the server)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    sock.sendall(head.encode() + body)
+    return sock
+
+
+def _was_cut(sock: socket.socket) -> bool:
+    sock.settimeout(0.5)
+    try:
+        while sock.recv(1 << 20):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False  # still open: told to retry, and kept alive
+    return True
+
+
+def test_replies_nobody_reads_are_bounded_shown_and_cut_at_the_write_timeout(
+    servers: Starter,
+) -> None:
+    cap = 16 * 2**20
+    server: Http = servers(Http, "--max-body-memory", str(cap), "--max-request-bytes",
+                           str(cap // 2), "--write-timeout", "3")  # fmt: skip
+    request = _big(100, 40_000)  # a 4 MB body, an 8 MB reply rendered as text
+    body = json.dumps(request).encode()
+    status, _, reply = server.call("POST", "/assemble?render=text", body)
+    size = len(json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode())
+    assert status == 200 and size > 2 * len(body) - 2**16
+    before = _vm(server.proc.pid, "VmHWM")
+    sockets = [_never_reading(server, body, "/assemble?render=text") for _ in range(16)]
+    try:
+        _wait_until(lambda: server.health()["replies_unread"] >= 3, "the replies are held")
+        health = server.health()
+        # bodies and unread replies together: the cap, and at most the replies of the
+        # two solves that were running when it filled
+        assert health["reply_memory"] > 0 and health["body_memory"] <= cap + 2 * size, health
+        assert health["status"] == "saturated"
+        # a client that reads is told when to retry: when the first unread reply meets
+        # its write deadline; then it is answered
+        small = example("review-migration.json")
+        status, headers, busy = server.call("POST", "/assemble", small)
+        assert (status, busy["error"]["code"]) == (503, "server-busy"), busy
+        assert 0 < busy["error"]["retry_after"] <= 3 and headers["retry-after"] in "123"
+        time.sleep(busy["error"]["retry_after"])
+        _wait_until(lambda: server.health()["replies_unread"] < 3, "the first reader is cut")
+        status, _, answered = server.call("POST", "/assemble", small)
+        assert status == 200, answered
+        same(small, answered["result"])
+        # the others were told to retry, not held: 16 unread replies would be 128 MB
+        grown = _vm(server.proc.pid, "VmHWM") - before
+        assert grown < 16 * size / 2, grown
+        _wait_until(lambda: server.health()["replies_unread"] == 0, "the readers are cut")
+        health = server.health()
+        assert health["body_memory"] == 0 and health["errors"]["write-timeout"] >= 3, health
+        assert health["errors"]["server-busy"] + health["errors"]["write-timeout"] >= 16
+        # the clients cut see their connection reset, after what their buffer took
+        assert sum(_was_cut(sock) for sock in sockets) == health["errors"]["write-timeout"]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+# ---------------------------------------------------------------------------
+# HTTP: fair to every client
+
+
+def test_a_hundred_clients_at_once_at_the_defaults_are_all_served(servers: Starter) -> None:
+    # 100 clients, each a session of 3 calls, every call at once with the others: none
+    # is refused (they wait in the queue, client by client), every answer is assemble()'s
+    server: Http = servers(Http)
+    loop = agent_loop(seed=5, forms=30, calls=2)
+    requests = [loop.first, *loop.requests()]
+    outcomes: list[tuple[int, int, dict[str, Any]]] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(100)
+
+    def client(number: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        barrier.wait()
+        calls = [("PUT", f"/sessions/c{number}", loop.first)]
+        calls += [("POST", f"/sessions/c{number}/delta", delta) for delta in loop.deltas]
+        for step, (method, path, body) in enumerate(calls):
+            connection.request(method, path, body=json.dumps(body).encode())
+            response = connection.getresponse()
+            with lock:
+                outcomes.append((step, response.status, json.loads(response.read())))
+        connection.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(100)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcomes) == 300
+    refused = [reply for _, status, reply in outcomes if status != 200]
+    assert not refused, refused[:3]
+    expected = {}
+    for step, _, reply in outcomes:
+        digest = json.dumps({k: v for k, v in reply["result"].items() if k != "timings"},
+                            sort_keys=True)  # fmt: skip
+        expected.setdefault(step, set()).add(digest)
+    assert all(len(digests) == 1 for digests in expected.values())
+    for step, request in enumerate(requests):
+        got = next(reply for s, _, reply in outcomes if s == step)
+        same(request, got["result"])
+    assert "server-busy" not in server.health()["errors"]
+
+
+def test_a_client_holding_a_thousand_idle_sockets_locks_nobody_out(servers: Starter) -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4096:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    server: Http = servers(Http)
+    review = example("review-migration.json")
+    idle = []
+    try:
+        # from an address of its own, then from the others' address
+        for number in range(1100):
+            sock = socket.socket()
+            sock.bind(("127.0.0.2" if number < 700 else "127.0.0.1", 0))
+            sock.connect(("127.0.0.1", server.port))
+            idle.append(sock)
+        _wait_until(lambda: server.health()["connections_evicted"] >= 100, "idle ones given up")
+        health = server.health()
+        assert health["connections"] <= health["max_connections"], health
+        # the other clients are answered at once, each on its first try
+        for _ in range(5):
+            status, _, reply = server.call("POST", "/assemble", review)
+            assert status == 200, reply
+        same(review, reply["result"])
+        health = server.health()
+        # one address holds at most its share; the idle sockets gave way, none refused
+        assert health["connections_refused"] == 0 and health["connections_evicted"] >= 200
+        assert "server-busy" not in health["errors"]
+    finally:
+        for sock in idle:
+            sock.close()

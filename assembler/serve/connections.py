@@ -68,6 +68,12 @@ class Connections:
     def of(self, peer: Any) -> Any:
         return self.peers.get(None if peer is None else tuple(peer))
 
+    def next_cut(self) -> float | None:
+        """Seconds until the first reply still being written meets its write deadline
+        (its bytes are then given back), if any is being written."""
+        due = [c.write_due for c in self.peers.values() if c.write_due is not None]
+        return None if not due else max(0.0, min(due) - asyncio.get_running_loop().time())
+
     def figures(self) -> dict[str, Any]:
         return {
             "connections": self.open,
@@ -94,6 +100,8 @@ def protocol_class(service: Service, held: Connections) -> type:
         _partial = False
         _counted = False
         who = ""
+        # when the reply being written meets its write deadline (the loop's clock)
+        write_due: float | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -133,13 +141,16 @@ def protocol_class(service: Service, held: Connections) -> type:
             the connection is cut (its bytes are then given back)."""
             self._unwrite()
             self._write_timer = self.loop.call_later(limit, self._write_expired, limit)
+            self.write_due = self.loop.time() + limit
 
         def _write_expired(self, limit: float) -> None:
             self._write_timer = None
+            self.write_due = None
             service.count(error(WriteTimeout(limit)))
             self.transport.abort()
 
         def _unwrite(self) -> None:
+            self.write_due = None
             if self._write_timer is not None:
                 self._write_timer.cancel()
                 self._write_timer = None

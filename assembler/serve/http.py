@@ -115,8 +115,10 @@ def build_app(
         reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
     ) -> _Answer:
         extra = dict(headers or {})
-        if reply.code in ("read-timeout", "client-disconnected"):
-            # the rest of a body that did not come is not waited for on this connection
+        if reply.code in ("read-timeout", "client-disconnected", "request-too-large"):
+            # the rest of a body that did not come, or is refused unread, is not waited
+            # for on this connection (a body told server-busy is read and dropped, so
+            # that its client reads when to retry)
             extra["Connection"] = "close"
         if reply.code == "unauthorized":
             extra["WWW-Authenticate"] = 'Bearer realm="assembler"'
@@ -200,7 +202,11 @@ def build_app(
             except ClientDisconnect:
                 return service.count(error(ClientDisconnected()))
             except ServerBusy as busy:
-                return service.count(error(ServerBusy(str(busy), admission.retry_after())))
+                # the body memory is full: room comes when a reply is taken, at the
+                # latest when the first one being written meets its write deadline
+                after = held.next_cut()
+                after = admission.retry_after() if after is None else after
+                return service.count(error(ServerBusy(str(busy), after)))
             except Exception as exc:
                 return service.count(error(exc))
             return await service.handle(made, time.monotonic())
