@@ -52,7 +52,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_UNDECIDED
 from ..model.errors import InvalidRequest, RequestTooLarge
@@ -81,6 +81,8 @@ class _Answer:
     status: int
     headers: dict[str, str]
     body: bytes
+    # its bytes already held in the body memory (a call's reply)
+    counted: bool = False
 
 
 def build_app(
@@ -112,7 +114,10 @@ def build_app(
     token = None if config.token is None else config.token.encode("utf-8")
 
     def respond(
-        reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
+        reply: Reply,
+        headers: dict[str, str] | None = None,
+        status: int | None = None,
+        counted: bool = False,
     ) -> _Answer:
         extra = dict(headers or {})
         if reply.code in ("read-timeout", "client-disconnected", "request-too-large"):
@@ -128,6 +133,7 @@ def build_app(
             reply.http if status is None else status,
             {"X-Assembler-Exit": str(reply.exit), **extra},
             reply.body,
+            counted,
         )
 
     async def dispatch(request: Request) -> _Answer:
@@ -155,7 +161,8 @@ def build_app(
             key = None if key_bytes is None else session_key(key_bytes, config.limits)
         except InvalidRequest as exc:
             return respond(service.count(error(exc)))
-        return respond(await call(request, op, key))
+        reply, counted = await call(request, op, key)
+        return respond(reply, counted=counted)
 
     def _route(request: Request, path: bytes) -> tuple[Op, bytes | None] | _Answer:
         method = request.method
@@ -181,12 +188,13 @@ def build_app(
         allowed = {} if allow is None else {"Allow": allow}
         return respond(service.count(error(wrong)), allowed, status)
 
-    async def call(request: Request, op: Op, key: str | None) -> Reply:
+    async def call(request: Request, op: Op, key: str | None) -> tuple[Reply, bool]:
+        """The call's reply, and whether its bytes are already held (a result's)."""
         peer = request.scope.get("client")
         try:
             await admission.turn(str(peer[0]) if peer else "", config.time_limit)
         except ServerBusy as busy:
-            return service.count(error(busy))
+            return service.count(error(busy)), False
         taken = [0]
         try:
             try:
@@ -195,21 +203,26 @@ def build_app(
                     op,
                     key,
                     dict(request.query_params),
-                    body,
+                    # a payload the service decodes as bytes or a bytearray alike
+                    cast(bytes | None, body),
                     config.limits,
                     config.time_limit,
                 )
             except ClientDisconnect:
-                return service.count(error(ClientDisconnected()))
+                return service.count(error(ClientDisconnected())), False
             except ServerBusy as busy:
                 # the body memory is full: room comes when a reply is taken, at the
                 # latest when the first one being written meets its write deadline
                 after = held.next_cut()
                 after = admission.retry_after() if after is None else after
-                return service.count(error(ServerBusy(str(busy), after)))
+                return service.count(error(ServerBusy(str(busy), after))), False
             except Exception as exc:
-                return service.count(error(exc))
-            return await service.handle(made, time.monotonic())
+                return service.count(error(exc)), False
+            reply = await service.handle(made, time.monotonic())
+            # the reply is counted before its request is given back: the bytes held
+            # never dip between the two, so no solve waiting for room starts in between
+            service.bodies.hold_reply(len(reply.body))
+            return reply, True
         finally:
             service.bodies.give(taken[0])
             admission.done()
@@ -224,7 +237,8 @@ def build_app(
         headers += [
             (k.lower().encode("ascii"), v.encode("ascii")) for k, v in answer.headers.items()
         ]
-        service.bodies.hold_reply(len(body))
+        if not answer.counted:
+            service.bodies.hold_reply(len(body))
         try:
             connection = held.of(scope.get("client"))
             if connection is not None:
@@ -273,7 +287,9 @@ def _authorised(request: Any, token: bytes) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), token)
 
 
-async def _body(request: Any, service: Service, held: Connections, taken: list[int]) -> bytes:
+async def _body(
+    request: Any, service: Service, held: Connections, taken: list[int]
+) -> bytearray:
     """The body's bytes, read within the body deadline, no further than the size
     limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
     for the caller to give back once the call is answered)."""
@@ -286,7 +302,9 @@ async def _body(request: Any, service: Service, held: Connections, taken: list[i
             raise _too_large(int(declared), limit)
         if memory.held + int(declared) > memory.limit:
             raise _memory_full(memory.held, memory.limit)
-    chunks: list[bytes] = []
+    # one buffer grown in place (a large one is remapped, not copied): the body is held
+    # once while it is read, not as its chunks and their join
+    body = bytearray()
     total = 0
     held.reading += 1
     try:
@@ -298,12 +316,12 @@ async def _body(request: Any, service: Service, held: Connections, taken: list[i
                 if not memory.try_take(len(chunk)):
                     raise _memory_full(memory.held, memory.limit)
                 taken[0] += len(chunk)
-                chunks.append(chunk)
+                body += chunk
     except TimeoutError:
         raise ReadTimeout("body_timeout", config.body_timeout, total) from None
     finally:
         held.reading -= 1
-    return b"".join(chunks)
+    return body
 
 
 def _too_large(size: int | None, limit: int) -> RequestTooLarge:

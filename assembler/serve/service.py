@@ -300,12 +300,6 @@ class Service:
     async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
         """``work()`` on a solver thread, within the call's deadline (``work`` gives its
         solve what is left of it, ``Deadline(deadline).limit()``, when the solve begins)."""
-        if not await self.bodies.room(deadline - time.monotonic()):
-            # what clients do not read stops growing: no solve starts while it fills
-            # the memory bound (serve/memory.py)
-            raise TimeLimitReached(
-                limit, "replies their clients had not read filled --max-body-memory"
-            )
         if not self._slots.locked():
             await self._slots.acquire()  # at once: a free thread costs no time
         else:
@@ -313,6 +307,13 @@ class Service:
                 await asyncio.wait_for(self._slots.acquire(), deadline - time.monotonic())
             except TimeoutError:
                 raise TimeLimitReached(limit, "every solver thread was busy") from None
+        if not await self.bodies.room(deadline - time.monotonic()):
+            # what clients do not read stops growing: no solve starts while it fills
+            # the memory bound (serve/memory.py), the thread held while it waits
+            self._slots.release()
+            raise TimeLimitReached(
+                limit, "replies their clients had not read filled --max-body-memory"
+            )
         left = deadline - time.monotonic()
         if left < _LEAST_SOLVE:
             self._slots.release()

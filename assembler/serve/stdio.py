@@ -50,6 +50,8 @@ __all__ = ["serve_stdio"]
 
 _CHUNK = 1 << 16
 _SIGNALS = {signal.SIGTERM, signal.SIGINT}
+# of the shutdown's grace, what closing the service and the process takes
+_EXIT_RESERVE = 0.5
 
 
 def serve_stdio(service: Service) -> int:
@@ -380,7 +382,8 @@ async def _drain(
             return
     grace = service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
     try:
-        await asyncio.wait_for(asyncio.shield(done), grace)
+        # what is left of the grace once the replies are given up is for the exit itself
+        await asyncio.wait_for(asyncio.shield(done), grace - _EXIT_RESERVE)
     except TimeoutError:
         left = replies.unwritten
         print(
