@@ -6,9 +6,10 @@ disconnect mid-body, bodies and headers that stall until their deadline, 64 stal
 bodies at once, clients that never read their large replies, keys made to look like
 other keys, bodies past the size limit or in UTF-16, one client holding 300 idle
 sockets and opening each again as it is closed, a SIGTERM and a SIGKILL, each
-followed by a restart with the same ledger. Nothing may be a bug, no reply lost or merged, every proven answer equal to
-``assemble()`` of the same request, and the ledger must verify after the SIGKILL.
-The long run (200 clients, 10 minutes) is ``python -m benchmarks.soak``.
+followed by a restart with the same ledger. Nothing may be a bug, no reply lost or
+merged, every proven answer equal to ``assemble()`` of the same request, and the
+ledger must verify after the SIGKILL. The long run (200 clients, 10 minutes) is
+``python -m benchmarks.soak``.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ def test_clients_sessions_and_deltas_under_faults_keep_every_guarantee(tmp_path:
         fault_every=0.6,
         sigterm_at=0.4,
         sigkill_at=0.7,
-        server_args=("--body-timeout", "1", "--header-timeout", "1", "--time-limit", "5",
-                     "--write-timeout", "2"),  # fmt: skip
+        server_args=(
+            *("--body-timeout", "1", "--header-timeout", "1"),
+            *("--time-limit", "5", "--write-timeout", "2"),
+        ),
         idle_after=0.0,
         hog_sockets=300,
     )

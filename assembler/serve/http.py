@@ -287,9 +287,7 @@ def _authorised(request: Any, token: bytes) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), token)
 
 
-async def _body(
-    request: Any, service: Service, held: Connections, taken: list[int]
-) -> bytearray:
+async def _body(request: Any, service: Service, held: Connections, taken: list[int]) -> bytearray:
     """The body's bytes, read within the body deadline, no further than the size
     limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
     for the caller to give back once the call is answered)."""
