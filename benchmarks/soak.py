@@ -3,7 +3,7 @@
 Run: ``python -m benchmarks.soak [--clients 200] [--deltas 20] [--minutes 10]
 [--forms 120] [--no-faults] [--out DIR]``. Output: ``soak.json`` (every figure) and a
 section appended to ``SOAK.md`` in ``DIR`` (``benchmarks/results``), a summary on
-stderr; exit 0, or 1 when a goal of issue 25 is missed (an ``internal-error``, a lost
+stderr; exit 0, or 1 when a goal of issues 25 and 37 is missed (an ``internal-error``, a lost
 or merged reply, a proven answer unlike ``assemble()``'s, a ledger that fails
 ``ledger verify``, RSS not flat).
 
@@ -20,7 +20,10 @@ of that request (each distinct request once).
 Faults, when on, come at random moments from a thread of their own: clients that
 disconnect mid-body, bodies that stall until the body deadline cuts them, headers
 sent a byte at a time, a batch of 64 stalled bodies at once (while it lasts the other
-clients' calls are timed apart), and two restarts with the ledger kept: SIGTERM (the
+clients' calls are timed apart), clients that never read their large replies, keys made
+to look like other keys, bodies past the size limit or in UTF-16, one client holding
+``hog_sockets`` idle sockets from 127.0.0.2 and reconnecting each a second after the
+server closes it, and two restarts with the ledger kept: SIGTERM (the
 server drains and exits 0) and SIGKILL. Clients ride through a restart: a refused
 connection is retried, a session the new process does not know is opened again.
 
@@ -484,7 +487,8 @@ class _Faults:
                         break
                     held.append(sock)
                     opened += 1
-                time.sleep(0.2)
+                # a client that reconnects each socket a second after it was closed
+                time.sleep(1.0)
         finally:
             for sock in held:
                 sock.close()
@@ -709,8 +713,10 @@ def _goals(report: dict[str, Any]) -> dict[str, bool]:
         "every proven answer equals assemble()": not report["check"]["answers_unlike_assemble"],
         "the ledger verifies after the restarts": report["ledger_verify"]["exit"] == 0,
         "RSS flat within 20% after warm-up": spread is None or spread <= 0.2,
-        "others served within their time limit during 64 stalls": stall["max_s"] is None
-        or stall["max_s"] <= time_limit,
+        # the server's promise to a call it answers: its turn within the time limit (or
+        # server-busy), then its answer within the time limit and the 1 s grace
+        "others served within the promise during 64 stalls": stall["max_s"] is None
+        or stall["max_s"] <= 2 * time_limit + 1,
         "SIGTERM exits 0": all(
             r["exit"] == 0 for r in report["restarts"] if r["signal"] == "SIGTERM"
         ),

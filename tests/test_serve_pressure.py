@@ -373,3 +373,48 @@ def test_a_client_holding_a_thousand_idle_sockets_locks_nobody_out(servers: Star
     finally:
         for sock in idle:
             sock.close()
+
+
+def test_sigterm_with_calls_queued_and_many_connections_exits_in_grace(servers: Starter) -> None:
+    server: Http = servers(
+        Http,
+        *("--max-pending", "1", "--concurrency", "1", "--time-limit", "4"),
+        test_strategies=True,
+        env={"ASSEMBLER_TEST_SLEEP": "2"},
+    )
+    review = example("review-migration.json")
+    answers: list[tuple[int, dict[str, Any]]] = []
+    lock = threading.Lock()
+
+    def ask(path: str) -> None:
+        status, _, reply = server.call("POST", path, review)
+        with lock:
+            answers.append((status, reply))
+
+    slow = threading.Thread(target=ask, args=("/assemble?strategy=sleepy",))
+    slow.start()
+    _wait_until(lambda: server.health()["in_flight"] == 1, "the slow call is in flight")
+    waiting = [threading.Thread(target=ask, args=("/assemble",)) for _ in range(20)]
+    for thread in waiting:
+        thread.start()
+    idle = [server.socket() for _ in range(300)]
+    _wait_until(lambda: server.health()["queued"] == 20, "the others wait their turn")
+    server.proc.send_signal(signal.SIGTERM)
+    started_at = time.monotonic()
+    try:
+        assert server.proc.wait(timeout=WAIT) == 0
+        # the time limit, the overrun grace of 1 s and the shutdown margin of 5 s
+        assert time.monotonic() - started_at < 4 + 6 + 3.0
+    finally:
+        for sock in idle:
+            sock.close()
+    slow.join()
+    for thread in waiting:
+        thread.join()
+    # the call in flight is answered; those waiting for their turn are told the server
+    # is stopping, each at once, none left without a reply
+    assert len(answers) == 21
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [200] + [503] * 20, statuses
+    refused = [reply for status, reply in answers if status == 503]
+    assert all("shutting down" in reply["error"]["message"] for reply in refused), refused[0]

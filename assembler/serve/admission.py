@@ -13,7 +13,8 @@ like a client with one, and a client that just came is served within one round. 
 most ``max_queue`` calls wait: beyond, a call of a client with fewer calls waiting than
 the client with the most takes the place of that client's newest call, which is told
 to retry; any other is refused at once. A call waits no longer than its ``wait`` (the
-server's time limit), then is told to retry. The seconds to retry after are estimated
+server's time limit), then is told to retry; at a shutdown every call waiting is told
+so at once (``close``). The seconds to retry after are estimated
 from the rate at which places were given back lately.
 
 Everything here runs on the event loop's thread.
@@ -51,10 +52,14 @@ class Admission:
         self.queued = 0
         self._interval = _FIRST_INTERVAL
         self._last_done: float | None = None
+        # set once the server stops taking calls
+        self._closed = False
 
     async def turn(self, client: str, wait: float) -> None:
         """Wait for a place (at once when one is free and nobody waits); ``ServerBusy``
         when the queue has no room, or after ``wait`` seconds."""
+        if self._closed:
+            raise _shutting_down()
         if self.admitted < self.max_pending and not self.queued:
             self.admitted += 1
             return
@@ -92,6 +97,17 @@ class Admission:
         self._last_done = now
         self.admitted -= 1
         self._hand_over()
+
+    def close(self) -> None:
+        """The server is shutting down: every call waiting is told so at once, and so is
+        every call that comes after; the admitted ones are answered as usual."""
+        self._closed = True
+        waiting, self._waiting = self._waiting, OrderedDict()
+        self.queued = 0
+        for calls in waiting.values():
+            for future in calls:
+                if not future.done():
+                    future.set_exception(_shutting_down())
 
     def retry_after(self, position: int | None = None) -> float:
         """Seconds until a call that joins the queue now is expected to have a place."""
@@ -144,6 +160,13 @@ class Admission:
     def _busy(self, why: str) -> ServerBusy:
         after = self.retry_after()
         return ServerBusy(f"{why}; retry after {math.ceil(after * 10) / 10:g} s", after)
+
+
+def _shutting_down() -> ServerBusy:
+    return ServerBusy(
+        "the server is shutting down (a signal): this call had not had its turn; send it"
+        " again to a server that is running"
+    )
 
 
 def _granted(future: asyncio.Future[None]) -> bool:

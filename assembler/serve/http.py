@@ -41,6 +41,7 @@ and in ``connections.py`` (the ``serve`` extra).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import math
@@ -89,6 +90,7 @@ def build_app(
     service: Service,
     announce: Callable[[], None] = lambda: None,
     counts: Connections | None = None,
+    admission: Admission | None = None,
 ) -> Any:
     """The ASGI application answering ``service``'s calls; ``announce`` is called once
     it is ready (the listening socket already queues connections)."""
@@ -101,7 +103,8 @@ def build_app(
         if counts is None
         else counts
     )
-    admission = Admission(config.max_pending, config.max_queue)
+    if admission is None:
+        admission = Admission(config.max_pending, config.max_queue)
     service.transport_health = lambda: {
         **held.figures(),
         "queued": admission.queued,
@@ -348,8 +351,9 @@ def serve_http(service: Service, host: str, port: int) -> int:
         sys.stdout.flush()
 
     held = Connections(service.config.max_connections, service.config.max_client_connections)
+    admission = Admission(service.config.max_pending, service.config.max_queue)
     config = uvicorn.Config(
-        build_app(service, announce, held),
+        build_app(service, announce, held, admission),
         lifespan="on",
         log_level="warning",
         access_log=False,
@@ -366,6 +370,9 @@ def serve_http(service: Service, host: str, port: int) -> int:
                 # a second signal: leave now, unanswered calls and all
                 os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
             service.draining = True
+            # calls waiting for their turn are told at once; those admitted are answered
+            with contextlib.suppress(RuntimeError):  # no loop yet: nothing waits
+                asyncio.get_running_loop().call_soon_threadsafe(admission.close)
             super().handle_exit(sig, frame)
 
     server = Server(config)
