@@ -58,16 +58,22 @@ def _feed(lines: Lines, messages: list[Any]) -> threading.Thread:
 # JSON lines: a signal whatever the pending lines and the unread stdout
 
 
+def _signalled_with_400_lines(servers: Starter, time_limit: str) -> Lines:
+    """A JSON-lines server sent 400 lines, its stdout unread, then SIGTERM."""
+    lines: Lines = servers(Lines, "--time-limit", time_limit, read=False)
+    review = example("review-migration.json")
+    _feed(lines, [{"id": number, "request": review} for number in range(400)])
+    time.sleep(3.0)
+    lines.proc.send_signal(signal.SIGTERM)
+    return lines
+
+
 def test_sigterm_with_hundreds_of_lines_pending_and_stdout_unread_exits_in_grace(
     servers: Starter,
 ) -> None:
     # 64 answered lines fill the pipe; every slot is then held by a reply nobody reads,
     # and the read loop waits for one: the signal must still end the server
-    lines: Lines = servers(Lines, "--time-limit", "1", read=False)
-    review = example("review-migration.json")
-    _feed(lines, [{"id": number, "request": review} for number in range(400)])
-    time.sleep(3.0)
-    lines.proc.send_signal(signal.SIGTERM)
+    lines = _signalled_with_400_lines(servers, "1")
     started_at = time.monotonic()
     code = lines.proc.wait(timeout=WAIT)
     # the time limit, the overrun grace of 1 s and the shutdown margin of 5 s
@@ -79,11 +85,8 @@ def test_sigterm_with_hundreds_of_lines_pending_and_stdout_unread_exits_in_grace
 def test_lines_read_but_not_started_at_a_signal_are_each_answered_busy(
     servers: Starter,
 ) -> None:
-    lines: Lines = servers(Lines, "--time-limit", "2", read=False)
+    lines = _signalled_with_400_lines(servers, "2")
     review = example("review-migration.json")
-    _feed(lines, [{"id": number, "request": review} for number in range(400)])
-    time.sleep(3.0)
-    lines.proc.send_signal(signal.SIGTERM)
     time.sleep(0.5)
     lines.start_reading()
     assert lines.proc.wait(timeout=WAIT) == 0
@@ -330,7 +333,7 @@ def test_a_hundred_clients_at_once_at_the_defaults_are_all_served(servers: Start
     assert len(outcomes) == 300
     refused = [reply for _, status, reply in outcomes if status != 200]
     assert not refused, refused[:3]
-    expected = {}
+    expected: dict[int, set[str]] = {}
     for step, _, reply in outcomes:
         digest = json.dumps({k: v for k, v in reply["result"].items() if k != "timings"},
                             sort_keys=True)  # fmt: skip
