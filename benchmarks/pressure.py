@@ -173,6 +173,10 @@ def fairness(clients: int = 100, calls: int = 20, forms: int = 120,
         "p99_over_p50": round(p99 / p50, 2), "answers_unlike_assemble": unlike,
         # each client's time for its 20 calls: the slowest against the quickest
         "client_totals_s": [round(min(totals.values()), 2), round(max(totals.values()), 2)],
+        # the same ratio among the calls of one step (every client's n-th call): how
+        # evenly the clients are served, apart from what a step itself costs
+        "step_p99_over_p50_max": round(max(_percentile(by_step[k], 0.99)
+                                           / _percentile(by_step[k], 0.5) for k in by_step), 2),
         "p50_by_step_s": [round(_percentile(by_step[k], 0.5), 3) for k in sorted(by_step)],
         "server_errors": health.get("errors"),
         "goals": {"no client gives up": not gave_up, "p99 <= 2x p50": p99 <= 2 * p50,
