@@ -138,7 +138,11 @@ def _serve_parser() -> argparse.ArgumentParser:
         help="HTTP: open connections; a call beyond is told server-busy"
         f" ({DEFAULT_MAX_CONNECTIONS})",
     )
-    parser.add_argument("--ledger", metavar="PATH", help="record every compilation here")
+    parser.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="record every compilation here (a file, or postgresql://... shared by replicas)",
+    )
     add_limit_options(parser, "size limits of each call (defaults in parentheses)")
     return parser
 

@@ -38,7 +38,7 @@ from .documents import (
 )
 from .errors import LedgerError, UnknownCompilation
 from .events import OUTCOME_OF, CompilationOutcome, Event, EventKind, canonical, sha256_hex
-from .store import SqliteStore, Store
+from .store import Store, open_store
 
 __all__ = ["Compilation", "Ledger", "RecordedRendering", "Summary"]
 
@@ -184,13 +184,17 @@ class _Recording:
 
 
 class Ledger:
-    """A durable, replayable record of compilations in one SQLite file.
+    """A durable, replayable record of compilations: an SQLite file or a PostgreSQL
+    database.
 
-    ``Ledger(path)`` creates the file when it does not exist; ``readonly=True`` opens
-    an existing ledger without ever writing to it. ``session`` names the session of
-    every compilation recorded through this object (default: the request's task id).
-    ``store`` puts another ``Store`` (the narrow interface of ``ledger.store``) in place
-    of the SQLite file. Pass the ledger to ``assemble(..., ledger=...)`` to record.
+    ``Ledger(path)`` (or ``Ledger.open(address)``) opens an SQLite file, created when
+    it does not exist; an address ``postgresql://...`` opens a PostgreSQL database
+    (the ``postgres`` extra), its tables created on the first writable open, and
+    ``sqlite:///PATH`` names a file. ``readonly=True`` opens an existing ledger
+    without ever writing to it. ``session`` names the session of every compilation
+    recorded through this object (default: the request's task id). ``store`` puts
+    another ``Store`` (the narrow interface of ``ledger.store``) in place of the one
+    the address names. Pass the ledger to ``assemble(..., ledger=...)`` to record.
     """
 
     def __init__(
@@ -201,10 +205,19 @@ class Ledger:
         readonly: bool = False,
         store: Store | None = None,
     ) -> None:
-        self._store: Store = store if store is not None else SqliteStore(path, readonly=readonly)
+        self._store: Store = store if store is not None else open_store(path, readonly=readonly)
         self.path = self._store.path
         self.session = session
         self._fragments: Fragments = {}
+
+    @classmethod
+    def open(
+        cls, address: str | os.PathLike[str], *, session: str | None = None,
+        readonly: bool = False,
+    ) -> Ledger:  # fmt: skip
+        """The ledger at ``address``: ``postgresql://USER@HOST:PORT/DATABASE``,
+        ``sqlite:///PATH`` or a path."""
+        return cls(address, session=session, readonly=readonly)
 
     def close(self) -> None:
         self._store.close()

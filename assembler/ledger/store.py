@@ -5,7 +5,8 @@ Input: a path (and whether to open it read-only). Output: a ``Store``: ``append`
 artifacts by key, and the checks ``verify`` needs. Errors are ``LedgerError`` with a
 one-line reason.
 
-The ledger above knows only ``Store``; a server database can implement it later.
+The ledger above knows only ``Store``; ``postgres.PostgresStore`` is the other one, and
+``open_store`` picks one by the ledger's address.
 A ledger holds every request's content: a new one is created readable by its owner
 only (0600, whatever the umask), and SQLite gives its ``-wal`` and ``-shm`` files the
 database file's mode.
@@ -22,7 +23,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
@@ -34,7 +35,14 @@ from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "PRIVATE_FILE_MODE", "SqliteStore", "Store", "create_private"]
+__all__ = [
+    "BUSY_TIMEOUT_SECONDS",
+    "PRIVATE_FILE_MODE",
+    "SqliteStore",
+    "Store",
+    "create_private",
+    "open_store",
+]
 
 # the mode of every file holding recorded content: ledgers, exports, inspector pages
 PRIVATE_FILE_MODE = 0o600
@@ -61,6 +69,8 @@ class Store(Protocol):
         blobs: Mapping[str, bytes | str],
     ) -> Event: ...
 
+    def restore(self, batch: Sequence[tuple[Event, Mapping[str, bytes]]]) -> None: ...
+
     def events(self, after: int = 0) -> Iterator[Event]: ...
 
     def compilation_events(self, compilation: int) -> list[Event]: ...
@@ -74,6 +84,22 @@ class Store(Protocol):
     def structure_problems(self) -> list[str]: ...
 
     def close(self) -> None: ...
+
+
+def open_store(address: str | os.PathLike[str], *, readonly: bool = False) -> Store:
+    """The store at ``address``: a ``postgresql://`` (or ``postgres://``) URL, an
+    ``sqlite:///PATH`` URL (``sqlite:////abs/path`` for an absolute path), or a path."""
+    text = os.fspath(address)
+    scheme, sep, rest = text.partition("://")
+    if sep and scheme.lower() in ("postgresql", "postgres"):
+        from .postgres import PostgresStore
+
+        return PostgresStore(text, readonly=readonly)
+    if sep and scheme.lower() == "sqlite":
+        if not rest.startswith("/") or rest == "/":
+            raise LedgerError(text, "an SQLite address is sqlite:///PATH (three slashes)")
+        return SqliteStore(rest[1:], readonly=readonly)
+    return SqliteStore(text, readonly=readonly)
 
 
 # the last whole second formatted, and its text: datetime.now().strftime() costs ~30 us
@@ -417,6 +443,50 @@ class SqliteStore:
             (seq, kind, number, session, at, payload, prev, digest),
         )
         return event
+
+    def restore(self, batch: Sequence[tuple[Event, Mapping[str, bytes]]]) -> None:
+        """Write events exactly as they are (``ledger copy``), each with the artifacts
+        it references, in one transaction; the first must follow this ledger's head."""
+        import sqlite3
+
+        if self.readonly:
+            raise LedgerError(self.path, "cannot write: opened read-only")
+        if not batch:
+            return
+        rows = [_row(sha, data) for _, blobs in batch for sha, data in blobs.items()]
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    head = conn.execute(
+                        "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
+                    ).fetchone()
+                    at_seq, at_hash = (head[0], head[1]) if head else (0, GENESIS)
+                    first = batch[0][0]
+                    if first.seq != at_seq + 1 or first.prev_hash != at_hash:
+                        raise LedgerError(
+                            self.path,
+                            f"event {first.seq} does not follow this ledger's head"
+                            f" (event {at_seq})",
+                        )
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO blobs (sha256, size, codec, data)"
+                        " VALUES (?, ?, ?, ?)",
+                        rows,
+                    )
+                    conn.executemany(
+                        f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(e.seq, e.kind, e.compilation, e.session, e.recorded_at, e.payload,
+                          e.prev_hash, e.hash) for e, _ in batch],
+                    )  # fmt: skip
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._error(exc, "nothing was copied") from None
 
     # -- reading ----------------------------------------------------------------
 

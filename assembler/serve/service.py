@@ -31,7 +31,7 @@ from ..api import assemble
 from ..deadline import Deadline
 from ..exits import EXIT
 from ..ledger import Ledger
-from ..ledger.store import SqliteStore
+from ..ledger.store import open_store
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
@@ -124,7 +124,7 @@ class Service:
         self.bodies = BodyMemory(config.max_body_memory)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._pool = ThreadPoolExecutor(config.concurrency, thread_name_prefix="solve")
-        self._store = None if config.ledger is None else SqliteStore(config.ledger)
+        self._store = None if config.ledger is None else open_store(config.ledger)
         # calls being answered; of them, those on a solver thread; calls answered so far
         self.in_flight = 0
         self.answered = 0
