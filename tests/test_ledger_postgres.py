@@ -10,6 +10,7 @@ transaction leaves nothing of it.
 
 from __future__ import annotations
 
+import importlib
 import io
 import itertools
 import json
@@ -395,3 +396,47 @@ def test_the_store_is_the_store_protocol_and_the_pool_is_not_shared_by_a_fork(
         assert [p.kind.value for p in report.problems] == ["file"]
     finally:
         store.close()
+
+
+def test_the_postgresql_benchmark_runs_end_to_end(tmp_path: Path, postgres: Any) -> None:
+    """The benchmark's PostgreSQL parts on a tiny size (no timing is asserted)."""
+    bench = importlib.import_module("benchmarks.ledger")
+    code = bench.main(
+        ["--sizes", "20", "--instances", "1", "--repeats", "2", "--turns", "4", "--replays",
+         "2", "--pg-sizes", "20", "--writer-seconds", "1", "--postgres", postgres.url,
+         "--out", str(tmp_path)]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads((tmp_path / "ledger.json").read_text())["postgres"]
+    assert [(r["durability"], r["scenario"]) for r in data["recording"]] == [
+        ("store", "recurring"), ("store", "fresh"), ("server", "recurring"), ("server", "fresh")
+    ]  # fmt: skip
+    assert [r["store"] for r in data["writers"]] == [
+        "postgresql (advisory)", "postgresql (serializable)", "sqlite"
+    ]  # fmt: skip
+    for row in data["writers"]:
+        assert row["compilations"] > 0 and row["events"] == 2 * row["compilations"]
+        assert (row["chain_faults"], row["lost"], row["duplicated"]) == (0, 0, 0)
+    text = (tmp_path / "LEDGER.md").read_text()
+    assert "## PostgreSQL against SQLite" in text and "Why an advisory lock" in text
+
+
+def test_the_store_keeps_sqlites_durability_unless_the_database_sets_its_own(
+    postgres_url: str,
+) -> None:
+    def setting(url: str) -> str:
+        store = PostgresStore(url)
+        try:
+            with store._connection_pool().connection() as conn:
+                row = conn.execute("SHOW synchronous_commit").fetchone()
+        finally:
+            store.close()
+        assert row is not None
+        return str(row[0])
+
+    assert setting(postgres_url) == "off"
+    assert setting(postgres_url + "?options=-csynchronous_commit%3Don") == "on"
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = remote_write')
+    assert setting(postgres_url) == "remote_write"

@@ -200,6 +200,14 @@ class PostgresStore:
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         # a writer waits for another's lock as long as SQLite's busy timeout, no longer
         conn.execute(f"SET lock_timeout = '{int(BUSY_TIMEOUT_SECONDS * 1000)}ms'")
+        # the SQLite store's durability (a commit survives the writer's death and the
+        # server's, a crash of the machine may lose the last ones), unless the database
+        # is configured otherwise (postgresql.conf, ALTER DATABASE or ROLE, the URL)
+        source = conn.execute(
+            "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'"
+        ).fetchone()
+        if source is not None and source[0] == "default":
+            conn.execute("SET synchronous_commit = off")
         if self.readonly:
             conn.execute("SET default_transaction_read_only = on")
         if self.lock == "serializable":
