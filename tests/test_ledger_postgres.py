@@ -27,13 +27,13 @@ from conftest import form, request
 from ledger_worker import request as generated
 
 import assembler
-from assembler.ledger import CompilationOutcome
-from assembler.ledger import store as store_module
+from assembler.ledger import CompilationOutcome, artifacts
 from assembler.ledger.copy import copy
 from assembler.ledger.diff import diff
 from assembler.ledger.export import export
 from assembler.ledger.postgres import PostgresStore, redacted
 from assembler.ledger.replay import replay
+from assembler.ledger.sessions import SessionCommit, SessionEntry, SessionMoved
 from assembler.ledger.verify import references, verify
 from assembler.model.parse import parse_request
 
@@ -69,8 +69,8 @@ def same_export(a: assembler.Ledger, b: assembler.Ledger) -> None:
 
 
 class Clock:
-    """The time both stores stamp events with (the SQLite store's ``_now``, which the
-    PostgreSQL store reads too), moved on by ``tick()`` only."""
+    """The time both stores stamp events with (``artifacts.now``), moved on by
+    ``tick()`` only."""
 
     def __init__(self) -> None:
         self.ticks = 0
@@ -86,7 +86,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fixed = Clock()
-    monkeypatch.setattr(store_module, "_now", fixed.now)
+    monkeypatch.setattr(artifacts, "now", fixed.now)
     return fixed
 
 
@@ -440,3 +440,44 @@ def test_the_store_keeps_sqlites_durability_unless_the_database_sets_its_own(
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = remote_write')
     assert setting(postgres_url) == "remote_write"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_session_moves_on_by_one_answer_at_a_time_in_either_store(
+    tmp_path: Path, postgres_url: str, kind: str
+) -> None:
+    address = str(tmp_path / "l.db") if kind == "sqlite" else postgres_url
+    turn = request(budget=400)
+    turn["candidates"] = [form("a", 100, 0.9, content="one"), form("b", 50, 0.5, content="two")]
+    with assembler.Ledger(address) as ledger:
+        store = ledger._store
+        opening = assembler.Ledger(address, session="k", store=store,
+                                   commit=SessionCommit("k"))  # fmt: skip
+        assembler.assemble(turn, ledger=opening)
+        entry = store.session_entry("k")
+        assert entry == SessionEntry("k", 1, 0, 1, None)
+        step = SessionCommit("k", opened=1, base=0, delta="d1")
+        assembler.assemble(turn, ledger=assembler.Ledger(address, store=store, commit=step))
+        assert store.session_entry("k") == SessionEntry("k", 1, 1, 3, "d1")
+        # a second answer from the same version (another replica's, say) is refused
+        # before it solves, and nothing of it is recorded
+        events = len(list(ledger.events()))
+        with pytest.raises(SessionMoved, match="at version 1 of its opening by compilation 1"):
+            assembler.assemble(turn, ledger=assembler.Ledger(address, store=store, commit=step))
+        assert len(list(ledger.events())) == events
+        # an answer that fails leaves the session where it was
+        recording = assembler.Ledger(
+            address, store=store, commit=SessionCommit("k", 1, 1, "d2")
+        ).requested(parse_request(turn), assembler.Settings())
+        recording.failed(RuntimeError("a render failed"))
+        assert store.session_entry("k") == SessionEntry("k", 1, 1, 3, "d1")
+        # opening again starts it over; closing removes it
+        assembler.assemble(turn, ledger=opening)
+        reopened = store.session_entry("k")
+        assert reopened is not None and (reopened.version, reopened.delta) == (0, None)
+        assert reopened.opened == reopened.compilation > 3
+        assert store.close_session("k") and not store.close_session("k")
+        assert store.session_entry("k") is None
+        with pytest.raises(SessionMoved, match="the session is closed"):
+            assembler.assemble(turn, ledger=assembler.Ledger(address, store=store, commit=step))
+        assert verify(ledger).ok

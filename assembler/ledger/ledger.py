@@ -38,6 +38,7 @@ from .documents import (
 )
 from .errors import LedgerError, UnknownCompilation
 from .events import OUTCOME_OF, CompilationOutcome, Event, EventKind, canonical, sha256_hex
+from .sessions import SessionCommit
 from .store import Store, open_store
 
 __all__ = ["Compilation", "Ledger", "RecordedRendering", "Summary"]
@@ -133,7 +134,11 @@ class _Recording:
         self._done = False
 
     def _append(
-        self, kind: EventKind, payload: dict[str, Any], blobs: dict[str, bytes | str]
+        self,
+        kind: EventKind,
+        payload: dict[str, Any],
+        blobs: dict[str, bytes | str],
+        commit: SessionCommit | None = None,
     ) -> Event:
         if self._done:
             raise LedgerError(
@@ -141,7 +146,7 @@ class _Recording:
             )
         self._done = True
         return self._ledger._store.append(
-            kind.value, self.number, self._session, canonical(payload), blobs
+            kind.value, self.number, self._session, canonical(payload), blobs, commit
         )
 
     def answered(self, result: Result) -> None:
@@ -177,7 +182,8 @@ class _Recording:
             "rendering": rendered,
         }
         kind = EventKind.REFUSED if result.status is Status.REFUSED else EventKind.COMPILED
-        self._append(kind, payload, blobs)
+        # an answer moves a server session on (a failure leaves it where it was)
+        self._append(kind, payload, blobs, self._ledger.commit)
 
     def failed(self, error: Exception) -> None:
         self._append(EventKind.FAILED, {"error": error_document(error)}, {})
@@ -194,7 +200,9 @@ class Ledger:
     without ever writing to it. ``session`` names the session of every compilation
     recorded through this object (default: the request's task id). ``store`` puts
     another ``Store`` (the narrow interface of ``ledger.store``) in place of the one
-    the address names. Pass the ledger to ``assemble(..., ledger=...)`` to record.
+    the address names. ``commit``: the server session every answer recorded through
+    this object moves on (``sessions.SessionCommit``; checked before the solve too).
+    Pass the ledger to ``assemble(..., ledger=...)`` to record.
     """
 
     def __init__(
@@ -204,10 +212,12 @@ class Ledger:
         session: str | None = None,
         readonly: bool = False,
         store: Store | None = None,
+        commit: SessionCommit | None = None,
     ) -> None:
         self._store: Store = store if store is not None else open_store(path, readonly=readonly)
         self.path = self._store.path
         self.session = session
+        self.commit = commit
         self._fragments: Fragments = {}
 
     @classmethod
@@ -250,7 +260,7 @@ class Ledger:
         }
         session = self.session if self.session is not None else request.task.id
         event = self._store.append(
-            EventKind.REQUESTED.value, None, session, canonical(payload), blobs
+            EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit
         )
         return _Recording(self, event.seq, session)
 
@@ -371,8 +381,13 @@ class Ledger:
         request = raw = None
         if asked["request"] is not None:
             document = json.loads(self.artifact(asked["request"]))
+            # every content in one read (a 1,000-form request: one query, not 1,000)
+            named = [c["content_sha256"] for c in document.get("candidates", [])
+                     if c.get("content_sha256")]  # fmt: skip
+            contents = self._store.blobs(named)
             request = request_from_document(
-                document, lambda sha: self.artifact(sha).decode("utf-8")
+                document,
+                lambda sha: (contents.get(sha) or self.artifact(sha)).decode("utf-8"),
             )
         if asked["raw"] is not None:
             raw = self.artifact(asked["raw"]).decode("utf-8")

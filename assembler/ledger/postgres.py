@@ -3,23 +3,25 @@
 Input: a ``postgresql://`` (or ``postgres://``) URL, whether to open it read-only, and
 how appends take the chain's head (``LOCK_MODES``). Output: a ``PostgresStore``, the
 same ``Store`` as ``store.SqliteStore``: the same events, hashes and artifacts (the
-shared encoders of ``store``), so that replay, diff, verify and export read either
+shared encoders of ``artifacts``), so that replay, diff, verify and export read either
 store the same, byte for byte. Errors are ``LedgerError`` with a one-line reason; the
 password never appears in one (``path`` is the URL without it).
 
-The tables are ``meta``, ``blobs`` and ``events`` of ``models/ledger.md`` in the
-connection's current schema (the URL may choose one: ``options=-csearch_path%3DNAME``),
-created on the first writable open. psycopg is imported when a PostgreSQL ledger is
-opened (the ``postgres`` extra), never by ``import assembler``.
+The tables are ``meta``, ``blobs``, ``events`` and ``sessions`` of ``models/ledger.md``
+(``pgschema``) in the connection's current schema (the URL may choose one:
+``options=-csearch_path%3DNAME``), created on the first writable open. psycopg is
+imported when a PostgreSQL ledger is opened (the ``postgres`` extra), never by
+``import assembler``.
 
 ``append`` holds a transaction-scoped advisory lock while it reads the head and writes
 the event (``advisory``, the default), or runs a serialisable transaction retried on a
 conflict (``serializable``); benchmarks/results/LEDGER.md measures both. Either way the
 sequence number and the previous hash are assigned atomically across every process and
 host writing to the database, and a writer killed mid-transaction leaves nothing: the
-server rolls back a transaction whose connection is gone. Each transaction is sent as
-one pipeline (the lock, the head and the artifacts, then the event and the commit):
-two round trips to the server per event.
+server rolls back a transaction whose connection is gone. An append is one call of the
+server-side function ``assembler_append`` (the lock, the head, the hash, the event, a
+session's entry), after the new artifacts in the same pipeline: one round trip per
+event, and a single statement in autocommit when there is no new artifact.
 """
 
 from __future__ import annotations
@@ -30,14 +32,17 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from json.encoder import encode_basestring as _string  # a str as canonical JSON writes it
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from . import store
+from . import artifacts
 from .errors import LedgerError
-from .events import GENESIS, Event, chain_hash
+from .events import GENESIS, Event, sha256_hex
+from .pgschema import DDL, INDEXES, SCHEMA_VERSION
 from .schema import FORMAT
-from .store import _COLUMNS, BUSY_TIMEOUT_SECONDS, KNOWN_ARTIFACTS, _decode, _row
+from .sessions import SessionCommit, SessionEntry, SessionMoved
+from .store import BUSY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     import psycopg
@@ -45,10 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LOCK_MODES", "SCHEMES", "PostgresStore", "redacted"]
 
+_COLUMNS = artifacts.COLUMNS
+
 SCHEMES = ("postgresql", "postgres")
 LOCK_MODES = ("advisory", "serializable")
-# this store's own schema version, in ``meta`` (the SQLite file's is its user_version)
-SCHEMA_VERSION = 1
 # connections per store: a server's solver threads, and a reader beside them
 POOL_SIZE = 4
 # a serialisable append retried at most this often before it reports the ledger busy
@@ -56,50 +61,12 @@ _RETRIES = 200
 
 T = TypeVar("T")
 
-_DDL = (
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # artifacts are compressed here when that pays (store._row): PostgreSQL keeps
-    # them out of line as they are instead of compressing them a second time
-    """CREATE TABLE blobs (
-        sha256 TEXT PRIMARY KEY,
-        size   BIGINT NOT NULL,
-        codec  TEXT NOT NULL CHECK (codec IN ('raw', 'zlib', 'lz4')),
-        data   BYTEA NOT NULL
-    )""",
-    "ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL",
-    """CREATE TABLE events (
-        seq         BIGINT PRIMARY KEY,
-        kind        TEXT NOT NULL,
-        compilation BIGINT NOT NULL,
-        session     TEXT,
-        recorded_at TEXT NOT NULL,
-        payload     TEXT NOT NULL,
-        prev_hash   TEXT NOT NULL,
-        hash        TEXT NOT NULL
-    )""",
-    "CREATE INDEX events_by_compilation ON events (compilation, seq)",
-    # at most one outcome per compilation, whatever the writers do
-    "CREATE UNIQUE INDEX one_outcome ON events (compilation) WHERE kind <> 'compilation_requested'",
-    # a session's requests, newest first, without reading the others' (a replica
-    # rebuilding a session it does not hold); requests only, so outcomes pay nothing
-    "CREATE INDEX requests_by_session ON events (session, seq)"
-    " WHERE kind = 'compilation_requested'",
-)
-# what structure_problems expects, and of which table
-_INDEXES = {
-    "meta_pkey": "meta",
-    "blobs_pkey": "blobs",
-    "events_pkey": "events",
-    "events_by_compilation": "events",
-    "one_outcome": "events",
-    "requests_by_session": "events",
-}
-
 _HEAD = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
 _INSERT_BLOB = (
     "INSERT INTO blobs (sha256, size, codec, data) VALUES (%s, %s, %s, %s)"
     " ON CONFLICT (sha256) DO NOTHING"
 )
+_CALL_APPEND = "SELECT * FROM assembler_append(" + ", ".join(["%s"] * 14) + ")"
 _INSERT_EVENT = f"INSERT INTO events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 
 
@@ -220,7 +187,7 @@ class PostgresStore:
             found = conn.execute("SELECT to_regclass('meta'), to_regclass('events')").fetchone()
             assert found is not None
             if found[0] is None and found[1] is None:
-                for statement in _DDL:
+                for statement in DDL:
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('format', %s), ('schema', %s)",
@@ -278,9 +245,11 @@ class PostgresStore:
         session: str | None,
         payload: str,
         blobs: Mapping[str, bytes | str],
+        commit: SessionCommit | None = None,
     ) -> Event:
         """Append one event and the artifacts it references, atomically (as
-        ``SqliteStore.append``: ``compilation`` None starts a compilation)."""
+        ``SqliteStore.append``: ``compilation`` None starts a compilation; ``commit``
+        checks, and with an outcome writes, a server session's entry)."""
         if self.readonly:
             raise LedgerError(self.path, "cannot write: opened read-only")
         pool = self._connection_pool()
@@ -288,21 +257,38 @@ class PostgresStore:
             fresh = sorted(sha for sha in blobs if sha not in self._known)
         # compressed before the transaction, so that the lock is held briefly; in key
         # order, so that two writers inserting the same artifacts never deadlock
-        rows = [_row(sha, blobs[sha]) for sha in fresh]
+        rows = [artifacts.blob_row(sha, blobs[sha]) for sha in fresh]
+        at = artifacts.now()
+        arguments = (
+            self._key if self.lock == "advisory" else None,
+            kind, compilation, session, at, payload,
+            _string(kind), "null" if session is None else _string(session), _string(at),
+            sha256_hex(payload.encode("utf-8")),
+            None if commit is None else commit.key,
+            None if commit is None else commit.opened,
+            None if commit is None else commit.base,
+            None if commit is None else commit.delta,
+        )  # fmt: skip
 
         def write(conn: psycopg.Connection[Any]) -> Event:
-            head = self._head(conn, rows)
-            seq, prev = (int(head[0]) + 1, str(head[1])) if head else (1, GENESIS)
+            if rows:
+                # one round trip: the artifacts, then the event, in one transaction
+                with conn.cursor() as cursor:
+                    with conn.pipeline(), conn.transaction():
+                        cursor.executemany(_INSERT_BLOB, rows)
+                        cursor.execute(_CALL_APPEND, arguments)
+                    head = cursor.fetchone()
+            else:
+                # one statement in autocommit: its own transaction
+                head = conn.execute(_CALL_APPEND, arguments).fetchone()
+            assert head is not None
+            seq, prev, digest = int(head[0]), str(head[1]), str(head[2])
             number = seq if compilation is None else compilation
-            # the SQLite store's clock, read through its module (the tests fix it there)
-            at = store._now()
-            digest = chain_hash(seq, prev, kind, number, session, at, payload)
-            conn.execute(_INSERT_EVENT, (seq, kind, number, session, at, payload, prev, digest))
             return Event(seq, kind, number, session, at, payload, prev, digest)
 
-        event = self._transaction(pool, write, compilation)
+        event = self._transaction(pool, write, compilation, commit)
         with self._guard:
-            if len(self._known) + len(fresh) > KNOWN_ARTIFACTS:
+            if len(self._known) + len(fresh) > artifacts.KNOWN_ARTIFACTS:
                 self._known.clear()  # a cache only (blobs are inserted ON CONFLICT): bounded
             self._known.update(fresh)
         return event
@@ -315,7 +301,7 @@ class PostgresStore:
         if not batch:
             return
         pool = self._connection_pool()
-        rows = sorted({sha: _row(sha, data) for _, blobs in batch
+        rows = sorted({sha: artifacts.blob_row(sha, data) for _, blobs in batch
                        for sha, data in blobs.items()}.values())  # fmt: skip
 
         def write(conn: psycopg.Connection[Any]) -> None:
@@ -334,7 +320,11 @@ class PostgresStore:
                       e.prev_hash, e.hash) for e, _ in batch],
                 )  # fmt: skip
 
-        self._transaction(pool, write, None)
+        def transaction(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction():
+                write(conn)
+
+        self._transaction(pool, transaction, None, None)
 
     def _head(self, conn: psycopg.Connection[Any], rows: list[tuple[str, int, str, bytes]]) -> Any:
         """Inside the transaction: the artifacts written and the chain's head taken
@@ -355,6 +345,7 @@ class PostgresStore:
         pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]],
         write: Callable[[psycopg.Connection[Any]], T],
         compilation: int | None,
+        commit: SessionCommit | None,
     ) -> T:
         import psycopg
         from psycopg import errors
@@ -362,8 +353,7 @@ class PostgresStore:
 
         for attempt in range(_RETRIES):
             try:
-                # one pipeline: BEGIN to the head's read, then the rest to the COMMIT
-                with pool.connection() as conn, conn.pipeline(), conn.transaction():
+                with pool.connection() as conn:
                     return write(conn)
             except errors.SerializationFailure:
                 if attempt + 1 == _RETRIES:
@@ -387,10 +377,12 @@ class PostgresStore:
                     f"nothing was recorded: no connection to the database within"
                     f" {BUSY_TIMEOUT_SECONDS:g} s",
                 ) from None
-            except psycopg.OperationalError as exc:
-                # the connection broke: the commit may or may not have reached the server
-                raise self._error(exc, "the event may not have been recorded") from None
             except psycopg.Error as exc:
+                if commit is not None and exc.sqlstate == "AS001":
+                    raise SessionMoved(self.path, _found(commit.key, exc), commit) from None
+                if isinstance(exc, psycopg.OperationalError):
+                    # the connection broke: the commit may or may not have reached it
+                    raise self._error(exc, "the event may not have been recorded") from None
                 raise self._error(exc, "nothing was recorded") from None
         raise AssertionError("unreachable")
 
@@ -445,7 +437,7 @@ class PostgresStore:
             return None
         codec, data = rows[0]
         try:
-            return _decode(codec, bytes(data))
+            return artifacts.decode(codec, bytes(data))
         except ValueError as exc:
             raise LedgerError(self.path, f"artifact {sha256} cannot be decoded: {exc}") from None
 
@@ -463,29 +455,68 @@ class PostgresStore:
                 yield str(key), int(size)
             after = str(rows[-1][0])
 
+    def blobs(self, keys: Sequence[str]) -> dict[str, bytes]:
+        """The artifacts of ``keys`` that are stored, decoded, in one query."""
+        rows = self._read(
+            "SELECT sha256, codec, data FROM blobs WHERE sha256 = ANY(%s)", (list(keys),)
+        )
+        found = {}
+        for sha, codec, data in rows:
+            try:
+                found[str(sha)] = artifacts.decode(codec, bytes(data))
+            except ValueError as exc:
+                raise LedgerError(self.path, f"artifact {sha} cannot be decoded: {exc}") from None
+        return found
+
+    def session_entry(self, key: str) -> SessionEntry | None:
+        rows = self._read(
+            "SELECT opened, version, compilation, delta FROM sessions WHERE key = %s", (key,)
+        )
+        if not rows:
+            return None
+        opened, version, compilation, delta = rows[0]
+        return SessionEntry(key, int(opened), int(version), int(compilation), delta)
+
+    def close_session(self, key: str) -> bool:
+        """Remove session ``key``'s entry; whether there was one."""
+        if self.readonly:
+            raise LedgerError(self.path, "cannot write: opened read-only")
+        rows = self._read("DELETE FROM sessions WHERE key = %s RETURNING key", (key,))
+        return bool(rows)
+
     def structure_problems(self) -> list[str]:
         """The database's own view of the ledger's tables: each index there and valid,
         and, where the amcheck extension is installed, its check of each index."""
         rows = self._read(
             "SELECT c.relname, t.relname, i.indisvalid FROM pg_index i"
             " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid"
-            " WHERE t.oid IN (to_regclass('meta'), to_regclass('blobs'), to_regclass('events'))"
+            " WHERE t.oid IN (to_regclass('meta'), to_regclass('blobs'), to_regclass('events'),"
+            " to_regclass('sessions'))"
         )
         found = {str(name): (str(table), bool(valid)) for name, table, valid in rows}
         problems = []
-        for name, table in _INDEXES.items():
+        for name, table in INDEXES.items():
             if name not in found or found[name][0] != table:
                 problems.append(f"index {name} of table {table} is missing")
             elif not found[name][1]:
                 problems.append(f"index {name} of table {table} is not valid")
         amcheck = self._read("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'")
         if amcheck and not problems:
-            for name in _INDEXES:
+            for name in INDEXES:
                 try:
                     self._read("SELECT bt_index_check(to_regclass(%s))", (name,))
                 except LedgerError as exc:
                     problems.append(f"index {name}: {exc.reason}")
         return problems
+
+
+def _found(key: str, exc: Exception) -> SessionEntry | None:
+    """Where a session that moved is, from the detail of the function's AS001 error."""
+    detail = getattr(getattr(exc, "diag", None), "message_detail", None) or ""
+    opened, _, version = detail.partition(" ")
+    if not opened:
+        return None
+    return SessionEntry(key, int(opened), int(version), -1, None)
 
 
 def _one_line(exc: Exception) -> str:
