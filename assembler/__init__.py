@@ -14,8 +14,6 @@ A name, once read, is an ordinary attribute of the package.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
@@ -54,7 +52,7 @@ __all__ = [
     "assemble",
     "fit",
     "parse_request",
-    "render",
+    "render_bundle",
     "request_from_json",
     "verify",
     "verify_rendering",
@@ -73,7 +71,7 @@ _HOME = {
     "Limits": ".model.limits",
     "parse_request": ".model.parse",
     "request_from_json": ".model.parse",
-    "render": ".render",
+    "render_bundle": ".render",
     "Session": ".session",
     "Settings": ".settings",
     "STRATEGIES": ".strategies",
@@ -144,7 +142,7 @@ if TYPE_CHECKING:
         Verdict,
         Violation,
     )
-    from .render import render
+    from .render import render_bundle
     from .session import Session
     from .settings import Settings
     from .strategies import STRATEGIES
@@ -160,21 +158,6 @@ def __getattr__(name: str) -> Any:
     # read once: later reads find an ordinary attribute, without this function
     globals()[name] = value
     return value
-
-
-class _Package(types.ModuleType):
-    """The package's own module type: the public function ``render`` shares its name
-    with the subpackage ``assembler.render``, and importing that subpackage (which any
-    first rendering does, whenever it comes) sets the package's attribute to the
-    module; the function must stay what ``assembler.render`` names."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "render" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

@@ -1,6 +1,7 @@
 """The deadline of one call: the one clock every stage reads.
 
-Input: a number of seconds (``Deadline.after``). Output: a ``Deadline``, a frozen
+Input: a number of seconds (``Deadline.after``), counted from now or from an instant
+on ``time.monotonic()`` (a served call's arrival). Output: a ``Deadline``, a frozen
 instant on ``time.monotonic()``, that says what is left and hands out shares of it: a
 stage that must leave time for a later one is given ``deadline.less(seconds)``, a
 figure that may spend at most ``s`` seconds ``deadline.within(s)``, and a solver that
@@ -31,8 +32,9 @@ class Deadline:
     at: float
 
     @classmethod
-    def after(cls, seconds: float) -> Deadline:
-        return cls(_now() + seconds)
+    def after(cls, seconds: float, since: float | None = None) -> Deadline:
+        """``seconds`` after ``since`` (an instant on ``time.monotonic()``; None: now)."""
+        return cls((_now() if since is None else since) + seconds)
 
     def left(self) -> float:
         """Seconds until the deadline (0 once it has passed)."""

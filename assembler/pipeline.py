@@ -1,8 +1,10 @@
 """One call, top to bottom: parse -> gates -> decision -> trace -> render -> record.
 
 Input: a request (a mapping of parsed JSON, or a typed ``Request``), the call's
-``Settings``, and optionally ``Kept``: what each stage kept from an earlier call (a
-session's), with ``keep`` asking each stage to keep what the next call can reuse.
+``Settings``, optionally ``Kept`` (what each stage kept from an earlier call, a
+session's, with ``keep`` asking each stage to keep what the next call can reuse) and
+the call's ``Deadline`` when it began before the chain (a served call's, from its
+arrival; otherwise ``settings.time_limit`` from now).
 Output: the ``Result``, and the ``Kept`` for the next call. ``assemble()`` runs the
 chain with nothing kept; a ``Session`` holds what each stage kept. Whatever is kept,
 the answer is the one a fresh call gives: each stage reuses only what its own input
@@ -18,18 +20,20 @@ The stages, each a function of its input and, optionally, of what it kept:
    exact strategy keeps the problem it proved optimal and the LP's basis;
 4. trace (``stages/trace.py``): decisions and identities; keeps each decision's words;
 5. render (``render/``), for a bundle when a format is set; with a token counter the
-   budget guarantee loops over stages 2-5 on priced requests (``render/budget.py``);
-6. record: a recorder (``settings.ledger``) is told the request before the gates and
-   the result after (``recorder.py``); recording never changes the answer.
+   budget guarantee runs stages 2-5 again on the priced request until the measured
+   rendering fits (``render/budget.py``);
+6. record: a recorder (``settings.ledger``, ``recorder.py``) is told the request once
+   it is parsed, then the outcome; recording never changes the answer.
 
 The time limit covers the whole call, parsing included; the recorder's write is given
 back; the trace's share (``TRACE_PER_GATES_SECOND`` times the gates' own time) is kept
-back from the decision.
+back from the decision. Every answer is handed to the audit hooks before it is
+returned (``add_audit_hook``: a test suite's verifier).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -37,17 +41,46 @@ from .deadline import Deadline, Stopwatch
 from .model.bugs import internal_errors
 from .model.parse import parse_request
 from .model.types import Request, Result, Status
-from .recorder import OnParsed, record
 from .settings import Settings
 from .stages.gates import apply_gates
 from .stages.trace import TraceKept, trace
-from .strategies import canonical_strategy, load_strategy
+from .strategies import load_strategy
 
-__all__ = ["TRACE_PER_GATES_SECOND", "Kept", "run"]
+__all__ = [
+    "TRACE_PER_GATES_SECOND",
+    "AuditHook",
+    "Kept",
+    "add_audit_hook",
+    "audit_hooks",
+    "remove_audit_hook",
+    "run",
+]
 
 # The trace does several times the per-candidate work of the gates, so the gates' own
 # time on this request, on this machine now, sets the trace's reserve.
 TRACE_PER_GATES_SECOND = 3.5
+
+# what an audit hook is handed: the parsed request, the settings, the answer
+AuditHook = Callable[[Request, Settings, Result], None]
+_AUDIT_HOOKS: list[AuditHook] = []
+
+
+def add_audit_hook(hook: AuditHook) -> None:
+    """Hand every answer the chain makes from now on, in this process, to ``hook``
+    before it is returned (and before a recorder is told it). For a test suite or a
+    debugging session that judges every answer with an independent verifier; an
+    exception the hook raises is the call's."""
+    _AUDIT_HOOKS.append(hook)
+
+
+def remove_audit_hook(hook: AuditHook) -> None:
+    """Stop handing answers to ``hook`` (added by ``add_audit_hook``)."""
+    _AUDIT_HOOKS.remove(hook)
+
+
+def audit_hooks() -> tuple[AuditHook, ...]:
+    """The hooks every answer is handed to, in the order they were added."""
+    return tuple(_AUDIT_HOOKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,72 +98,103 @@ def run(
     kept: Kept | None = None,
     *,
     keep: bool = False,
+    deadline: Deadline | None = None,
 ) -> tuple[Result, Kept]:
     """The chain on ``request``; ``kept`` from an earlier call of the same settings
     (any earlier request: each stage checks what it may reuse)."""
-    after: list[Kept] = []
-
-    def compile(on_parsed: OnParsed | None) -> Result:
-        result, kept_now = _chain(request, settings, kept or Kept(), keep, on_parsed)
-        after.append(kept_now)
-        return result
-
     with internal_errors("assemble"):
-        if settings.ledger is None:
-            result = compile(None)
-        else:
-            result = record(settings.ledger, request, settings, compile)
-    return result, after[0]
+        clock = Stopwatch()
+        if deadline is None:
+            deadline = Deadline.after(settings.seconds)
+        recorder = settings.ledger
+        try:
+            parsed = parse_request(request, limits=settings.limits)
+        except Exception as error:
+            if recorder is not None:
+                recorder.invalid(request, settings.recorded(), error)
+            raise
+        clock.lap("parse")
+        # the recorder's own errors reach the caller and are never reported back to it
+        recording = None if recorder is None else recorder.requested(parsed, settings)
+        if recording is not None:
+            deadline = deadline.later(clock.skip())
+        try:
+            result, kept_now = _answer(parsed, settings, kept or Kept(), keep, deadline, clock)
+            result = replace(result, timings=(*clock.laps, ("total", clock.total())))
+            for hook in _AUDIT_HOOKS:
+                hook(parsed, settings, result)
+        except Exception as error:
+            if recording is not None:
+                recording.failed(error)
+            raise
+        if recording is not None:
+            recording.answered(result)
+        return result, kept_now
 
 
-def _chain(
-    request: Mapping[str, Any] | Request,
+def _answer(
+    request: Request,
     settings: Settings,
     kept: Kept,
     keep: bool,
-    on_parsed: OnParsed | None,
+    deadline: Deadline,
+    clock: Stopwatch,
 ) -> tuple[Result, Kept]:
-    clock = Stopwatch()
-    deadline = Deadline.after(settings.seconds)
-    parsed = parse_request(request, limits=settings.limits)
-    clock.lap("parse")
-    if on_parsed is not None:
-        on_parsed(parsed)
-        deadline = deadline.later(clock.skip())
-    strategy = load_strategy(settings.strategy)
-    # the result names the strategy by its name, whichever alias the call used
-    name = canonical_strategy(settings.strategy)
-    fmt, counter, workers = settings.format, settings.counter, settings.worker_count
-    kept_now = [kept]
-
-    def decide_and_trace(req: Request) -> Result:
-        gates = apply_gates(req, require_content=fmt is not None)
-        reserve = TRACE_PER_GATES_SECOND * clock.lap("gates")
-        choice = strategy(
-            req, gates, deadline.less(reserve), workers, kept=kept_now[0].decision, keep=keep
-        )
-        clock.extend(choice.timings)
-        result, traced = trace(req, gates, name, choice, kept_now[0].trace, keep=keep)
-        clock.lap("trace")
-        kept_now[0] = Kept(choice.kept if keep else None, traced)
-        return result
-
+    """Stages 2-5 on the parsed request."""
+    fmt, counter = settings.format, settings.counter
     if fmt is None:
-        result = decide_and_trace(parsed)
-    else:
-        # the renderer's modules are loaded only by a call that renders
-        from .render import fit_to_budget
-        from .render.layout import Headers
-        from .render.manifest import build_rendering
+        return _decided(request, settings, kept, keep, deadline, clock)
+    # the renderer's modules are loaded only by a call that renders
+    from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
+    from .render.manifest import build_rendering
 
-        headers = Headers(settings.headers)
-        if counter is not None:
-            result = fit_to_budget(parsed, fmt, counter, decide_and_trace, headers=headers)
+    headers = settings.framing
+    if counter is None:
+        result, kept = _decided(request, settings, kept, keep, deadline, clock)
+        if result.status is Status.BUNDLE:
+            rendering = build_rendering(request, result, fmt, None, headers=headers)
+            result = replace(result, rendering=rendering)
             clock.lap("render")
-        else:
-            result = decide_and_trace(parsed)
-            if result.status is Status.BUNDLE:
-                rendering = build_rendering(parsed, result, fmt, None, headers=headers)
-                result = replace(result, rendering=rendering)
-                clock.lap("render")
-    return replace(result, timings=(*clock.laps, ("total", clock.total()))), kept_now[0]
+        return result, kept
+    # the budget guarantee: solve the priced request, render and count the whole text;
+    # while it is over the budget, keep the measured excess back and solve again
+    budget = request.task.budget
+    envelope = envelope_fits(request, counter)
+    priced = priced_request(request, counter, headers=headers)
+    rounds = Rounds(budget)
+    while True:
+        items = max(0, budget - envelope - rounds.reserve)
+        attempt = replace(priced, task=replace(priced.task, budget=items))
+        result, kept = _decided(attempt, settings, kept, keep, deadline, clock)
+        if result.status is not Status.BUNDLE:
+            return result, kept
+        rendering = counted_rendering(attempt, result, fmt, counter, budget, headers)
+        clock.lap("render")
+        if rounds.fits(rendering.manifest.total_tokens or 0):
+            return replace(result, rendering=rendering), kept
+
+
+def _decided(
+    request: Request,
+    settings: Settings,
+    kept: Kept,
+    keep: bool,
+    deadline: Deadline,
+    clock: Stopwatch,
+) -> tuple[Result, Kept]:
+    """Stages 2-4: the gates, the decision and the trace."""
+    gates = apply_gates(request, require_content=settings.format is not None)
+    reserve = TRACE_PER_GATES_SECOND * clock.lap("gates")
+    strategy = load_strategy(settings.strategy)
+    choice = strategy(
+        request,
+        gates,
+        deadline.less(reserve),
+        settings.worker_count,
+        kept=kept.decision,
+        keep=keep,
+    )
+    clock.extend(choice.timings)
+    result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)
+    clock.lap("trace")
+    return result, Kept(choice.kept if keep else None, traced)

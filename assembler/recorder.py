@@ -1,12 +1,12 @@
 """The recorder protocol: how ``assemble()`` reports a compilation to whoever records it.
 
-Input: a recorder (anything implementing ``Recorder``, such as ``assembler.Ledger``),
-the request as given, the call's ``Settings`` and the function that compiles.
-Output: that function's ``Result`` (or its exception, re-raised), after the recorder
-was told, in order: the parsed request *before* solving, then exactly one outcome.
+Input: nothing (the protocols only). Output: ``Recorder`` and ``Recording``, what a
+recorder implements (``assembler.Ledger`` does), and ``Recorded``, what it is shown of
+the call's ``Settings``.
 
 ``assemble()`` sits below the ledger and never imports it: it is handed a recorder
-and drives it through this module. The order of calls is the contract:
+and drives it (``pipeline.run``, the chain's last stage). The order of calls is the
+contract:
 
 * ``Recorder.requested(request, settings)`` once the request is parsed, before the
   gates and the solve; it returns a ``Recording`` for this compilation;
@@ -25,12 +25,12 @@ does not pay for the time spent recording.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .model.types import Request, Result
 
-__all__ = ["OnParsed", "Recorded", "Recorder", "Recording", "record"]
+__all__ = ["Recorded", "Recorder", "Recording"]
 
 
 class Recorded(Protocol):
@@ -55,32 +55,3 @@ class Recorder(Protocol):
     def requested(self, request: Request, settings: Recorded) -> Recording: ...
 
     def invalid(self, request: object, given: Mapping[str, Any], error: Exception) -> None: ...
-
-
-# what the compile function calls once the request is parsed
-OnParsed = Callable[[Request], None]
-
-
-def record(
-    recorder: Recorder, request: object, settings: Recorded, compile: Callable[[OnParsed], Result]
-) -> Result:
-    """Run ``compile`` and tell ``recorder`` what happened, in the protocol's order."""
-    # empty: the recorder was not reached; [None]: it was reached and raised
-    opened: list[Recording | None] = []
-
-    def requested(parsed: Request) -> None:
-        opened.append(None)
-        opened[0] = recorder.requested(parsed, settings)
-
-    try:
-        result = compile(requested)
-    except Exception as error:
-        if not opened:
-            recorder.invalid(request, settings.recorded(), error)
-        elif opened[0] is not None:
-            opened[0].failed(error)
-        raise
-    recording = opened[0]
-    assert recording is not None  # compile() returned, so it parsed and recorded
-    recording.answered(result)
-    return result

@@ -5,6 +5,9 @@ API, a session, the server, the inspector and the command line all take one).
 Output: ``Settings``, checked when it is built: an unknown strategy, a time limit or a
 worker count out of range, an unknown render format or a counter without one is an
 ``InvalidRequest`` (``UnknownStrategy``) naming the setting, before any work starts.
+
+The time limit is a number of seconds here, at the edge, and the chain turns it into
+the call's ``Deadline`` once (``pipeline.run``); every stage inside reads that.
 """
 
 from __future__ import annotations
@@ -12,19 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .model.arguments import DEFAULT_TIME_LIMIT, call_arguments
+from .model.arguments import DEFAULT_TIME_LIMIT, check_arguments
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
-from .model.rendering import RenderFormat
-from .model.rules import kind
+from .model.rendering import Headers, RenderFormat
+from .model.rules import choice, kind
 
 if TYPE_CHECKING:
     from .recorder import Recorder
     from .render import Counter
 
 __all__ = ["DEFAULT_TIME_LIMIT", "Settings", "recorded_settings"]
-
-_HEADERS = ("provenance", "minimal", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,27 +46,20 @@ class Settings:
     time_limit: float | None = None
     workers: int | None = None
     render: str | RenderFormat | None = None
-    # how a rendering frames each item: "provenance", "minimal" or "none"
-    headers: str = "provenance"
+    # how a rendering frames each item (a ``Headers``, or its value)
+    headers: str = Headers.PROVENANCE
     counter: Counter | None = None
     limits: Limits = DEFAULT_LIMITS
     ledger: Recorder | None = None
 
     def __post_init__(self) -> None:
-        call_arguments(self.strategy, self.time_limit, self.workers)
+        check_arguments(self.strategy, self.time_limit, self.workers)
         from .strategies import load_strategy
 
         load_strategy(self.strategy)
-        if self.render is not None and not isinstance(self.render, RenderFormat):
-            # the renderer's module is loaded only by a call that renders
-            from .render import render_format
-
-            object.__setattr__(self, "render", render_format(self.render))
-        if self.headers not in _HEADERS:
-            raise InvalidRequest(
-                "headers",
-                f"must be one of {', '.join(_HEADERS)}, not {self.headers!r:.60}",
-            )
+        if self.render is not None:
+            object.__setattr__(self, "render", choice(RenderFormat, self.render, "render"))
+        object.__setattr__(self, "headers", choice(Headers, self.headers, "headers"))
         if self.counter is not None and self.render is None:
             raise InvalidRequest("counter", "counts rendered text: give a render format too")
         if not isinstance(self.limits, Limits):
@@ -78,6 +72,11 @@ class Settings:
         return (
             render if render is None or isinstance(render, RenderFormat) else RenderFormat(render)
         )
+
+    @property
+    def framing(self) -> Headers:
+        """How a rendering frames each item (``headers`` as a ``Headers``)."""
+        return Headers(self.headers)
 
     @property
     def seconds(self) -> float:
@@ -100,8 +99,8 @@ class Settings:
         given = recorded_settings(
             self.strategy, self.time_limit, self.workers, self.render, self.counter_name
         )
-        if self.headers != "provenance":
-            given["headers"] = self.headers
+        if self.headers is not Headers.PROVENANCE:
+            given["headers"] = str(self.headers)
         return given
 
     def but(self, **changes: Any) -> Settings:

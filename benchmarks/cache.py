@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import assembler
-from assembler.cache import Block, CacheSimulator, Call, blocks_of_rendering, cache_rules
+from assembler.cache import CacheBlock, CacheSimulator, Call, blocks_of_rendering, cache_rules
 from assembler.model.objective import form_value
 from assembler.tooling.cachesession import (
     CacheSession,
@@ -103,7 +103,7 @@ class View:
     request: dict[str, Any]
     offered: tuple[OfferedItem, ...]
     previous: Pick | None
-    previous_blocks: tuple[Block, ...] = ()
+    previous_blocks: tuple[CacheBlock, ...] = ()
     by_id: dict[str, OfferedItem] = field(default_factory=dict)
 
 
@@ -324,7 +324,7 @@ def _violations(view: View, ids: frozenset[str]) -> dict[str, bool]:
     }
 
 
-def _prefix_tokens(old: tuple[Block, ...], new: tuple[Block, ...]) -> int:
+def _prefix_tokens(old: tuple[CacheBlock, ...], new: tuple[CacheBlock, ...]) -> int:
     shared = 0
     for a, b in zip(old, new, strict=False):
         if a.key != b.key:
@@ -354,7 +354,7 @@ def run_session(session: CacheSession, chosen: dict[str, Policy]) -> dict[str, A
         for name in chosen
     }
     picks: dict[str, Pick | None] = dict.fromkeys(chosen)
-    blocks: dict[str, tuple[Block, ...]] = {name: () for name in chosen}
+    blocks: dict[str, tuple[CacheBlock, ...]] = {name: () for name in chosen}
     exact_value = 0
     for call in range(session.calls):
         offered = tuple(session.offered(call))

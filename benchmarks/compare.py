@@ -159,7 +159,7 @@ def _side(inputs: Path) -> None:
         "sessions": [],
     }
     for case in data["corpus"]:
-        for strategy in ("cpsat", "greedy"):
+        for strategy in ("exact", "greedy"):
             out["corpus"].append(
                 _answer(assembler.assemble, case, strategy=strategy, time_limit=_LIMIT)
             )

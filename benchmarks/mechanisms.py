@@ -133,7 +133,7 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     from assembler.tooling.generate import Shape, generate
 
     def with_cp_model(problem: Any) -> Any:
-        return cp_model_of(problem)[0]  # the encoding of cpsat._Session._encode
+        return cp_model_of(problem)[0]  # the encoding of cpsat.CpSatSearch._encode
 
     helper = cpmodel.cp_helper()
     rows = []
@@ -141,12 +141,12 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
         parsed = parse_request(generate(random.Random(0), Shape.scale(n)))
         problem = build_problem(parsed, apply_gates(parsed))
         assert str(with_cp_model(problem).proto) == str(
-            cpsat._Session(helper, problem, NEVER, 1).model.proto
+            cpsat.CpSatSearch(helper, problem, NEVER, 1).model.proto
         )
         load = os.getloadavg()[0]
         proto = reference = float("inf")
         for _ in range(repeats):  # interleaved
-            proto = min(proto, _cpu(lambda p=problem: cpsat._Session(helper, p, NEVER, 1), 1))
+            proto = min(proto, _cpu(lambda p=problem: cpsat.CpSatSearch(helper, p, NEVER, 1), 1))
             reference = min(reference, _cpu(lambda p=problem: with_cp_model(p), 1))
         rows.append(
             {

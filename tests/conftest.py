@@ -9,15 +9,14 @@ developing. The Hypothesis profiles are ``tests/profiles.py``.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import profiles  # noqa: F401  (registers and loads the Hypothesis profiles)
 import pytest
 
 import assembler
-from assembler import pipeline as _pipeline
-from assembler.strategies import EXACT_STRATEGIES, canonical_strategy
+from assembler import pipeline
+from assembler.strategies import EXACT_STRATEGIES
 
 # Strategies whose every bundle must be legal; the other baselines (top-k, weighted,
 # dump) break rules by design, and the corpus table counts how.
@@ -44,28 +43,20 @@ def check(judged: Any, result: assembler.Result) -> None:
 
 def judged_by_hook(strategy: str) -> bool:
     """Whether every answer of ``strategy`` already passes ``check`` on its way out."""
-    return canonical_strategy(strategy) in _LEGAL_BY_DESIGN
+    return strategy in _LEGAL_BY_DESIGN
 
 
-def _judge(request: Any, result: assembler.Result, strategy: str, counter: Any) -> None:
+def judge(
+    request: assembler.Request, settings: assembler.Settings, result: assembler.Result
+) -> None:
     """Every answer the suite produces, from ``assemble()`` or a session, through the
     independent verifier (and its rendering through the render verifier)."""
-    if not judged_by_hook(strategy):
+    if not judged_by_hook(settings.strategy):
         return
     try:
-        check(judged_request(request, result, counter), result)
+        check(judged_request(request, result, settings.counter), result)
     except assembler.RequestTooLarge:
         return  # above the verifier's default size limit: the benchmarks judge those
-
-
-def _verifying_chain(chain: Any) -> Any:
-    @functools.wraps(chain)
-    def wrapper(request: Any, settings: Any, *args: Any, **kwargs: Any) -> Any:
-        result, kept = chain(request, settings, *args, **kwargs)
-        _judge(request, result, settings.strategy, settings.counter)
-        return result, kept
-
-    return wrapper
 
 
 # module -> tier, for the modules whose every test is in one tier other than unit
@@ -107,10 +98,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, TIERS.get(module.rpartition(".")[2], "unit")))
 
 
-# Installed before any test module imports the package's functions: every answer,
-# from ``assemble()`` or a session, is made by ``pipeline._chain``, so no answer
-# escapes the verifier and none is judged twice.
-_pipeline._chain = _verifying_chain(_pipeline._chain)
+# every answer, from ``assemble()`` or a session, is made by ``pipeline.run``: none
+# escapes the verifier, and none is judged twice
+pipeline.add_audit_hook(judge)
 
 
 def request(budget: int = 1000, **task: Any) -> dict[str, Any]:

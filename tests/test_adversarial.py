@@ -93,7 +93,7 @@ def test_the_conflict_search_stops_at_the_deadline_with_a_proven_conflict() -> N
     # no time left: not one deletion test runs (each walks the closure, and they ran
     # past the limit when only the pricings read the deadline); every required identity
     # is kept, which is still a proven conflict, and the message says it is not minimal
-    from strategies import problem_of
+    from drawn import problem_of
 
     from assembler.deadline import Deadline
     from assembler.exact.refusal import over_budget_refusal

@@ -45,7 +45,7 @@ PUBLIC = {
     "assemble",
     "fit",
     "parse_request",
-    "render",
+    "render_bundle",
     "request_from_json",
     "verify",
     "verify_rendering",
@@ -128,18 +128,12 @@ def test_a_call_leaves_the_collector_as_the_caller_set_it() -> None:
     assert [seen[0] for seen in tests_support.GC_SEEN] == [True, False]
 
 
-def test_names_renamed_in_the_subpackages_still_read_with_a_warning() -> None:
+def test_the_subpackages_keep_no_names_from_before_a_rename() -> None:
     import pytest
 
     from assembler import explain, ledger
 
-    for module, old, new in (
-        (explain, "Limits", "ExplainLimits"),
-        (explain, "Kind", "CounterfactualKind"),
-        (ledger, "Outcome", "CompilationOutcome"),
-        (ledger, "Rendering", "RecordedRendering"),
-    ):
-        with pytest.warns(DeprecationWarning, match=new):
-            assert getattr(module, old) is getattr(module, new)
-    with pytest.raises(AttributeError):
-        explain.NoSuchName  # noqa: B018
+    for module, old in ((explain, "Limits"), (explain, "Kind"), (ledger, "Outcome"),
+                        (ledger, "Rendering")):  # fmt: skip
+        with pytest.raises(AttributeError):
+            getattr(module, old)

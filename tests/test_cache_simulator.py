@@ -17,7 +17,7 @@ import pytest
 
 import assembler
 from assembler.cache import (
-    Block,
+    CacheBlock,
     CacheSimulator,
     Call,
     SessionError,
@@ -31,8 +31,8 @@ GPT5 = cache_rules("openai", "gpt-5")  # automatic, 1024 + 128k, read 0.1x, no w
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 
 
-def b(key: str, tokens: int, ttl: int | None = None, span: int = 1) -> Block:
-    return Block(key, tokens, ttl, span)
+def b(key: str, tokens: int, ttl: int | None = None, span: int = 1) -> CacheBlock:
+    return CacheBlock(key, tokens, ttl, span)
 
 
 def test_a_hit_reads_the_prefix_up_to_the_breakpoint_written_before() -> None:
@@ -127,7 +127,7 @@ def test_gemini_implicit_caching_has_its_model_minimum_and_no_step() -> None:
     assert simulate(rules, small).calls[1].read == 0
 
 
-def _turns(count: int, mark: set[int]) -> tuple[Block, ...]:
+def _turns(count: int, mark: set[int]) -> tuple[CacheBlock, ...]:
     return tuple(b(f"block-{i}", 200, 300 if i in mark else None) for i in range(1, count + 1))
 
 
@@ -246,7 +246,7 @@ def test_the_rendering_adapter_covers_every_byte_and_keeps_the_breakpoints() -> 
     calls = [i for i in manifest.items if i.kind == "tool_call"]
     assert calls and sum(x.span == 2 for x in blocks) == len(calls)
     # the same bundle in another format has the same bytes, hence the same keys
-    text = assembler.render(request, result, format="text")
+    text = assembler.render_bundle(request, result, format="text")
     assert [x.key for x in blocks_of_rendering(text)] == [x.key for x in blocks]
 
 

@@ -1,4 +1,4 @@
-"""The cache-aware decision (``exact/cached.py``, ``exact/prefix.py``; models/README.md 6b).
+"""The cache-aware decision (``exact/cached.py``, ``cache/prefix.py``; models/README.md 6b).
 
 Over random agent sessions the exact strategy's cache-aware answer is the brute-force
 enumerator's, call after call, each call's previous blocks read from the rendering of
@@ -15,14 +15,14 @@ import copy
 from typing import Any
 
 import pytest
+from drawn import cache_settings, transcripts, turn
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import cache_settings, transcripts, turn
 
 import assembler
 from assembler.model.parse import parse_request
-from assembler.render.layout import Headers
+from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
 
 FORMATS = ("anthropic-messages", "text", "openai-chat")
@@ -272,7 +272,8 @@ def test_an_appending_session_s_answers_are_the_brute_force_ones(
         blocks = _previous(current, exact, "anthropic-messages")
         candidates = [
             {**c, "relevance": max(0.0, round(c["relevance"] - 0.1, 1))}
-            if not c.get("required") else c
+            if not c.get("required")
+            else c
             for c in current["candidates"]
         ] + turn(20 + step, cost, result_cost, 1.0, compact)
         current = {"task": current["task"], "candidates": candidates,

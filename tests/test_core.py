@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from strategies import problem_of
+from drawn import problem_of
 
 from assembler.exact.core import FREE, IN, OUT, Contradiction, core_of
 from assembler.tooling.adversarial import Adversary, build

@@ -149,7 +149,7 @@ def _mirrored(monkeypatch: pytest.MonkeyPatch, parts: Iterable[str]) -> set[str]
     """From now on, every model CP-SAT is handed is checked against cp_model's; returns
     the set that gathers which of ``parts`` the models held."""
     seen: set[str] = set()
-    run = cpsat._Session._run
+    run = cpsat.CpSatSearch._run
 
     def checked(session: Any) -> Any:
         text = str(session.model.proto)
@@ -158,7 +158,7 @@ def _mirrored(monkeypatch: pytest.MonkeyPatch, parts: Iterable[str]) -> set[str]
         return run(session)
 
     monkeypatch.setattr(cpsat, "ProtoModel", _Mirrored)
-    monkeypatch.setattr(cpsat._Session, "_run", checked)
+    monkeypatch.setattr(cpsat.CpSatSearch, "_run", checked)
     return seen
 
 

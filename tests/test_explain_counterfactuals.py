@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from conftest import audited
+from drawn import requests
 from hypothesis import HealthCheck, given, settings
 from profiles import examples
-from strategies import requests
 
 import assembler
 from assembler.explain.counterfactuals import Counterfactuals, counterfactuals

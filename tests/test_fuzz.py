@@ -27,10 +27,10 @@ import sys
 from typing import Any
 
 import pytest
+from drawn import mutated_json, mutated_requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import mutated_json, mutated_requests
 
 import assembler
 from assembler import InvalidRequest, Limits, Status, parse_request, request_from_json, verify

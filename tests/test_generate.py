@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drawn import requests
 from hypothesis import given, settings
 from jsonschema import Draft202012Validator
 from profiles import examples
-from strategies import requests
 
 import assembler
 from assembler.tooling.generate import Relevance, Shape, generate

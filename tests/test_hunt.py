@@ -234,7 +234,7 @@ def test_cli_json_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_cli_text_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["hunt", "--against", "cpsat", "--examples", "20", "--out", str(tmp_path)]) == 0
+    assert main(["hunt", "--against", "exact", "--examples", "20", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "20 examples" in out and "no findings" in out
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from drawn import problem_of, problems
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import problem_of, problems
 
 from assembler.exact.closure import Problem
 from assembler.exact.incumbent import build_incumbent, is_legal, rounded_selection

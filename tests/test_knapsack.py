@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from drawn import problem_of, problems
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import problem_of, problems
 
 from assembler.deadline import Deadline
 from assembler.exact.backend import SolveOutcome, SolveStatus

@@ -19,14 +19,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 
 # bottom to top; a module may import from any layer listed before its own
 LAYERS = (
-    # the old names of renamed subpackage attributes, read with a warning
-    "renamed",
     # the contract's files (schemas, examples, corpus) as the package carries them
     "shipped",
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",
-    # provider cache rules and their simulator: data and pure functions over the model
+    # provider caches: a previous rendering mapped onto a request (prefix, block order)
+    # and the simulator: data and pure functions over the model
     "cache",
     "stages",
     "exact",
@@ -165,13 +164,7 @@ def test_each_public_class_name_names_one_class() -> None:
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 homes.setdefault(node.name, []).append(module)
-    repeated = {name: found for name, found in homes.items() if len(found) > 1}
-    assert {name: found for name, found in repeated.items() if name not in _SHARED_NAMES} == {}
-
-
-# names two modules use for two things, outside this test's reach for now: each to be
-# renamed in its own room (a new one is not added here but renamed)
-_SHARED_NAMES = frozenset({"Block", "Call"})
+    assert {name: found for name, found in homes.items() if len(found) > 1} == {}
 
 
 def test_only_the_cp_sat_model_module_imports_ortools() -> None:

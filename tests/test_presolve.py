@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from conftest import form, request
+from drawn import problem_of, problems
 from hypothesis import HealthCheck, given, settings
 from profiles import examples
-from strategies import problem_of, problems
 
 from assembler.exact.closure import Problem
 from assembler.exact.presolve import presolve

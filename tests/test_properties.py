@@ -11,10 +11,10 @@ import random
 from typing import Any
 
 import pytest
+from drawn import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import requests
 from tests_support import solve_exact
 
 import assembler

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from drawn import problem_of, problems
 from hypothesis import HealthCheck, given, settings
 from profiles import examples
-from strategies import problem_of, problems
 
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import Problem

@@ -8,9 +8,10 @@ import io
 import pytest
 
 from assembler import InvalidRequest
+from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
 from assembler.render.encodings import load_encoding
 from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
-from assembler.render.registry import counter_named, meter_for, model_profile
+from assembler.render.registry import MODELS, counter_named, meter_for, model_profile
 from benchmarks.transcripts import png
 
 
@@ -20,6 +21,25 @@ def test_dated_snapshots_find_their_family() -> None:
     assert model_profile("claude-sonnet-4-5-20250929").name == "claude-sonnet-4"
     profile = model_profile("gpt-4o")
     assert profile.input_window == 128_000 - 16_384
+
+
+def test_one_model_name_rule_serves_the_counter_registry_and_the_cache_rules() -> None:
+    # lowered, the snapshot date dropped, then one of a family's names exactly: a longer
+    # name is never taken for a shorter one, in either table
+    assert model_profile(" GPT-4-0613").name == "gpt-4"
+    assert cache_rules("anthropic", "Claude-Sonnet-4-5-2025-09-29").family == "claude-sonnet-4.5"
+    for longer in ("claude-opus-4-7", "o1-mini", "gpt-4o-audio-preview"):
+        with pytest.raises(InvalidRequest):
+            model_profile(longer)
+    with pytest.raises(UnknownCacheModel):
+        cache_rules("anthropic", "claude-opus-4-7")
+    for profile in MODELS.values():
+        for name in (profile.name, *profile.also):
+            assert model_profile(f"{name}-20250929") is profile
+    for provider, families in FAMILIES.items():
+        for rules, names in families:
+            for name in names:
+                assert cache_rules(provider, f"{name}-2025-09-29") is rules
 
 
 def test_unknown_names_are_one_line_errors() -> None:

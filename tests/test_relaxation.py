@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from drawn import problem_of, problems
 from hypothesis import HealthCheck, given, settings
 from profiles import examples
-from strategies import problem_of, problems
 
 from assembler.deadline import NEVER, Deadline
 from assembler.exact.backend import SolveStatus

@@ -253,7 +253,7 @@ def test_a_selected_form_without_content_fails_with_no_output() -> None:
     req["candidates"] = [form("a", 10, 0.5, content="x"), form("b", 10, 0.5)]
     result = solve(req)
     with pytest.raises(RenderError) as caught:
-        assembler.render(req, result, format="openai-chat")
+        assembler.render_bundle(req, result, format="openai-chat")
     assert caught.value.code == "RENDER_MISSING_CONTENT" and caught.value.items == ("b",)
 
 
@@ -274,7 +274,7 @@ def test_only_a_bundle_of_this_request_renders() -> None:
     other = copy.deepcopy(req)
     other["candidates"][0]["content"] += "!"
     with pytest.raises(RenderError) as caught:
-        assembler.render(other, result)
+        assembler.render_bundle(other, result)
     assert caught.value.code == "RENDER_RESULT_MISMATCH"
 
 
@@ -324,7 +324,7 @@ def test_corpus_case_renders(path: Path) -> None:
 @settings(max_examples=examples(25), deadline=None)
 @given(st.data())
 def test_generated_requests_render_faithfully(data: st.DataObject) -> None:
-    from strategies import requests as generated
+    from drawn import requests as generated
 
     req = data.draw(generated())
     for c in req["candidates"]:

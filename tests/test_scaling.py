@@ -93,7 +93,7 @@ def _explained(case: Case) -> None:
 
 
 def _trace(case: Case) -> None:
-    bundle_result(case.request, case.gates, "cpsat", case.result.selected, optimal=False,
+    bundle_result(case.request, case.gates, "exact", case.result.selected, optimal=False,
                   bound=None)  # fmt: skip
 
 

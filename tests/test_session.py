@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from conftest import judged_by_hook, judged_request
 from deltas import applied, deltas
+from drawn import requests
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import requests
 
 import assembler
 from assembler.render import Utf8Bytes
@@ -66,7 +66,7 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
     base: dict[str, Any], data: st.DataObject
 ) -> None:
     options: dict[str, Any] = {
-        "strategy": data.draw(st.sampled_from(["cpsat", "cpsat", "cpsat", "dump", "greedy"])),
+        "strategy": data.draw(st.sampled_from(["exact", "exact", "exact", "dump", "greedy"])),
         "render": data.draw(
             st.sampled_from([None, None, "text", "openai-chat", "anthropic-messages"])
         ),
@@ -96,7 +96,7 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
         event(f"applied: {got.status.value}, {sorted(delta)}")
         # the kept path (gates, trace and proven solve carried over) is the exact
         # strategy's without a counter; a solve it skipped is timed 0
-        kept = options["strategy"] == "cpsat" and "counter" not in options
+        kept = options["strategy"] == "exact" and "counter" not in options
         event(f"kept: {kept}, solve reused: {dict(got.timings).get('solve') == 0.0}")
         assert got == expected
         assert _answer(got) == _answer(expected)

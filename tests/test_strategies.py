@@ -1,29 +1,19 @@
-"""The strategy registry: each strategy once by its name, and ``cpsat`` an alias of
-``exact`` wherever a strategy name is accepted (API, command line, corpus, sweeps,
-hunts, the server, a ledger's replay of a record written under the old name)."""
+"""The strategy registry: each strategy once, by its one name, wherever a strategy name
+is accepted (API, command line, sweeps, the server); ``cpsat``, the exact strategy's
+name before any release, is no strategy."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import form, request
 
 import assembler
-from assembler.explain.limits import ExplainLimits
-from assembler.ledger.replay import replay
-from assembler.model.parse import parse_request
-from assembler.strategies import (
-    EXACT_STRATEGIES,
-    STRATEGIES,
-    STRATEGY_ALIASES,
-    canonical_strategy,
-    load_strategy,
-)
+from assembler.strategies import EXACT_STRATEGIES, STRATEGIES, load_strategy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "models" / "examples" / "review-migration.json"
@@ -40,68 +30,42 @@ def _request() -> dict[str, object]:
     return req
 
 
-def test_the_registry_lists_each_strategy_once_and_reads_an_alias_as_its_strategy() -> None:
+def test_the_registry_lists_each_strategy_once_by_its_name() -> None:
     assert list(STRATEGIES) == ["exact", "enumerate", "greedy", "top-k", "weighted", "dump"]
-    assert "cpsat" in STRATEGIES and STRATEGIES["cpsat"] == STRATEGIES["exact"]
-    assert STRATEGIES.get("cpsat") == STRATEGIES["exact"] and "magic" not in STRATEGIES
-    assert canonical_strategy("cpsat") == "exact" and canonical_strategy("greedy") == "greedy"
-    assert canonical_strategy("magic") == "magic"
-    assert load_strategy("cpsat") is load_strategy("exact")
-    assert set(STRATEGY_ALIASES.values()) <= set(STRATEGIES)
     assert set(EXACT_STRATEGIES) <= set(STRATEGIES)
+    assert "cpsat" not in STRATEGIES
+    with pytest.raises(assembler.UnknownStrategy) as caught:
+        load_strategy("cpsat")
+    assert "exact" in str(caught.value)
 
 
-def test_an_alias_call_answers_as_the_strategy_it_names() -> None:
-    by_alias = assembler.assemble(_request(), strategy="cpsat")
-    by_name = assembler.assemble(_request(), strategy="exact")
-    assert by_alias.strategy == by_name.strategy == "exact"
-    assert by_alias == by_name
-    assert (by_alias.selected, by_alias.package_id, by_alias.trace_id) == (
-        by_name.selected,
-        by_name.package_id,
-        by_name.trace_id,
-    )
-    assert assembler.verify(_request(), by_alias) == []
+def test_a_result_names_the_strategy_that_answered() -> None:
+    for name in ("exact", "greedy"):
+        assert assembler.assemble(_request(), strategy=name).strategy == name
+    with pytest.raises(assembler.UnknownStrategy):
+        assembler.assemble(_request(), strategy="cpsat")
 
 
-def test_the_command_line_takes_the_alias() -> None:
+def test_the_command_line_offers_the_registered_names_only() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "assembler", "compile", str(EXAMPLE), "--strategy", "cpsat"],
         capture_output=True,
         text=True,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["strategy"] == "exact"
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "invalid choice: 'cpsat'" in done.stderr
 
 
-def test_the_inspector_and_sweeps_take_the_alias() -> None:
-    alias = assembler.Settings(strategy="cpsat")
-    assert ExplainLimits(settings=alias).settings.strategy == "cpsat"
-    with pytest.raises(assembler.InvalidRequest):
-        ExplainLimits(settings=assembler.Settings(strategy="greedy"))
+def test_sweeps_take_each_strategy_once() -> None:
     from assembler.tooling.sweep.command import _config, _parser
 
-    args = _parser().parse_args(["--strategies", "cpsat,greedy,exact"])
+    args = _parser().parse_args(["--strategies", "exact,greedy,exact"])
     assert _config(args).strategies == ("exact", "greedy")
 
 
-def test_replaying_a_record_written_under_the_old_name_is_identical(tmp_path: Path) -> None:
-    # what a ledger written before the rename holds: the run and the result say "cpsat"
-    req = _request()
-    result = assembler.assemble(req)
-    with assembler.Ledger(tmp_path / "old.db") as ledger:
-        recording = ledger.requested(parse_request(req), assembler.Settings(strategy="cpsat"))
-        recording.answered(replace(result, strategy="cpsat"))
-        compilation = ledger.compilation(1)
-    assert compilation.run["strategy"] == "cpsat" and compilation.result is not None
-    assert compilation.result["strategy"] == "cpsat"
-    again = replay(compilation)
-    assert again.identical, again.differences
-
-
-def test_the_server_takes_the_alias() -> None:
-    line = json.dumps({"id": 1, "request": _request(), "strategy": "cpsat"})
+def test_the_server_answers_with_the_exact_strategy_by_default() -> None:
+    line = json.dumps({"id": 1, "request": _request()})
     done = subprocess.run(
         [sys.executable, "-m", "assembler", "serve"],
         input=line + "\n",

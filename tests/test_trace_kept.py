@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from deltas import applied, deltas
+from drawn import requests
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
-from strategies import requests
 
 from assembler.model.errors import InvalidRequest
 from assembler.model.parse import parse_request

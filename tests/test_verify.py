@@ -161,8 +161,24 @@ def test_an_unpriced_refusal_claims_only_its_lower_bound() -> None:
 
 
 def test_every_answer_of_the_suite_goes_through_the_verifier() -> None:
-    # conftest wraps the one place every answer comes from; a refactor that moved it
-    # would silently stop the suite judging its bundles
-    from assembler import pipeline
+    # conftest hands the verifier every answer the chain makes; an illegal answer must
+    # reach it, whichever entry point made it
+    from conftest import judge
 
-    assert hasattr(pipeline._chain, "__wrapped__")
+    from assembler import Session, pipeline
+
+    assert judge in pipeline.audit_hooks()
+    seen: list[Any] = []
+
+    def hook(_request: Any, _settings: Any, result: Any) -> None:
+        seen.append(result)
+
+    pipeline.add_audit_hook(hook)
+    try:
+        req = request(100)
+        req["candidates"] = [form("a", 10)]
+        answered = assemble(req)
+        assert seen == [answered] and Session(req).answer() == seen[1]
+    finally:
+        pipeline.remove_audit_hook(hook)
+    assert hook not in pipeline.audit_hooks()

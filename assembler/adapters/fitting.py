@@ -14,8 +14,9 @@ priced by the model's meter (``render.registry``); the exact solver picks the mo
 valuable legal selection within the budget less the body's fixed framing; the
 chosen forms go back into a list; the whole body is counted again, and while it
 exceeds the budget (Anthropic's merged turns can only lower it) the excess comes off
-the items' budget and the solver runs again. The provider's rules are checked on the
-body before it is returned.
+the items' budget and the solver runs again (``render.budget.Rounds``: the rendering's
+own measure-reserve rule). The provider's rules are checked on the body before it is
+returned.
 
 With ``ledger``, every solve is recorded, and the ledger's calibration for the model
 (from ``Ledger.record_usage``: the provider's billed ``usage`` against our count)
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.types import Result, Status
+from ..render.budget import Rounds
 from ..render.counters import Counter
 from ..render.registry import Meter, meter_for, model_profile
 from . import anthropic, langchain, openai
@@ -250,10 +252,9 @@ def _solve(
 ) -> Fitted:
     from ..api import assemble
 
-    reserve = 0
-    rounds = 0
+    rounds = Rounds(budget)
     while True:
-        request = request_of(units, budget - fixed - reserve, weights)
+        request = request_of(units, budget - fixed - rounds.reserve, weights)
         result = assemble(request, time_limit=time_limit, ledger=ledger)
         if result.status is not Status.BUNDLE:
             reason = result.refusal.message if result.refusal is not None else "time limit"
@@ -286,12 +287,9 @@ def _solve(
         body = fitted.body()
         _check(provider, body)
         total = meter.body(body)
-        if total <= budget:
+        if rounds.fits(total):
             raw = total if meter.factor == 1.0 else meter.calibrated(1.0).body(body)
             return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
-        rounds += 1
-        excess = total - budget
-        reserve += excess if rounds <= 3 else excess * 2 ** (rounds - 3)
 
 
 def _messages_back(

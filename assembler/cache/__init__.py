@@ -1,9 +1,12 @@
-"""Provider prompt caches: a simulator that replays a session under a provider's rules.
+"""Provider prompt caches: what a previous call left in one, and what a session costs.
 
 The rules themselves are part of the stated model (``assembler.model.providers``, each
-figure with its source: ``models/cache-providers.md``); ``simulator`` prices a session
-of calls under them, independently of the cache-aware objective that the exact
-strategy solves (``assembler.exact.cached``), so that each checks the other.
+figure with its source: ``models/cache-providers.md``). ``prefix`` maps a previous
+rendering onto the forms of a request: the blocks a selection keeps, in the provider's
+order, and their price (the cache-aware decision, the renderer, the ledger and the
+hunts read it; ``assembler.exact.cached`` optimises over it). ``simulator`` prices a
+session of calls under the rules, independently of that objective, so that each checks
+the other. The cache feature's map of files: ``docs/explanation/cache.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from ..model.providers import (
     cache_rules,
 )
 from .simulator import (
-    Block,
+    CacheBlock,
     CacheSimulator,
     Call,
     CallCost,
@@ -32,7 +35,7 @@ from .simulator import (
 
 __all__ = [
     "DEFAULT_MODEL",
-    "Block",
+    "CacheBlock",
     "CacheMode",
     "CacheRules",
     "CacheSimulator",

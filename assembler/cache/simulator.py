@@ -1,7 +1,7 @@
 """A provider's prompt cache, replayed over a session of calls.
 
 Input: ``CacheRules`` (``assembler.model.providers``) and a sequence of ``Call``: a
-time in seconds and the prompt as ``Block`` values in provider order (a ``key``
+time in seconds and the prompt as ``CacheBlock`` values in provider order (a ``key``
 naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
 count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
 provider content blocks it stands for).
@@ -57,7 +57,7 @@ from ..model.providers import CacheMode, CacheRules, UnknownCacheModel
 from ..model.rendering import RenderFormat, Rendering
 
 __all__ = [
-    "Block",
+    "CacheBlock",
     "CacheSimulator",
     "Call",
     "CallCost",
@@ -78,8 +78,9 @@ class SessionError(AssemblerError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Block:
-    """One block of a prompt, in provider order."""
+class CacheBlock:
+    """One block of a prompt as the provider's cache sees it, in provider order (the
+    rendering's own blocks are ``render.layout.Block``)."""
 
     key: str
     tokens: int
@@ -92,7 +93,7 @@ class Block:
 @dataclass(frozen=True, slots=True)
 class Call:
     at: float
-    blocks: tuple[Block, ...]
+    blocks: tuple[CacheBlock, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +136,7 @@ class _Entry:
     ttl: int
 
 
-def _chain(blocks: tuple[Block, ...]) -> tuple[list[bytes], list[int], list[int]]:
+def _chain(blocks: tuple[CacheBlock, ...]) -> tuple[list[bytes], list[int], list[int]]:
     """Per boundary after block j: the prefix's hash, its tokens, its content blocks."""
     hashes: list[bytes] = []
     tokens: list[int] = []
@@ -304,7 +305,7 @@ def simulate(rules: CacheRules, calls: Iterable[Call]) -> SessionCost:
 
 def blocks_of_rendering(
     rendering: Rendering, *, ttl: int = 300, envelope_tokens: int = 0
-) -> tuple[Block, ...]:
+) -> tuple[CacheBlock, ...]:
     """The simulator's blocks of ``rendering`` (``render_version`` 1, any format).
 
     One block per manifest item and envelope part, each from the end of the one before
@@ -325,14 +326,14 @@ def blocks_of_rendering(
         + [(offset, length, envelope_tokens, 1) for _part, offset, length in manifest.envelope]
     )  # fmt: skip
     marks = set(manifest.breakpoints)
-    blocks: list[Block] = []
+    blocks: list[CacheBlock] = []
     start = 0
     for offset, length, tokens, span in parts:
         end = offset + length
         if data.startswith(b"\n</", end):
             end = data.index(b">\n", end) + 2
         key = hashlib.sha256(data[start:end]).hexdigest()
-        blocks.append(Block(key, tokens, ttl if end in marks else None, span))
+        blocks.append(CacheBlock(key, tokens, ttl if end in marks else None, span))
         marks.discard(end)
         start = end
     if start != len(data) or marks:

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from ..exits import EXIT, EXIT_INVALID
 from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, SolverError
-from ..strategies import STRATEGIES, STRATEGY_ALIASES
+from ..model.rendering import RenderFormat
+from ..strategies import STRATEGIES
 from .arguments import (
     CommandParser,
     UsageError,
@@ -54,9 +55,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--strategy",
         default="exact",
-        choices=[*sorted(STRATEGIES), *STRATEGY_ALIASES],
+        choices=sorted(STRATEGIES),
         help="how the bundle is chosen: exact (the default, proven optimal) or a baseline"
-        " to compare with (cpsat: exact's former name, an alias)",
+        " to compare with",
     )
     parser.add_argument(
         "--time-limit",
@@ -83,7 +84,7 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--render",
-        choices=("text", "openai-chat", "anthropic-messages"),
+        choices=[f.value for f in RenderFormat],
         default=None,
         help="print the rendered model input instead of the result",
     )

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
+from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import AssemblerError
 from ..model.rules import printable
 from .arguments import CommandParser
@@ -155,11 +156,12 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
         _json(_record_dict(record))
         return EXIT_BUNDLE
     run = record.run
+    limit = _setting(run["time_limit"], f"{DEFAULT_TIME_LIMIT:g} s")
     lines = [
         f"compilation {record.number}, session {_session(record.session)}: {record.outcome.value}",
         f"requested {record.requested_at}"
         + (f", answered {record.finished_at}" if record.finished_at else ""),
-        f"strategy {run['strategy']}, time limit {_setting(run['time_limit'], '10 s')}, workers"
+        f"strategy {run['strategy']}, time limit {limit}, workers"
         f" {_setting(run['workers'], '1')}; recorded by assembler {record.version}",
     ]
     if record.request is not None:

@@ -16,8 +16,8 @@ reaching F within B' exists when it is, so a request with a legal bundle always 
 one; refusals are the cache-blind decision's.
 
 Each backend solves the last step its own way (``Backend.solve_cached``): CP-SAT with
-the kept prefix as a monotone chain of Booleans (``CachedSearch``), the brute-force
-oracle by enumeration.
+the kept prefix as a monotone chain of Booleans (``cpsat.CachedSearch``), the
+brute-force oracle by enumeration. This module imports no solver.
 """
 
 from __future__ import annotations
@@ -26,19 +26,16 @@ import itertools
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..cache.prefix import Prefix, build_prefix
 from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
 from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
-from .cpmodel import Linear, cp_helper
-from .cpsat import _Session
 from .incumbent import is_legal
-from .prefix import Prefix, build_prefix
 
 __all__ = [
     "CachedBackend",
-    "CachedSearch",
     "decide_cached",
     "feasible",
     "settled_by_bound",
@@ -338,110 +335,3 @@ def feasible(
     return (
         selection_cost(problem, selection) <= terms.rewrite_budget and value >= terms.rewrite_floor
     )
-
-
-class CachedSearch(_Session):
-    """One cache-aware lexicographic solve with CP-SAT: the prefix kept as a chain of
-    Booleans over the matchable run, the price as a linear expression of them and of
-    the forms (module docstring), then the phases of section 6 with the price fixed."""
-
-    def __init__(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        deadline: Deadline,
-        workers: int,
-    ) -> None:
-        super().__init__(cp_helper(), problem, deadline, workers)
-        self.prefix = prefix
-        self.terms = terms
-        self.price = self._encode_cache()
-
-    def _encode_cache(self) -> Linear:
-        model, prefix, size = self.model, self.prefix, self.problem.size
-        cache, pricing = prefix.cache, prefix.cache.pricing
-        keep: list[int] = []
-        for j, form in enumerate(prefix.forms):
-            var = model.new_bool(f"keep{j}")
-            # the instruction is always sent, yet kept only where the order allows it
-            # (a tool definition new to this call goes before it)
-            if form is not None:
-                model.implication(var, form)
-            if keep:
-                model.implication(var, keep[-1])
-            keep.append(var)
-        for form, barrier in prefix.barriers.items():
-            model.bool_or([-form - 1, -keep[barrier] - 1])
-        total = prefix.instruction + Linear.sum(range(size), self.problem.cost)
-        top = prefix.instruction + sum(self.problem.cost)
-        read: Linear | int = 0
-        if cache.breakpoints > 0:
-            reached = 0
-            for entry in prefix.entries:
-                gained = sum(prefix.tokens[reached : entry + 1])
-                read = read + gained * Linear.var(keep[entry])
-                reached = entry + 1
-        elif prefix.automatic_from is not None:
-            least, step = cache.min_prefix_tokens, cache.step_tokens
-            hit = keep[prefix.automatic_from]
-            steps = model.new_int(0, max(0, (sum(prefix.tokens) - least) // step), "steps")
-            kept_tokens = Linear.sum(keep, prefix.tokens)
-            model.at_most(least * Linear.var(hit) + step * Linear.var(steps) - kept_tokens, 0)
-            model.fix(Linear.var(steps), 0, enforced_by=-hit - 1)
-            read = least * Linear.var(hit) + step * Linear.var(steps)
-        price = pricing.read * read + pricing.input * (total - read)
-        if cache.writes and pricing.write != pricing.input:
-            # written: everything past the entry read, once the content is cacheable
-            cacheable = model.new_bool("cacheable")
-            least = cache.min_prefix_tokens
-            model.at_least(total, least, enforced_by=cacheable)
-            model.at_most(total, least - 1, enforced_by=-cacheable - 1)
-            written = model.new_int(0, top, "written")
-            model.fix(Linear.var(written) - (total - read), 0, enforced_by=cacheable)
-            model.fix(Linear.var(written), 0, enforced_by=-cacheable - 1)
-            price = price + (pricing.write - pricing.input) * Linear.var(written)
-        terms = self.terms
-        value = Linear.sum(range(size), self.problem.value)
-        appended = model.new_bool("appended")
-        if terms.append_floor is None:
-            model.fix(Linear.var(appended), 0)
-        else:
-            if keep:
-                model.implication(appended, keep[-1])
-            model.at_least(value, terms.append_floor, enforced_by=appended)
-        model.at_most(total - prefix.instruction, terms.rewrite_budget, enforced_by=-appended - 1)
-        model.at_least(value, terms.rewrite_floor, enforced_by=-appended - 1)
-        assert isinstance(price, Linear)
-        return price
-
-    def run_cached(self, hint: tuple[int, ...] | None) -> SolveOutcome:
-        """Price, then value, then section 6's cost, weight and canonical phases."""
-        problem = self.problem
-        if hint is not None:
-            self.hint(hint)
-        self.model.objective(self.price, maximize=False)
-        status, response = self._run()
-        if status == self.infeasible:
-            return SolveOutcome(SolveStatus.INFEASIBLE)
-        if status not in (self.optimal, self.feasible):
-            return SolveOutcome(SolveStatus.UNKNOWN)
-        selection = self._selection(response)
-        if status != self.optimal:
-            floor = int(response.best_objective_bound + 0.5)
-            return SolveOutcome(SolveStatus.FEASIBLE, selection, cost_floor=floor)
-        self.model.fix(self.price, round(response.objective_value))
-        values = Linear.sum(range(problem.size), problem.value)
-        self.model.objective(values, maximize=True)
-        self.hint(selection)
-        status, response = self._run()
-        if status != self.optimal:
-            return SolveOutcome(SolveStatus.FEASIBLE, selection)
-        selection = self._selection(response)
-        value = round(response.objective_value)
-        self.model.fix(values, value)
-        self.hint(selection)
-        selection, done, held = self._minimise(list(problem.cost), selection, True)
-        if not done:
-            return self._stopped(selection, held, value, None)
-        return self._lightest(selection, held, value)

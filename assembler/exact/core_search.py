@@ -25,9 +25,9 @@ from .core import Reduction
 from .fixings import Level, Plan, plan
 
 if TYPE_CHECKING:
+    from ..cache.prefix import Prefix
     from ..model.cache import CacheTerms
     from .cached import CachedBackend
-    from .prefix import Prefix
     from .relaxation import LpMemory
 
 __all__ = ["CoreSearch"]

@@ -1,8 +1,12 @@
-"""The CP-SAT encoding and solve: the exact backend.
+"""The CP-SAT encoding and solve: the exact backend, cache-blind and cache-aware.
 
-Input: a ``Problem``, a ``Deadline`` and a worker count.
+Input: a ``Problem``, a ``Deadline`` and a worker count (for the cache-aware order also
+the ``Prefix`` and the ``CacheTerms``, ``exact/cached.py``).
 Output: a ``SolveOutcome`` whose selection is the unique optimum of the full
 lexicographic order when the status is OPTIMAL.
+
+``CpSatSearch`` is one lexicographic solve of one problem; ``CachedSearch`` the same
+model with the kept prefix and the price encoded, solved price first.
 
 OR-Tools is loaded inside ``CpSat.solve`` (``cpmodel.cp_helper``), so that ``import
 assembler`` stays fast. The model is written as its protocol buffer
@@ -54,10 +58,10 @@ from .cpmodel import Linear, ProtoModel, cp_helper
 from .incumbent import is_legal
 
 if TYPE_CHECKING:
+    from ..cache.prefix import Prefix
     from ..model.cache import CacheTerms
-    from .prefix import Prefix
 
-__all__ = ["CpSat", "racers"]
+__all__ = ["CachedSearch", "CpSat", "CpSatSearch", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
 # CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
@@ -100,10 +104,10 @@ class CpSat:
         value_only: bool = False,
         proven: tuple[int, ...] = (),
     ) -> SolveOutcome:
-        session = _Session(cp_helper(), problem, deadline, workers)
+        search = CpSatSearch(cp_helper(), problem, deadline, workers)
         if hint is not None:
-            session.hint(hint)
-        return session.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
+            search.hint(hint)
+        return search.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
 
     def solve_cached(
         self,
@@ -115,9 +119,7 @@ class CpSat:
         workers: int,
         hint: tuple[int, ...] | None = None,
     ) -> SolveOutcome:
-        """The cache-aware order's optimum (``cached.CachedSearch``)."""
-        from .cached import CachedSearch
-
+        """The cache-aware order's optimum (``CachedSearch``)."""
         return CachedSearch(problem, prefix, terms, deadline, workers).run_cached(hint)
 
 
@@ -125,8 +127,8 @@ def _count(forms: Sequence[int]) -> Linear:
     return Linear.sum(forms, [1] * len(forms))
 
 
-class _Session:
-    """One lexicographic solve of one problem."""
+class CpSatSearch:
+    """One lexicographic solve of one problem: the model, then its phases."""
 
     def __init__(self, helper: Any, problem: Problem, deadline: Deadline, workers: int) -> None:
         self.helper = helper
@@ -415,6 +417,113 @@ class _Session:
             else:
                 return None
         return tuple(sorted(witness))
+
+
+class CachedSearch(CpSatSearch):
+    """One cache-aware lexicographic solve with CP-SAT: the prefix kept as a chain of
+    Booleans over the matchable run, the price as a linear expression of them and of
+    the forms (module docstring), then the phases of section 6 with the price fixed."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        prefix: Prefix,
+        terms: CacheTerms,
+        deadline: Deadline,
+        workers: int,
+    ) -> None:
+        super().__init__(cp_helper(), problem, deadline, workers)
+        self.prefix = prefix
+        self.terms = terms
+        self.price = self._encode_cache()
+
+    def _encode_cache(self) -> Linear:
+        model, prefix, size = self.model, self.prefix, self.problem.size
+        cache, pricing = prefix.cache, prefix.cache.pricing
+        keep: list[int] = []
+        for j, form in enumerate(prefix.forms):
+            var = model.new_bool(f"keep{j}")
+            # the instruction is always sent, yet kept only where the order allows it
+            # (a tool definition new to this call goes before it)
+            if form is not None:
+                model.implication(var, form)
+            if keep:
+                model.implication(var, keep[-1])
+            keep.append(var)
+        for form, barrier in prefix.barriers.items():
+            model.bool_or([-form - 1, -keep[barrier] - 1])
+        total = prefix.instruction + Linear.sum(range(size), self.problem.cost)
+        top = prefix.instruction + sum(self.problem.cost)
+        read: Linear | int = 0
+        if cache.breakpoints > 0:
+            reached = 0
+            for entry in prefix.entries:
+                gained = sum(prefix.tokens[reached : entry + 1])
+                read = read + gained * Linear.var(keep[entry])
+                reached = entry + 1
+        elif prefix.automatic_from is not None:
+            least, step = cache.min_prefix_tokens, cache.step_tokens
+            hit = keep[prefix.automatic_from]
+            steps = model.new_int(0, max(0, (sum(prefix.tokens) - least) // step), "steps")
+            kept_tokens = Linear.sum(keep, prefix.tokens)
+            model.at_most(least * Linear.var(hit) + step * Linear.var(steps) - kept_tokens, 0)
+            model.fix(Linear.var(steps), 0, enforced_by=-hit - 1)
+            read = least * Linear.var(hit) + step * Linear.var(steps)
+        price = pricing.read * read + pricing.input * (total - read)
+        if cache.writes and pricing.write != pricing.input:
+            # written: everything past the entry read, once the content is cacheable
+            cacheable = model.new_bool("cacheable")
+            least = cache.min_prefix_tokens
+            model.at_least(total, least, enforced_by=cacheable)
+            model.at_most(total, least - 1, enforced_by=-cacheable - 1)
+            written = model.new_int(0, top, "written")
+            model.fix(Linear.var(written) - (total - read), 0, enforced_by=cacheable)
+            model.fix(Linear.var(written), 0, enforced_by=-cacheable - 1)
+            price = price + (pricing.write - pricing.input) * Linear.var(written)
+        terms = self.terms
+        value = Linear.sum(range(size), self.problem.value)
+        appended = model.new_bool("appended")
+        if terms.append_floor is None:
+            model.fix(Linear.var(appended), 0)
+        else:
+            if keep:
+                model.implication(appended, keep[-1])
+            model.at_least(value, terms.append_floor, enforced_by=appended)
+        model.at_most(total - prefix.instruction, terms.rewrite_budget, enforced_by=-appended - 1)
+        model.at_least(value, terms.rewrite_floor, enforced_by=-appended - 1)
+        assert isinstance(price, Linear)
+        return price
+
+    def run_cached(self, hint: tuple[int, ...] | None) -> SolveOutcome:
+        """Price, then value, then section 6's cost, weight and canonical phases."""
+        problem = self.problem
+        if hint is not None:
+            self.hint(hint)
+        self.model.objective(self.price, maximize=False)
+        status, response = self._run()
+        if status == self.infeasible:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+        if status not in (self.optimal, self.feasible):
+            return SolveOutcome(SolveStatus.UNKNOWN)
+        selection = self._selection(response)
+        if status != self.optimal:
+            floor = int(response.best_objective_bound + 0.5)
+            return SolveOutcome(SolveStatus.FEASIBLE, selection, cost_floor=floor)
+        self.model.fix(self.price, round(response.objective_value))
+        values = Linear.sum(range(problem.size), problem.value)
+        self.model.objective(values, maximize=True)
+        self.hint(selection)
+        status, response = self._run()
+        if status != self.optimal:
+            return SolveOutcome(SolveStatus.FEASIBLE, selection)
+        selection = self._selection(response)
+        value = round(response.objective_value)
+        self.model.fix(values, value)
+        self.hint(selection)
+        selection, done, held = self._minimise(list(problem.cost), selection, True)
+        if not done:
+            return self._stopped(selection, held, value, None)
+        return self._lightest(selection, held, value)
 
 
 def _stop(solvers: list[Any], threads: list[threading.Thread]) -> None:

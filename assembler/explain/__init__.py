@@ -13,7 +13,6 @@ and overall), ``budgets`` (budget breakpoints), ``figures`` and ``counterfactual
 
 from __future__ import annotations
 
-from ..renamed import renamed
 from .counterfactuals import Counterfactuals
 from .diagnostics import Diagnostic, Label
 from .explanation import Explanation, explain
@@ -39,9 +38,3 @@ __all__ = [
     "render_report",
     "result_from_dict",
 ]
-
-# the names these had before they were told apart from assembler.Kind and
-# assembler.Limits: still read, with a DeprecationWarning
-__getattr__ = renamed(
-    __name__, globals(), {"Kind": "CounterfactualKind", "Limits": "ExplainLimits"}
-)

@@ -22,7 +22,7 @@ from typing import Any
 from ..model.objective import form_value
 from ..model.types import Reason, RefusalCode, Request, Result, Status, Verdict, Violation
 from ..stages.gates import GateReport
-from ..strategies import EXACT_STRATEGIES, canonical_strategy
+from ..strategies import EXACT_STRATEGIES
 from .counterfactuals import Counterfactuals
 from .figures import COST_UNIT, VALUE_UNIT, FigureStatus
 
@@ -157,8 +157,7 @@ def _optimum(result: Result, answers: Counterfactuals) -> list[Diagnostic]:
         and (reference.status is Status.REFUSED or reference.optimal)
     )
     found = []
-    # a result read back from before the rename names the exact strategy "cpsat"
-    exact = canonical_strategy(result.strategy) in EXACT_STRATEGIES
+    exact = result.strategy in EXACT_STRATEGIES
     if result.status is Status.BUNDLE and result.optimal:
         found.append(
             Diagnostic(

@@ -21,7 +21,7 @@ from ..model.errors import InvalidRequest
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 from ..settings import Settings
-from ..strategies import EXACT_STRATEGIES, canonical_strategy
+from ..strategies import EXACT_STRATEGIES
 
 __all__ = ["Clock", "ExplainLimits", "FigureDeadline"]
 
@@ -49,7 +49,7 @@ class ExplainLimits:
             if not 0 < seconds < float("inf"):
                 raise InvalidRequest(name, f"must be a positive number of seconds, not {seconds}")
         # a counterfactual compares optima: only a strategy that proves them may answer it
-        if canonical_strategy(self.settings.strategy) not in EXACT_STRATEGIES:
+        if self.settings.strategy not in EXACT_STRATEGIES:
             raise InvalidRequest(
                 "strategy",
                 f"counterfactuals need an exact strategy ({', '.join(EXACT_STRATEGIES)}),"

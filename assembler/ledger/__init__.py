@@ -13,7 +13,6 @@ imported when a ledger is opened.
 
 from __future__ import annotations
 
-from ..renamed import renamed
 from .errors import LedgerError, UnknownCompilation
 from .events import CompilationOutcome, Event, EventKind
 from .ledger import Compilation, Ledger, RecordedRendering, Summary
@@ -29,9 +28,3 @@ __all__ = [
     "Summary",
     "UnknownCompilation",
 ]
-
-# the names these had before they were told apart from the solver's outcome and
-# assembler.Rendering: still read, with a DeprecationWarning
-__getattr__ = renamed(
-    __name__, globals(), {"Outcome": "CompilationOutcome", "Rendering": "RecordedRendering"}
-)

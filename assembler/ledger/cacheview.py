@@ -17,7 +17,7 @@ sent byte for byte), ``not-selected`` (eligible, unchanged, left out of the bund
 ``layout-order`` (selected, but the layout cannot keep it there: a selected form that
 must come before it, a new instruction opening the system prompt, or the previous call's
 own order). A record without its figures (a baseline that prices nothing) is priced
-here by the rules the decision uses (``exact.prefix``).
+here by the rules the decision uses (``cache.prefix``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..exact.prefix import build_prefix
+from ..cache.prefix import build_prefix
 from ..model.cache import MICRO
 from ..model.parse import parse_request
 from ..model.types import Reason, Request

@@ -21,8 +21,8 @@ from typing import Any
 from ..api import assemble
 from ..model.errors import InvalidRequest
 from ..model.parse import request_from_json
+from ..model.rendering import Headers
 from ..render.counters import Counter, Utf8Bytes
-from ..strategies import canonical_strategy
 from .documents import error_document
 from .errors import LedgerError
 from .events import CompilationOutcome
@@ -128,11 +128,8 @@ def _clip(value: Any) -> str:
 
 def _compare_results(old: dict[str, Any], new: dict[str, Any]) -> list[Difference]:
     found = _compare_renderings(old.get("rendering"), new.get("rendering"))
-    # a record from before the exact strategy's rename names it by its alias, "cpsat"
-    strategies = old.get("strategy"), new.get("strategy")
-    if canonical_strategy(str(strategies[0])) != canonical_strategy(str(strategies[1])):
-        found.append(Difference("strategy", _short(strategies[0]), _short(strategies[1])))
-    for key in ("status", "package_id", "trace_id", "cost", "value", "budget", "optimal", "bound"):
+    keys = ("strategy", "status", "package_id", "trace_id", "cost", "value", "budget")
+    for key in (*keys, "optimal", "bound"):
         if old.get(key) != new.get(key):
             found.append(Difference(key, _short(old.get(key)), _short(new.get(key))))
     if old["selected"] != new["selected"]:
@@ -213,7 +210,7 @@ def replay(compilation: Compilation, counter: Counter | None = None, path: str =
             time_limit=run["time_limit"],
             workers=run["workers"],
             render=run["render"],
-            headers=run.get("headers", "provenance"),
+            headers=run.get("headers", Headers.PROVENANCE.value),
             counter=counting,
         )
         result = answer.to_dict()

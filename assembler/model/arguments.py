@@ -2,9 +2,10 @@
 
 Input: ``strategy``, ``time_limit`` and ``workers`` as a caller passed them to
 ``assemble`` (``None`` for a default).
-Output: the same three, checked and defaulted, or ``InvalidRequest`` naming the
-argument. Each is judged before any work starts, whatever the request's size, so
-that a bad value is never first met deep inside a solver.
+Output: nothing when they are in range, else ``InvalidRequest`` naming the argument.
+Each is judged before any work starts, whatever the request's size, so that a bad
+value is never first met deep inside a solver. The defaults are filled in once, by
+``Settings`` (``Settings.seconds``, ``Settings.worker_count``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from .errors import InvalidRequest
 from .rules import kind, shown
 
-__all__ = ["DEFAULT_TIME_LIMIT", "MAX_WORKERS", "call_arguments"]
+__all__ = ["DEFAULT_TIME_LIMIT", "MAX_WORKERS", "check_arguments"]
 
 # Seconds. At the limit a caller gets the best legal bundle found with its bound and
 # gap (optimal=false), or "undecided": never a false refusal, never an illegal bundle.
@@ -24,28 +25,31 @@ DEFAULT_TIME_LIMIT = 10.0
 MAX_WORKERS = 256
 
 
-def call_arguments(strategy: Any, time_limit: Any, workers: Any) -> tuple[str, float, int]:
-    """``(strategy, time_limit, workers)`` checked, with the defaults filled in."""
+def check_arguments(strategy: Any, time_limit: Any, workers: Any) -> None:
+    """``strategy``, ``time_limit`` and ``workers`` as given (None: the default), checked."""
     if not isinstance(strategy, str):
         raise InvalidRequest(
             "strategy", f"must be a strategy name (a string), not {kind(strategy)}"
         )
-    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    if isinstance(limit, bool) or not isinstance(limit, int | float):
-        raise InvalidRequest("time_limit", f"must be a number of seconds, not {kind(limit)}")
-    try:
-        seconds = float(limit)
-    except OverflowError:
-        seconds = math.inf
-    if not math.isfinite(seconds):
-        raise InvalidRequest(
-            "time_limit", f"must be a finite number of seconds, not {shown(limit)}"
-        )
-    if seconds <= 0:
-        raise InvalidRequest("time_limit", f"must be positive, not {shown(limit)}")
-    count = 1 if workers is None else workers
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise InvalidRequest("workers", f"must be a positive integer, not {kind(count)}")
-    if not 1 <= count <= MAX_WORKERS:
-        raise InvalidRequest("workers", f"must be between 1 and {MAX_WORKERS}, not {shown(count)}")
-    return strategy, seconds, count
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, int | float):
+            raise InvalidRequest(
+                "time_limit", f"must be a number of seconds, not {kind(time_limit)}"
+            )
+        try:
+            seconds = float(time_limit)
+        except OverflowError:
+            seconds = math.inf
+        if not math.isfinite(seconds):
+            raise InvalidRequest(
+                "time_limit", f"must be a finite number of seconds, not {shown(time_limit)}"
+            )
+        if seconds <= 0:
+            raise InvalidRequest("time_limit", f"must be positive, not {shown(time_limit)}")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise InvalidRequest("workers", f"must be a positive integer, not {kind(workers)}")
+        if not 1 <= workers <= MAX_WORKERS:
+            raise InvalidRequest(
+                "workers", f"must be between 1 and {MAX_WORKERS}, not {shown(workers)}"
+            )

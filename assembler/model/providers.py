@@ -10,10 +10,10 @@ and the lookback, the base input price in dollars per million tokens when known,
 the ``Source`` of every figure. ``models/cache-providers.md`` is the same table for
 people.
 
-Lookup (``cache_rules``): the model name is lowered and a trailing snapshot date
-(``-20250929``, ``-2025-09-29``) is dropped; what is left must be one of a family's
-names exactly (so ``claude-opus-4-7`` is not taken for ``claude-opus-4``). Without a
-model the provider's documented default family is used (``DEFAULT_MODEL``). An
+Lookup (``cache_rules``): by the one model-name rule (``model/modelnames.py``: the name
+lowered, a trailing snapshot date dropped, then one of a family's names exactly, so
+``claude-opus-4-7`` is not taken for ``claude-opus-4``). Without a model the
+provider's documented default family is used (``DEFAULT_MODEL``). An
 unknown provider or model is ``UnknownCacheProvider`` / ``UnknownCacheModel`` (input
 errors: ``AssemblerError`` and ``ValueError``) naming it and the known names.
 
@@ -25,11 +25,11 @@ says which copy the figure follows.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from .errors import AssemblerError
+from .modelnames import find_family
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -579,8 +579,6 @@ FAMILIES: dict[str, tuple[tuple[CacheRules, tuple[str, ...]], ...]] = {
 
 DEFAULT_MODEL = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5", "gemini": "gemini-2.5-flash"}
 
-_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
-
 
 def cache_rules(provider: str, model: str | None = None) -> CacheRules:
     """The rules of ``provider`` for ``model`` (None: the provider's default family)."""
@@ -588,8 +586,8 @@ def cache_rules(provider: str, model: str | None = None) -> CacheRules:
     families = FAMILIES.get(key)
     if families is None:
         raise UnknownCacheProvider(provider)
-    name = DEFAULT_MODEL[key] if model is None else _SNAPSHOT.sub("", model.strip().lower())
-    for rules, names in families:
-        if name in names:
-            return rules
-    raise UnknownCacheModel(key, model if model is not None else name)
+    name = DEFAULT_MODEL[key] if model is None else model
+    rules = find_family(name, families)
+    if rules is None:
+        raise UnknownCacheModel(key, name)
+    return rules

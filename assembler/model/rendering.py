@@ -1,8 +1,9 @@
 """Value types of a rendering: what bytes were prepared for a model call.
 
-Input: nothing. Output: ``RenderFormat``, ``ManifestItem``, ``Manifest`` and
-``Rendering``, frozen values with a stable ``to_dict()`` JSON form
-(``models/manifest.schema.json``, ``models/README.md`` section 14).
+Input: nothing. Output: ``RenderFormat``, ``Headers`` (how an item is framed: the one
+home of the choices), ``ManifestItem``, ``Manifest`` and ``Rendering``, frozen values
+with a stable ``to_dict()`` JSON form (``models/rendering.schema.json``,
+``models/README.md`` section 14).
 
 A ``Rendering`` says which bytes were prepared and how they bind to the selection.
 It never claims that a model received or used them: selected is not rendered, and
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["RENDER_VERSION", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
+__all__ = ["RENDER_VERSION", "Headers", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
 RENDER_VERSION = 2
@@ -27,6 +28,16 @@ class RenderFormat(StrEnum):
     TEXT = "text"
     OPENAI_CHAT = "openai-chat"
     ANTHROPIC_MESSAGES = "anthropic-messages"
+
+
+class Headers(StrEnum):
+    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
+    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
+    locates and hashes every item whatever the choice."""
+
+    PROVENANCE = "provenance"
+    MINIMAL = "minimal"
+    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +92,8 @@ class Manifest:
     total_tokens: int | None
     # tokens of everything that is not an item (instruction, query); None when declared
     envelope_tokens: int | None
-    # how items are framed: "provenance", "minimal" or "none" (``render.layout.Headers``)
-    headers: str = "provenance"
+    # how items are framed
+    headers: Headers = Headers.PROVENANCE
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,7 +118,7 @@ class Manifest:
             "budget": self.budget,
             "total_tokens": self.total_tokens,
             "envelope_tokens": self.envelope_tokens,
-            "headers": self.headers,
+            "headers": str(self.headers),
         }
 
     def cache_blocks(self, text: str) -> list[dict[str, Any]]:

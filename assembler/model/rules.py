@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping
 from enum import StrEnum
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from .errors import InvalidRequest, RequestTooLarge
 from .limits import Limits
@@ -34,6 +34,7 @@ __all__ = [
     "Oversized",
     "Place",
     "Rule",
+    "choice",
     "enum_rule",
     "flag",
     "integer",
@@ -57,6 +58,8 @@ __all__ = [
 # kept to what a double represents exactly; the sum of all costs obeys the same
 # bound, which leaves CP-SAT (int64) a factor of 1000 of headroom.
 MAX_INTEGER = 2**53 - 1
+
+E = TypeVar("E", bound=StrEnum)
 
 # Python strings can hold lone surrogates (from a JSON "\ud800" escape, or a caller);
 # UTF-8 cannot encode them, so they would fail later, when the result is written.
@@ -319,6 +322,19 @@ def name_set(value: Any, place: Place, key: Any, limits: Limits) -> tuple[str, .
 def label_list(value: Any, place: Place, key: Any, limits: Limits) -> tuple[str, ...]:
     """A list of labels (strings that may be empty), kept in order."""
     return tuple(_items(value, place, key, limits, label, "strings"))
+
+
+def choice(choices: type[E], value: object, field: str) -> E:
+    """A setting that is one of an enum's values (``render``, ``headers``): the member,
+    or ``InvalidRequest`` naming ``field`` and every choice."""
+    if isinstance(value, choices):
+        return value
+    if isinstance(value, str):
+        for member in choices:
+            if member.value == value:
+                return member
+    listed = ", ".join(member.value for member in choices)
+    raise InvalidRequest(field, f"must be one of {listed}, not {shown(value)}")
 
 
 def enum_rule(choices: type[StrEnum] | tuple[str, ...]) -> Rule:

@@ -19,7 +19,7 @@ from typing import Any
 from ..model.parse import parse_request
 from ..model.rendering import RenderFormat, Rendering
 from ..model.types import Request, Result
-from .budget import fit_to_budget, priced_request
+from .budget import priced_request
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .manifest import build_rendering, render_format
 
@@ -28,14 +28,13 @@ __all__ = [
     "TiktokenCounter",
     "TokenizersCounter",
     "Utf8Bytes",
-    "fit_to_budget",
     "priced_request",
-    "render",
+    "render_bundle",
     "render_format",
 ]
 
 
-def render(
+def render_bundle(
     request: Mapping[str, Any] | Request,
     result: Result,
     *,

@@ -1,10 +1,11 @@
 """The budget guarantee: with counted costs, the whole rendered text fits the budget.
 
-Input: a validated ``Request``, a format, a ``Counter`` and ``solve`` (request ->
-``Result``: the gates and the strategy, supplied by ``assemble``).
-Output: a ``Result`` of the priced request carrying its ``Rendering``, whose text,
-counted as one text by the same counter, is at most ``task.budget``; or the
-strategy's refusal / undecided result; or ``RenderError(RENDER_ENVELOPE_OVER_BUDGET)``.
+Input: a validated ``Request``, a format and a ``Counter``.
+Output: the pieces the chain (``pipeline.py``) loops over: ``envelope_fits`` (the
+envelope's tokens, or ``RenderError(RENDER_ENVELOPE_OVER_BUDGET)``), ``priced_request``
+(each form's cost counted from its block), ``counted_rendering`` (the rendering of a
+priced request's bundle, counted) and ``Rounds``, the measure-reserve loop's rule,
+which ``adapters.fitting.fit`` follows too.
 
 Pricing: each form costs the count of its whole block (header, content, closing
 line); the envelope (the task's instruction and query blocks) is counted and taken
@@ -20,17 +21,16 @@ fit is ever returned.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 from ..model.errors import RenderError
-from ..model.rendering import RenderFormat
-from ..model.types import Request, Result, Status
+from ..model.rendering import Headers, RenderFormat, Rendering
+from ..model.types import Request, Result
 from .counters import Counter
-from .layout import Headers, block_text, envelope_blocks
+from .layout import block_text, envelope_blocks
 from .manifest import build_rendering
 
-__all__ = ["envelope_tokens", "fit_to_budget", "priced_request"]
+__all__ = ["Rounds", "counted_rendering", "envelope_fits", "envelope_tokens", "priced_request"]
 
 
 def envelope_tokens(request: Request, counter: Counter) -> int:
@@ -55,13 +55,8 @@ def priced_request(
     return replace(request, candidates=candidates, task=replace(request.task, budget=budget))
 
 
-def fit_to_budget(
-    request: Request,
-    fmt: RenderFormat,
-    counter: Counter,
-    solve: Callable[[Request], Result],
-    headers: Headers = Headers.PROVENANCE,
-) -> Result:
+def envelope_fits(request: Request, counter: Counter) -> int:
+    """The envelope's tokens, when they leave room for the items (else a ``RenderError``)."""
     budget = request.task.budget
     envelope = envelope_tokens(request, counter)
     if envelope > budget:
@@ -69,27 +64,52 @@ def fit_to_budget(
             "RENDER_ENVELOPE_OVER_BUDGET",
             f"the task's instruction and query count {envelope} tokens, above the budget {budget}",
         )
-    priced = priced_request(request, counter, headers=headers)
-    reserve = 0
-    rounds = 0
-    while True:
-        items_budget = max(0, budget - envelope - reserve)
-        attempt = replace(priced, task=replace(priced.task, budget=items_budget))
-        result = solve(attempt)
-        if result.status is not Status.BUNDLE:
-            return result
-        rendering = build_rendering(
-            attempt, result, fmt, counter, budget=budget, counted=True, headers=headers
+    return envelope
+
+
+def counted_rendering(
+    attempt: Request,
+    result: Result,
+    fmt: RenderFormat,
+    counter: Counter,
+    budget: int,
+    headers: Headers,
+) -> Rendering:
+    """The rendering of ``result``, a bundle of the priced request ``attempt``, counted
+    against the task's whole ``budget``; an over-budget rendering of an attempt with
+    nothing left for the items is a ``RenderError`` (no selection can fit)."""
+    rendering = build_rendering(
+        attempt, result, fmt, counter, budget=budget, counted=True, headers=headers
+    )
+    total = rendering.manifest.total_tokens
+    assert total is not None
+    if total > budget and attempt.task.budget == 0:
+        raise RenderError(
+            "RENDER_ENVELOPE_OVER_BUDGET",
+            f"even the least selection renders to {total} tokens, above the budget {budget}",
         )
-        total = rendering.manifest.total_tokens
-        assert total is not None
-        if total <= budget:
-            return replace(result, rendering=rendering)
-        if items_budget == 0:
-            raise RenderError(
-                "RENDER_ENVELOPE_OVER_BUDGET",
-                f"even the least selection renders to {total} tokens, above the budget {budget}",
-            )
-        rounds += 1
-        excess = total - budget
-        reserve += excess if rounds <= 3 else excess * 2 ** (rounds - 3)
+    return rendering
+
+
+class Rounds:
+    """The measure-reserve loop's rule, for every fit by measurement (the rendering's
+    budget guarantee, ``fit()``'s provider body): each round solves with ``reserve``
+    tokens kept off the items' budget and measures the whole; ``fits(total)`` says
+    whether it fits, and when it does not, reserves the measured excess, doubled from
+    the fourth round on, so that an excess that shrinks slowly still ends in a few
+    rounds. The reserve only grows, so the items' budget comes down to nothing."""
+
+    __slots__ = ("budget", "reserve", "rounds")
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.reserve = 0
+        self.rounds = 0
+
+    def fits(self, total: int) -> bool:
+        if total <= self.budget:
+            return True
+        self.rounds += 1
+        excess = total - self.budget
+        self.reserve += excess if self.rounds <= 3 else excess * 2 ** (self.rounds - 3)
+        return False

@@ -29,10 +29,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
-from ..exact.prefix import build_prefix, rank
+from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
+from ..model.rendering import Headers
 from ..model.types import Candidate, Kind, Request
 
 __all__ = [
@@ -55,16 +55,6 @@ def section_of(kind: Kind) -> str:
     if kind in _STABLE_RANK:
         return "stable"
     return "evidence" if kind is Kind.EVIDENCE else "volatile"
-
-
-class Headers(StrEnum):
-    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
-    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
-    locates and hashes every item whatever the choice."""
-
-    PROVENANCE = "provenance"
-    MINIMAL = "minimal"
-    NONE = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +148,7 @@ def layout(
     headers: Headers = Headers.PROVENANCE,
 ) -> tuple[Block, ...]:
     """The blocks of a rendering of ``selected``, in order: with a cache section, the
-    previous call's blocks kept first (``exact.prefix``), with the cache breakpoints."""
+    previous call's blocks kept first (``cache.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
     missing = [c.id for c in chosen if c.content is None]
@@ -273,7 +263,7 @@ def _with_breakpoints(blocks: list[Block], read_entry: int | None, most: int) ->
 
 
 def _rank(block: Block) -> int:
-    """A block's place in the provider's order (``exact.prefix.rank``)."""
+    """A block's place in the provider's order (``cache.prefix.rank``)."""
     if block.candidate is None:
         return 1 if block.kind == "instruction" else 2
     return rank(block.candidate.kind)

@@ -16,23 +16,28 @@ from __future__ import annotations
 
 import hashlib
 
-from ..model.errors import InvalidRequest, RenderError
-from ..model.rendering import RENDER_VERSION, Manifest, ManifestItem, RenderFormat, Rendering
+from ..model.errors import RenderError
+from ..model.rendering import (
+    RENDER_VERSION,
+    Headers,
+    Manifest,
+    ManifestItem,
+    RenderFormat,
+    Rendering,
+)
+from ..model.rules import choice
 from ..model.types import Request, Result, Status
 from ..stages.identities import canonical_json, package_id
 from .counters import Counter
 from .formats import build_body
-from .layout import Headers, layout
+from .layout import layout
 
 __all__ = ["build_rendering", "render_format"]
 
 
 def render_format(value: str | RenderFormat) -> RenderFormat:
-    try:
-        return RenderFormat(value)
-    except ValueError:
-        known = ", ".join(f.value for f in RenderFormat)
-        raise InvalidRequest("format", f"must be one of {known}, not {value!r}") from None
+    """``render(format=...)``'s value as a format (else ``InvalidRequest`` naming it)."""
+    return choice(RenderFormat, value, "format")
 
 
 def _sha256(data: bytes) -> str:
@@ -106,6 +111,6 @@ def build_rendering(
         budget=request.task.budget if budget is None else budget,
         total_tokens=None if counter is None else counter.count(text),
         envelope_tokens=None if counter is None else envelope_tokens,
-        headers=headers.value,
+        headers=headers,
     )
     return Rendering(fmt, text, body_text, manifest)

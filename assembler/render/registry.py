@@ -8,8 +8,9 @@ pricing, message and tool framing) and a ``Meter`` that counts provider bodies a
 provider bills them; or a ``Counter`` for a counter name. An unknown name is an
 ``InvalidRequest`` naming ``model`` or ``counter`` and the known names.
 
-A model name matches the longest registered prefix, so dated snapshots
-(``gpt-4o-2024-08-06``, ``claude-sonnet-4-5-20250929``) find their family.
+A model name finds its profile by the one model-name rule (``model/modelnames.py``):
+lowered, its snapshot date dropped (``gpt-4o-2024-08-06``,
+``claude-sonnet-4-5-20250929``), then one of the names a profile answers for, exactly.
 
 Counting, per provider:
 
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import InvalidRequest
+from ..model.modelnames import find_family
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding
 from .images import anthropic_image_tokens, image_size, openai_image_tokens
@@ -75,6 +77,8 @@ class ModelProfile:
     # Anthropic: the tool-use system prompt's tokens, and text = encoding x factor
     tool_prompt: int = 0
     estimate_factor: float = 1.0
+    # the other model names billed as this profile (``model/modelnames.py``)
+    also: tuple[str, ...] = ()
 
     @property
     def input_window(self) -> int:
@@ -85,13 +89,18 @@ def _openai(name: str, window: int, output: int, encoding: str = "o200k_base", *
     return ModelProfile(name, "openai", window, output, encoding, **kw)
 
 
-def _claude(name: str, output: int, tool_prompt: int, window: int = 200_000) -> ModelProfile:
+def _claude(name: str, output: int, tool_prompt: int, also: tuple[str, ...] = ()) -> ModelProfile:
     # 1.25: a starting guess at Claude's tokens per o200k token, corrected by calibration
     return ModelProfile(
-        name, "anthropic", window, output, "o200k_base", tool_prompt=tool_prompt,
-        estimate_factor=1.25,
+        name, "anthropic", 200_000, output, "o200k_base", tool_prompt=tool_prompt,
+        estimate_factor=1.25, also=also,
     )  # fmt: skip
 
+
+# the model names a family's profile answers for besides its own
+_GPT_5 = ("gpt-5-mini", "gpt-5-nano")
+_OPUS_4 = ("claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6")
+_SONNET_4 = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-4-6")
 
 # Context windows, output limits and image parameters as the providers publish them.
 MODELS: dict[str, ModelProfile] = {
@@ -102,32 +111,32 @@ MODELS: dict[str, ModelProfile] = {
         _openai("gpt-4.1", 1_047_576, 32_768),
         _openai("gpt-4.1-mini", 1_047_576, 32_768, image_patches=1.62),
         _openai("gpt-4.1-nano", 1_047_576, 32_768, image_patches=2.46),
-        _openai("gpt-5", 400_000, 128_000, image_base=70, image_tile=140),
+        _openai("gpt-5", 400_000, 128_000, image_base=70, image_tile=140, also=_GPT_5),
         _openai("o1", 200_000, 100_000, image_base=75, image_tile=150),
         _openai("o3", 200_000, 100_000, image_base=75, image_tile=150),
         _openai("o4-mini", 200_000, 100_000, image_patches=1.72),
-        _openai("gpt-4-turbo", 128_000, 4_096, "cl100k_base"),
+        _openai("gpt-4-turbo", 128_000, 4_096, "cl100k_base", also=("gpt-4-turbo-preview",)),
         _openai("gpt-4", 8_192, 4_096, "cl100k_base"),
         _openai("gpt-3.5-turbo", 16_385, 4_096, "cl100k_base"),
-        _claude("claude-opus-4", 32_000, 346),
-        _claude("claude-sonnet-4", 64_000, 346),
-        _claude("claude-haiku-4", 64_000, 346),
-        _claude("claude-3-7-sonnet", 64_000, 346),
-        _claude("claude-3-5-sonnet", 8_192, 294),
-        _claude("claude-3-5-haiku", 8_192, 340),
+        _claude("claude-opus-4", 32_000, 346, _OPUS_4),
+        _claude("claude-sonnet-4", 64_000, 346, _SONNET_4),
+        _claude("claude-haiku-4", 64_000, 346, ("claude-haiku-4-5",)),
+        _claude("claude-3-7-sonnet", 64_000, 346, ("claude-3-7-sonnet-latest",)),
+        _claude("claude-3-5-sonnet", 8_192, 294, ("claude-3-5-sonnet-latest",)),
+        _claude("claude-3-5-haiku", 8_192, 340, ("claude-3-5-haiku-latest",)),
     )
 }
 
 
 def model_profile(name: str) -> ModelProfile:
-    """The profile of ``name``: an exact entry, else the longest registered prefix."""
+    """The profile of ``name``, by the one model-name rule (``model/modelnames.py``)."""
     if not isinstance(name, str) or not name:
         raise InvalidRequest("model", f"must be a model name, not {name!r}")
-    matches = [p for key, p in MODELS.items() if name == key or name.startswith(key + "-")]
-    if not matches:
-        known = ", ".join(sorted(MODELS))
-        raise InvalidRequest("model", f"unknown model {name!r}; known families: {known}")
-    return max(matches, key=lambda p: len(p.name))
+    found = find_family(name, ((p, (p.name, *p.also)) for p in MODELS.values()))
+    if found is None:
+        known = ", ".join(sorted(n for p in MODELS.values() for n in (p.name, *p.also)))
+        raise InvalidRequest("model", f"unknown model {name!r}; known models: {known}")
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
-"""What a client asks the server, in either transport, as one typed ``Call``.
+"""What a client asks the server, in either transport, as one typed ``ServedCall``.
 
 Input: a JSON-lines message (a decoded JSON value), or an HTTP route's path
 parameters, query parameters and body; the server's ``ServerConfig``.
-Output: a ``Call`` (its operation, session key, payload, options and the ``id`` to
-echo), or ``InvalidRequest`` naming the field (``session``, ``time_limit``,
-``render``, ``strategy``, an unknown key).
+Output: a ``ServedCall`` (its operation, session key, payload, its ``assembler.Settings``,
+a session's cache and the ``id`` to echo), or ``InvalidRequest`` naming the field
+(``session``, ``time_limit``, ``render``, ``strategy``, an unknown key). The options
+are ``Settings``' own fields, checked by ``Settings``; what is the server's alone is
+checked here: the time limit at most the server's (and, when not given, the server's).
 
 One message, one operation (``models/session.md``, "The server"):
 
@@ -25,24 +27,21 @@ call; the session then carries its previous rendering into each next call, as
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from ..model.arguments import DEFAULT_TIME_LIMIT
-from ..model.errors import InvalidRequest, UnknownStrategy
+from ..model.errors import InvalidRequest
 from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
 from ..model.providers import Provider
-from ..model.rendering import RenderFormat
 from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
-from ..strategies import STRATEGIES
+from ..settings import Settings
 
-__all__ = ["Call", "Op", "call_from_http", "call_from_message", "session_key"]
+__all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]
 
 _MESSAGE_KEYS = (
     "id", "request", "session", "delta", "close", "strategy", "render", "headers", "cache",
@@ -51,7 +50,8 @@ _MESSAGE_KEYS = (
 _QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit")
 # the options a session keeps from its opening call (a delta may not name them)
 _KEPT = ("strategy", "render", "headers", "cache")
-_HEADERS = ("provenance", "minimal", "none")
+# the options that are the call's ``Settings``
+_SETTINGS = ("strategy", "render", "headers", "time_limit")
 _PROVIDERS = tuple(p.value for p in Provider)
 
 
@@ -63,24 +63,22 @@ class Op(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ServedCall:
     """One operation: ``payload`` is the request (assemble, open) or the delta as JSON
-    (a decoded value, or the body's bytes, decoded later off the event loop)."""
+    (a decoded value, or the body's bytes, decoded later off the event loop);
+    ``settings`` how it is computed (a delta's and a close's: its time limit alone, the
+    rest is its session's)."""
 
     op: Op
+    settings: Settings
     key: str | None = None
     payload: Any = None
-    strategy: str = "cpsat"
-    render: RenderFormat | None = None
-    # how a rendering frames each item (``assembler.Settings.headers``)
-    headers: str = "provenance"
     # a session's cache: a provider's name or a cache section (``Session(cache=...)``)
     cache: str | Mapping[str, Any] | None = None
-    time_limit: float = DEFAULT_TIME_LIMIT
     id: Any = None
 
 
-def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Call:
+def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> ServedCall:
     """A JSON-lines message as a call."""
     if not isinstance(message, Mapping):
         raise InvalidRequest("$", f"a message must be a JSON object, not {kind(message)}")
@@ -114,16 +112,13 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Ca
             "a message has 'request' (assembled once, or opening the session named by"
             " 'session'), or 'session' with 'delta' or 'close'",
         )
-    render = _render(message.get("render"))
-    return Call(
+    settings = _settings(message, limits, max_time_limit)
+    return ServedCall(
         op=op,
+        settings=settings,
         key=key,
         payload=payload,
-        strategy=_strategy(message.get("strategy", "cpsat")),
-        render=render,
-        headers=_headers(message.get("headers", "provenance")),
-        cache=_cache(message.get("cache"), op, render, sections=True),
-        time_limit=_time_limit(message.get("time_limit"), max_time_limit),
+        cache=_cache(message.get("cache"), op, settings, sections=True),
         id=message.get("id"),
     )
 
@@ -135,7 +130,7 @@ def call_from_http(
     body: bytes | None,
     limits: Limits,
     max_time_limit: float,
-) -> Call:
+) -> ServedCall:
     """An HTTP route's call: options from the query string, payload the body's bytes."""
     place = Place("query")
     for name_ in query:
@@ -145,22 +140,22 @@ def call_from_http(
         for option in _KEPT:
             if option in query:
                 raise InvalidRequest(option, "is set when the session is opened, not per delta")
-    seconds: Any = query.get("time_limit")
-    if seconds is not None:
+    options: dict[str, Any] = dict(query)
+    if "time_limit" in options:
+        # the one option a query string spells as text that is not one of its values
         try:
-            seconds = float(seconds)
+            options["time_limit"] = float(options["time_limit"])
         except ValueError:
-            raise InvalidRequest("time_limit", f"must be a number, not {shown(seconds)}") from None
-    render = _render(query.get("render"))
-    return Call(
+            raise InvalidRequest(
+                "time_limit", f"must be a number, not {shown(options['time_limit'])}"
+            ) from None
+    settings = _settings(options, limits, max_time_limit)
+    return ServedCall(
         op=op,
+        settings=settings,
         key=None if key is None else session_key(key, limits),
         payload=body,
-        strategy=_strategy(query.get("strategy", "cpsat")),
-        render=render,
-        headers=_headers(query.get("headers", "provenance")),
-        cache=_cache(query.get("cache"), op, render, sections=False),
-        time_limit=_time_limit(seconds, max_time_limit),
+        cache=_cache(query.get("cache"), op, settings, sections=False),
     )
 
 
@@ -182,31 +177,23 @@ def session_key(value: Any, limits: Limits) -> str:
     return checked
 
 
-def _strategy(value: Any) -> str:
-    if not isinstance(value, str):
-        raise InvalidRequest("strategy", f"must be a strategy name (a string), not {kind(value)}")
-    if value not in STRATEGIES:
-        raise UnknownStrategy(value, tuple(STRATEGIES))
-    return value
-
-
-def _render(value: Any) -> RenderFormat | None:
-    if value is None:
-        return None
-    formats = {f.value: f for f in RenderFormat}
-    if not isinstance(value, str) or value not in formats:
-        raise InvalidRequest("render", f"must be one of {', '.join(formats)}, not {shown(value)}")
-    return formats[value]
-
-
-def _headers(value: Any) -> str:
-    if not isinstance(value, str) or value not in _HEADERS:
-        raise InvalidRequest("headers", f"must be one of {', '.join(_HEADERS)}, not {shown(value)}")
-    return value
+def _settings(options: Mapping[str, Any], limits: Limits, maximum: float) -> Settings:
+    """The call's ``Settings`` from its options: each checked by ``Settings``, the time
+    limit the server's when not given, and never above it."""
+    given = {name: options[name] for name in _SETTINGS if name in options}
+    given.setdefault("time_limit", maximum)
+    settings = Settings(limits=limits, **given)
+    if settings.seconds > maximum:
+        raise InvalidRequest(
+            "time_limit",
+            f"{shown(given['time_limit'])} s is above this server's limit of {maximum:g} s"
+            " (--time-limit)",
+        )
+    return settings
 
 
 def _cache(
-    value: Any, op: Op, render: RenderFormat | None, *, sections: bool
+    value: Any, op: Op, settings: Settings, *, sections: bool
 ) -> str | Mapping[str, Any] | None:
     """A session's ``cache`` option: a provider's name (or, ``sections``, a cache
     section, checked when the session opens), only when a session is opened with a
@@ -231,25 +218,9 @@ def _cache(
     else:
         what = "a provider's name or a cache section" if sections else "a provider's name"
         raise InvalidRequest("cache", f"must be {what}, not {kind(value)}")
-    if render is None:
+    if settings.render is None:
         raise InvalidRequest(
             "cache",
             "needs 'render': the previous call's rendering is what the provider holds",
         )
     return chosen
-
-
-def _time_limit(value: Any, maximum: float) -> float:
-    if value is None:
-        return maximum
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidRequest("time_limit", f"must be a number of seconds, not {kind(value)}")
-    seconds = float(value) if abs(value) < 1e300 else math.inf
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise InvalidRequest("time_limit", f"must be a positive number, not {shown(value)}")
-    if seconds > maximum:
-        raise InvalidRequest(
-            "time_limit",
-            f"{shown(value)} s is above this server's limit of {maximum:g} s (--time-limit)",
-        )
-    return seconds

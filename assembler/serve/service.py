@@ -1,6 +1,6 @@
 """The server's core, shared by both transports: a call in, a reply out.
 
-Input: a ``Call`` (``messages``) and the time it arrived; the ``ServerConfig``.
+Input: a ``ServedCall`` (``messages``) and the time it arrived; the ``ServerConfig``.
 Output: a ``Reply``: the exit code ``assembler compile`` would give (0 bundle, 1
 refused, 3 undecided; 2 invalid input, 3 no answer in time, 4 a bug), the HTTP
 status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"``
@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..api import assemble
 from ..deadline import Deadline
 from ..exits import EXIT
 from ..ledger import Ledger
@@ -36,10 +35,11 @@ from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.types import Result
+from ..pipeline import run
 from ..session import Session
 from .errors import TimeLimitReached, error_reply
 from .memory import BodyMemory, give_back
-from .messages import Call, Op
+from .messages import Op, ServedCall
 from .store import SessionStore, weight
 
 __all__ = [
@@ -83,9 +83,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
-    """``assembler serve``'s options (defaults in ``cli/serve.py``); a call's own settings
-    (strategy, render, headers, cache, time limit) come with the call (``messages.Call``)
-    and are ``assembler.Settings`` for its solve."""
+    """``assembler serve``'s options (defaults in ``cli/serve.py``); a call's own
+    ``assembler.Settings`` (strategy, render, headers, time limit) and a session's cache
+    come with the call (``messages.ServedCall``)."""
 
     time_limit: float = DEFAULT_TIME_LIMIT
     concurrency: int = 2
@@ -197,16 +197,17 @@ class Service:
             self.errors[reply.code] = self.errors.get(reply.code, 0) + 1
         return reply
 
-    async def handle(self, call: Call, arrived: float) -> Reply:
+    async def handle(self, call: ServedCall, arrived: float) -> Reply:
         """Answer ``call``; any error becomes an error reply, never an exception."""
         self.in_flight += 1
         try:
-            deadline = arrived + call.time_limit
+            # the time limit is counted from the call's arrival, whatever it waits for
+            deadline = Deadline.after(call.settings.seconds, since=arrived)
             if call.op is Op.ASSEMBLE:
                 return await self._assemble(call, deadline)
             assert call.key is not None
             # every call on a key, a close too, waits for the calls before it
-            async with self.sessions.key(call.key, deadline, call.time_limit):
+            async with self.sessions.key(call.key, deadline, call.settings.seconds):
                 if call.op is Op.CLOSE:
                     return self._close(call)
                 if call.op is Op.OPEN:
@@ -220,63 +221,48 @@ class Service:
 
     # -- operations -------------------------------------------------------------
 
-    async def _assemble(self, call: Call, deadline: float) -> Reply:
-        limits = self.config.limits
+    async def _assemble(self, call: ServedCall, deadline: Deadline) -> Reply:
+        settings = call.settings.but(ledger=self._ledger(None))
 
         def work() -> tuple[Result, str]:
-            # assemble()'s own limit covers decoding and parsing the request
-            result = assemble(
-                _decoded(call.payload, limits),
-                strategy=call.strategy,
-                time_limit=Deadline(deadline).limit(),
-                render=call.render,
-                headers=call.headers,
-                ledger=self._ledger(None),
-                limits=limits,
-            )
+            # the call's deadline covers decoding and parsing the request
+            result, _ = run(_decoded(call.payload, settings.limits), settings, deadline=deadline)
             return result, _encoded(result)
 
-        result, encoded = await self._solve(work, deadline, call.time_limit)
+        result, encoded = await self._solve(work, deadline, call.settings.seconds)
         return _reply(result, encoded, call.id, None)
 
-    async def _open(self, call: Call, key: str, deadline: float) -> Reply:
+    async def _open(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
         self.sessions.room(key)
-        limits = self.config.limits
+        settings = call.settings.but(ledger=self._ledger(key))
 
         def work() -> tuple[Session, Result, str]:
-            session = Session(
-                _decoded(call.payload, limits),
-                cache=call.cache,
-                strategy=call.strategy,
-                render=call.render,
-                headers=call.headers,
-                ledger=self._ledger(key),
-                limits=limits,
-            )
+            session = Session(_decoded(call.payload, settings.limits), settings, cache=call.cache)
             # the answer gets what is left once the request is parsed
-            result = session.answer(time_limit=Deadline(deadline).limit())
+            result = session.answer(deadline=deadline)
             return session, result, _encoded(result)
 
-        session, result, encoded = await self._solve(work, deadline, call.time_limit)
+        session, result, encoded = await self._solve(work, deadline, call.settings.seconds)
         self.sessions.put(key, session, weight(session.state))
         return _reply(result, encoded, call.id, _about(key, session))
 
-    async def _delta(self, call: Call, key: str, deadline: float) -> Reply:
+    async def _delta(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
         session = self.sessions.get(key)
-        limits = self.config.limits
+        limit = call.settings.time_limit
 
         def work() -> tuple[Any, str]:
-            proposal = session.propose(_decoded(call.payload, limits), deadline=deadline)
+            delta = _decoded(call.payload, session.settings.limits)
+            proposal = session.propose(delta, time_limit=limit, deadline=deadline)
             return proposal, _encoded(proposal.result)
 
-        proposal, encoded = await self._solve(work, deadline, call.time_limit)
+        proposal, encoded = await self._solve(work, deadline, call.settings.seconds)
         # a session that grew must fit beside the others (ServerBusy leaves it as it was)
         self.sessions.resize(key, weight(proposal.state))
         # committed here, on the event loop, only now that the reply is a result
         session.commit(proposal)
         return _reply(proposal.result, encoded, call.id, _about(key, session))
 
-    def _close(self, call: Call) -> Reply:
+    def _close(self, call: ServedCall) -> Reply:
         assert call.key is not None
         closed = self.sessions.close(call.key)
         body = {"id": call.id, "exit": 0, "closed": closed, "session": {"key": call.key}}
@@ -284,22 +270,23 @@ class Service:
 
     # -- time and threads ---------------------------------------------------------
 
-    async def _solve(self, work: Callable[[], T], deadline: float, limit: float) -> T:
-        """``work()`` on a solver thread, within the call's deadline (``work`` gives its
-        solve what is left of it, ``Deadline(deadline).limit()``, when the solve begins)."""
+    async def _solve(self, work: Callable[[], T], deadline: Deadline, limit: float) -> T:
+        """``work()`` on a solver thread, within the call's ``deadline`` (``work`` hands
+        it to the chain, which gives the solve what is left of it); ``limit``, the call's
+        time limit, is what an error reply names."""
         if not self._slots.locked():
             await self._slots.acquire()  # at once: a free thread costs no time
         else:
             try:
-                await asyncio.wait_for(self._slots.acquire(), deadline - time.monotonic())
+                await asyncio.wait_for(self._slots.acquire(), deadline.left())
             except TimeoutError:
                 raise TimeLimitReached(limit, "every solver thread was busy") from None
-        left = deadline - time.monotonic()
+        left = deadline.left()
         if left < _LEAST_SOLVE:
             self._slots.release()
             raise TimeLimitReached(
                 limit,
-                f"{max(0.0, left) * 1000:.1f} ms of it were left when the solve could start,"
+                f"{left * 1000:.1f} ms of it were left when the solve could start,"
                 f" under the {_LEAST_SOLVE * 1000:g} ms a solve needs",
             )
         loop = asyncio.get_running_loop()

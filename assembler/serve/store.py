@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from ..deadline import Deadline
 from ..session import Session
 from ..session.state import State
 from .errors import ServerBusy, SessionExpired, SessionUnknown, TimeLimitReached
@@ -81,7 +82,7 @@ class SessionStore:
         return len(self._sessions)
 
     @asynccontextmanager
-    async def key(self, key: str, deadline: float, limit: float) -> AsyncIterator[None]:
+    async def key(self, key: str, deadline: Deadline, limit: float) -> AsyncIterator[None]:
         """Hold ``key``'s lock: calls on one key run one at a time, in arrival order."""
         held = self._locks.get(key)
         if held is None:
@@ -89,7 +90,7 @@ class SessionStore:
         held.users += 1
         try:
             try:
-                await asyncio.wait_for(held.lock.acquire(), max(0.0, deadline - self._clock()))
+                await asyncio.wait_for(held.lock.acquire(), deadline.left())
             except TimeoutError:
                 raise TimeLimitReached(
                     limit, "the session's previous call was still running"

@@ -110,10 +110,13 @@ class Session:
         gives the session's answer."""
         return request_as_json(self._state.request)
 
-    def answer(self, *, time_limit: float | None = None) -> Result:
-        """The answer for the session's request as it is now."""
+    def answer(
+        self, *, time_limit: float | None = None, deadline: Deadline | None = None
+    ) -> Result:
+        """The answer for the session's request as it is now (``time_limit`` and
+        ``deadline`` as ``propose`` takes them)."""
         state, kept = self._state, self._kept
-        result, after, sent = self._run(state, kept, time_limit)
+        result, after, sent = self._run(state, kept, time_limit, deadline)
         with self._lock:
             # kept only if no delta was committed meanwhile
             if self._state is state:
@@ -125,19 +128,19 @@ class Session:
         delta: Mapping[str, Any] | Delta,
         *,
         time_limit: float | None = None,
-        deadline: float | None = None,
+        deadline: Deadline | None = None,
     ) -> Proposal:
         """The state ``delta`` makes and its answer, without changing the session.
 
-        ``deadline`` (a ``time.monotonic()`` instant) instead of ``time_limit``: the
-        answer gets what is left of it once the delta is validated and applied."""
+        ``time_limit``: this call's, in seconds (default: the session's settings').
+        ``deadline``: when the call is due, when it began before the session saw it (a
+        served call's, from its arrival): the answer gets what is left of it once the
+        delta is validated and applied (default: the time limit from now)."""
         base, kept = self._state, self._kept
         limits = self.settings.limits
         with internal_errors("session"):
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
-        if deadline is not None:
-            time_limit = Deadline(deadline).limit()
-        result, after, sent = self._run(state, kept, time_limit)
+        result, after, sent = self._run(state, kept, time_limit, deadline)
         return Proposal(base, sent, result, after)
 
     def commit(self, proposal: Proposal) -> None:
@@ -164,12 +167,16 @@ class Session:
         return proposal.result
 
     def _run(
-        self, state: State, kept: Kept | None, time_limit: float | None
+        self,
+        state: State,
+        kept: Kept | None,
+        time_limit: float | None,
+        deadline: Deadline | None,
     ) -> tuple[Result, Kept, State]:
         """The answer of ``state``, the stages' kept work, and the state the next call
         starts from (with a cache section: what this answer's rendering sent)."""
         settings = self.settings
-        if time_limit is not None:
+        if time_limit is not None and time_limit != settings.time_limit:
             settings = settings.but(time_limit=time_limit)
         request = state.request
         cache = request.cache
@@ -177,7 +184,7 @@ class Session:
             # the time of this call decides whether the previous call's entries live
             now = replace(cache, now=time.time())
             request = vouched(replace(request, cache=now), settings.limits)
-        result, after = run(request, settings, kept, keep=True)
+        result, after = run(request, settings, kept, keep=True, deadline=deadline)
         if request.cache is not None and result.rendering is not None:
             held = replace(
                 request.cache,

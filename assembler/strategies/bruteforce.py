@@ -17,11 +17,11 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from ..cache.prefix import Prefix
 from ..deadline import NEVER, Deadline
 from ..exact.backend import SolveOutcome, SolveStatus, selection_cost, selection_value
 from ..exact.cached import feasible
 from ..exact.closure import Problem
-from ..exact.prefix import Prefix
 from ..exact.solve import decide_exact
 from ..model.cache import CacheTerms
 from ..model.errors import EnumerationTooLarge

@@ -67,8 +67,8 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
+from ..cache.prefix import build_prefix, content_sha256
 from ..deadline import Deadline
-from ..exact.prefix import build_prefix, content_sha256
 from ..exact.refusal import required_refusal
 from ..model.cache import CacheOutcome
 from ..model.objective import form_value

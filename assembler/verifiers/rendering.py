@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.parse import parse_request
-from ..model.rendering import Rendering
+from ..model.rendering import Headers, Rendering
 from ..model.types import Candidate, Request, Result, Violation
 from .cache import kept_prefix
 
@@ -70,10 +70,10 @@ def _section(kind: str) -> str:
     return "evidence" if kind == "evidence" else "volatile"
 
 
-def _header(c: Candidate, headers: str = "provenance") -> bytes:
-    if headers == "none":
+def _header(c: Candidate, headers: Headers = Headers.PROVENANCE) -> bytes:
+    if headers is Headers.NONE:
         return b""
-    if headers == "minimal":
+    if headers is Headers.MINIMAL:
         return f"<item id={json.dumps(c.id, ensure_ascii=False)}>\n".encode()
     content = (c.content or "").encode("utf-8")
     fields = [
@@ -105,10 +105,10 @@ def _tool_entry(content: str, provider: str) -> Any:
     return {**entry, "input_schema": schema}
 
 
-def _footer(c: Candidate, headers: str = "provenance") -> bytes:
+def _footer(c: Candidate, headers: Headers = Headers.PROVENANCE) -> bytes:
     if c.kind.value == "tool_call":
         return b""
-    return b"\n" if headers == "none" else b"\n</item>\n"
+    return b"\n" if headers is Headers.NONE else b"\n</item>\n"
 
 
 def _runs_of_zeros(marks: bytearray) -> list[tuple[int, int]]:
@@ -135,10 +135,12 @@ class _Judge:
         self.manifest: dict[str, Any] = dict(rendering.get("manifest") or {})
         self.items: list[dict[str, Any]] = list(self.manifest.get("items", []))
         self.accounted = bytearray(len(self.data))
-        self.headers = str(self.manifest.get("headers", "provenance"))
-        if self.headers not in ("provenance", "minimal", "none"):
-            self.flag("render-record", f"unknown headers {self.headers!r}")
-            self.headers = "provenance"
+        named = self.manifest.get("headers", Headers.PROVENANCE.value)
+        self.headers = Headers.PROVENANCE
+        if named in {h.value for h in Headers}:
+            self.headers = Headers(named)
+        else:
+            self.flag("render-record", f"unknown headers {named!r}")
 
     def _head(self, c: Candidate) -> bytes:
         return _header(c, self.headers)

@@ -25,7 +25,7 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import AssemblerError
 from ...model.types import Result, Status
-from ...strategies import EXACT_STRATEGIES, STRATEGIES, canonical_strategy
+from ...strategies import EXACT_STRATEGIES, STRATEGIES
 from ...verifiers.bundle import ViolationKind, verify
 from ..engine import Engine, SerialEngine
 from ..hunt.cachejudge import price_of
@@ -395,7 +395,7 @@ def run_corpus(
     if unknown:
         raise CorpusError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
     corpus = load_corpus(directory)
-    names = list(dict.fromkeys(canonical_strategy(name) for name in strategies))
+    names = list(dict.fromkeys(strategies))
     jobs = [(case, strategy, time_limit) for strategy in names for case in corpus]
     cache = frozenset(case.name for case in corpus if case.is_cache)
     done = list((engine or SerialEngine()).map(_run_job, jobs))

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...exact.prefix import build_prefix
+from ...cache.prefix import build_prefix
 from ...model.cache import MICRO
 from ...model.parse import parse_request
 from ...model.types import Request, Result
@@ -34,7 +34,7 @@ __all__ = ["CacheVerdict", "Priced", "cache_verdict", "price_of", "tokens"]
 
 @dataclass(frozen=True, slots=True)
 class Priced:
-    """A selection's place in the provider's cache (``exact.prefix.Price``'s figures
+    """A selection's place in the provider's cache (``cache.prefix.Price``'s figures
     and whether every previous block is kept)."""
 
     kept: int
@@ -48,7 +48,7 @@ class Priced:
 
 def price_of(request: Mapping[str, Any] | Request, selected: tuple[str, ...]) -> Priced | None:
     """The price of sending ``selected`` under the request's cache section (None
-    without one); the same rules as the cache-aware decision (``exact.prefix``)."""
+    without one); the same rules as the cache-aware decision (``cache.prefix``)."""
     parsed = request if isinstance(request, Request) else parse_request(request)
     forms = sorted(selected)
     by_id = {c.id: c for c in parsed.candidates}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES, canonical_strategy
+from ...strategies import STRATEGIES
 from ..arguments import ExitRequest, Parser, UsageError
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from ..progress import ProgressPrinter, choose_mode
@@ -160,7 +160,7 @@ def _config(args: argparse.Namespace) -> HuntConfig:
     if examples is None and args.seconds is None:
         examples = DEFAULT_EXAMPLES
     return HuntConfig(
-        strategy=canonical_strategy(args.against),
+        strategy=args.against,
         seed=0 if args.seed is None else args.seed,
         examples=examples,
         seconds=args.seconds,

@@ -28,7 +28,6 @@ from ...api import assemble
 from ...model.errors import EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
 from ...strategies import EXACT_STRATEGIES as EXACT
-from ...strategies import canonical_strategy
 from ...verifiers.bundle import verify
 from .cachejudge import cache_verdict, tokens
 
@@ -116,7 +115,7 @@ def _describe(result: Result) -> str:
 
 def _violations(request: Mapping[str, Any], result: Result) -> str:
     found = verify(request, result)
-    if result.cache is None and canonical_strategy(result.strategy) not in EXACT:
+    if result.cache is None and result.strategy not in EXACT:
         # a baseline that prices nothing (top-k, ...) makes no claim about the cache to
         # be wrong about: its bundle is judged by the rules of a selection alone
         found = [v for v in found if v.kind != "cache"]
@@ -290,7 +289,7 @@ def _classify(
                 f"{strategy} refused{why} but exact found {_describe(exact)}:"
                 f" {' '.join(exact.selected)}",
             )
-        if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+        if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
             return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
         return None, "both refuse"
 
@@ -320,7 +319,7 @@ def _classify(
             f"{strategy}'s legal bundle reaches the optimal value {tested.value} at cost"
             f" {tested.cost}, exact at cost {exact.cost}",
         )
-    if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+    if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
         return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
     return None, "agrees"
 
@@ -368,7 +367,7 @@ def _classify_cached(
             FindingKind.SUBOPTIMAL_COST,
             f"{tested_is} at exact's price sends more tokens: {exact_is}",
         )
-    if canonical_strategy(strategy) in EXACT and (mismatch := _exact_mismatch(tested, exact)):
+    if strategy in EXACT and (mismatch := _exact_mismatch(tested, exact)):
         return FindingKind.EXACT_DISAGREEMENT, f"{strategy} vs exact: {mismatch}"
     return None, "agrees"
 

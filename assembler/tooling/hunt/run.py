@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES, canonical_strategy
+from ...strategies import STRATEGIES
 from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
 from ..generate import Shape, seeded_example
@@ -126,7 +126,7 @@ class HuntReport:
 
     @property
     def exact_is_wrong(self) -> bool:
-        if canonical_strategy(self.strategy) in EXACT:
+        if self.strategy in EXACT:
             return bool(self.findings)
         loud = (FindingKind.EXACT_DISAGREEMENT, FindingKind.CRASH)
         return any(f.kind in loud for f in self.findings)

@@ -27,11 +27,13 @@ import random
 from typing import Any
 
 from ...api import assemble
+from ...model.rendering import Headers, RenderFormat
 
 __all__ = ["session_example", "turn"]
 
-_FORMATS = ("anthropic-messages", "openai-chat", "text")
-_HEADERS = ("none", "minimal", "provenance")
+# in the order the draws take them
+_FORMATS = (RenderFormat.ANTHROPIC_MESSAGES, RenderFormat.OPENAI_CHAT, RenderFormat.TEXT)
+_HEADERS = (Headers.NONE, Headers.MINIMAL, Headers.PROVENANCE)
 _TOOL = json.dumps({"name": "read", "parameters": {"type": "object"}})
 _STEPS = ("turn", "rescore", "drop", "budget", "edit", "tool", "seal", "instruction", "later")
 

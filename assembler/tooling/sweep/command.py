@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 
-from ...strategies import STRATEGIES, canonical_strategy
+from ...strategies import STRATEGIES
 from ..arguments import EXIT_USAGE, ExitRequest, Parser, UsageError
 from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
 from ..progress import ProgressPrinter, choose_mode
@@ -145,7 +145,7 @@ def _config(args: argparse.Namespace) -> SweepConfig:
         examples=args.examples,
         shapes=shapes,
         budgets=budgets,
-        strategies=tuple(dict.fromkeys(canonical_strategy(name) for name in strategies)),
+        strategies=tuple(dict.fromkeys(strategies)),
         batch=args.batch,
     )
 

@@ -1,4 +1,8 @@
-"""Hypothesis strategies shared by the property tests.
+"""What the property tests draw: requests, problems and transcripts, for Hypothesis.
+
+(Hypothesis calls a source of examples a "strategy"; in this project a strategy is a way
+of choosing a bundle, ``assembler.strategies``, so this module is named for what it
+draws.)
 
 Input: an optional ``assembler.tooling.generate.Shape``. Output: strategies drawing request
 dicts (stated-model JSON) from the same generator the hunts and the benchmarks use,
