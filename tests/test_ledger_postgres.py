@@ -317,6 +317,15 @@ def test_eight_writer_processes_keep_one_gapless_chain(postgres_url: str, lock: 
     assert sum(a != b for a, b in itertools.pairwise(order)) > writers
 
 
+def _events(url: str) -> int:
+    """How many events the ledger holds (0 before its tables exist)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('events')").fetchone() == (None,):
+            return 0
+        row = conn.execute("SELECT count(*) FROM events").fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def _in_transaction(url: str) -> Iterator[int]:
     """The server processes of other clients inside a transaction that wrote."""
     with psycopg.connect(url, autocommit=True) as conn:
@@ -362,8 +371,13 @@ def test_a_writer_killed_inside_its_transaction_leaves_nothing_of_it(postgres_ur
 
 def test_writers_killed_at_random_moments_leave_a_chain_verify_accepts(postgres_url: str) -> None:
     for round_, delay in enumerate((0.05, 0.31, 0.17, 0.53, 0.08, 0.23)):
+        before = _events(postgres_url)
         procs = [_start("loop", postgres_url, str(10 * round_ + i)) for i in range(3)]
-        time.sleep(1.0 + delay)
+        deadline = time.monotonic() + 120
+        while _events(postgres_url) < before + 6:
+            assert time.monotonic() < deadline, "the writers never wrote"
+            time.sleep(0.01)
+        time.sleep(delay)
         procs[round_ % 3].kill()
         for proc in procs:
             if proc.poll() is None:
