@@ -73,6 +73,7 @@ TIERS = {
     "test_wheel": "wheel",
     # a real PostgreSQL server (initdb + pg_ctl, or the one .ci/run started)
     "test_ledger_postgres": "postgres",
+    "test_fleet": "postgres",
     # real processes and pools, the benchmarks' smoke runs, stages at scale
     "test_scaling": "integration",
     "test_adversarial": "integration",

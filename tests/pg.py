@@ -30,6 +30,8 @@ class Databases:
     """A running server: ``url`` to administer it, ``new()`` a fresh database's URL."""
 
     url: str
+    # the server's log file, when it is known (the tests read it for what it must not say)
+    log: str | None = None
     made: int = field(default=0)
 
     def new(self, prefix: str = "t") -> str:
@@ -52,7 +54,7 @@ def servers() -> Iterator[Databases]:
         _unavailable("psycopg is not installed (pip install -e '.[test]')")
     given = os.environ.get(pgserver.ENV)
     if given:
-        yield Databases(given)
+        yield Databases(given, os.environ.get(pgserver.ENV + "_LOG"))
         return
     if pgserver.binaries() is None:
         _unavailable(pgserver.ABSENT)
@@ -61,6 +63,6 @@ def servers() -> Iterator[Databases]:
     except RuntimeError as exc:
         _unavailable(str(exc))
     try:
-        yield Databases(server.url)
+        yield Databases(server.url, str(server.folder / "log"))
     finally:
         server.stop()

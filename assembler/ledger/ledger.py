@@ -127,10 +127,14 @@ class Compilation:
 class _Recording:
     """One compilation being recorded; it accepts exactly one outcome."""
 
-    def __init__(self, ledger: Ledger, number: int, session: str | None) -> None:
+    def __init__(
+        self, ledger: Ledger, number: int, session: str | None, commit: SessionCommit | None
+    ) -> None:
         self._ledger = ledger
         self.number = number
         self._session = session
+        # the ledger's commit when the request was recorded (it may change meanwhile)
+        self._commit = commit
         self._done = False
 
     def _append(
@@ -183,7 +187,8 @@ class _Recording:
         }
         kind = EventKind.REFUSED if result.status is Status.REFUSED else EventKind.COMPILED
         # an answer moves a server session on (a failure leaves it where it was)
-        self._append(kind, payload, blobs, self._ledger.commit)
+        self._append(kind, payload, blobs, self._commit)
+        self._ledger.last_answer = self.number
 
     def failed(self, error: Exception) -> None:
         self._append(EventKind.FAILED, {"error": error_document(error)}, {})
@@ -218,6 +223,8 @@ class Ledger:
         self.path = self._store.path
         self.session = session
         self.commit = commit
+        # the compilation whose answer this object recorded last (None: none yet)
+        self.last_answer: int | None = None
         self._fragments: Fragments = {}
 
     @classmethod
@@ -262,7 +269,7 @@ class Ledger:
         event = self._store.append(
             EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit
         )
-        return _Recording(self, event.seq, session)
+        return _Recording(self, event.seq, session, self.commit)
 
     def invalid(self, request: object, given: Mapping[str, Any], error: Exception) -> None:
         """A call rejected before a request existed: the raw input, then ``failed``."""
@@ -288,7 +295,7 @@ class Ledger:
             event = self._store.append(
                 EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw}
             )
-            recording = _Recording(self, event.seq, session)
+            recording = _Recording(self, event.seq, session, None)
         recording.failed(error)
 
     # -- calibration: the provider's bill against our count -------------------------
@@ -375,6 +382,17 @@ class Ledger:
         events = self._store.compilation_events(seqs[number - 1]) if 0 < number <= len(seqs) else []
         if not events or events[0].kind != EventKind.REQUESTED:
             raise UnknownCompilation(self.path, str(number), f"holds no compilation {number}")
+        return self._compilation(number, events)
+
+    def compilation_at(self, seq: int) -> Compilation:
+        """The compilation whose request is event ``seq``, read without the others (its
+        ``number`` is 0: counting the compilations before it would read them all)."""
+        events = self._store.compilation_events(seq)
+        if not events or events[0].kind != EventKind.REQUESTED or events[0].seq != seq:
+            raise UnknownCompilation(self.path, str(seq), f"holds no compilation at event {seq}")
+        return self._compilation(0, events)
+
+    def _compilation(self, number: int, events: list[Event]) -> Compilation:
         first = events[0]
         asked = first.data()
         outcome_event = events[1] if len(events) > 1 else None
