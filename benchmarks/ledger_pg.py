@@ -12,8 +12,8 @@ when none is given) and the sizes. Output: the measurements as dicts, and their 
   fixed time, in each lock mode (``postgres.LOCK_MODES``) and for SQLite beside them;
   then ``verify`` (0 chain breaks), and each writer's own list of trace ids against its
   session's compilations in the ledger (0 lost, 0 duplicated). Run as
-  ``python -m benchmarks.ledger_pg writer ADDRESS LOCK SESSION START SECONDS SEED``, a
-  writer prints one JSON line.
+  ``python -m benchmarks.ledger_pg writer ADDRESS LOCK SESSION SECONDS SEED``, a writer
+  says ``ready``, starts on a line of stdin and prints one JSON line.
 """
 
 from __future__ import annotations
@@ -119,16 +119,18 @@ def _requests(seed: int, count: int) -> list[dict[str, Any]]:
     return made
 
 
-def writer(address: str, lock: str, session: str, start: float, seconds: float, seed: int) -> None:
-    """One writer: compile until ``start + seconds`` (wall clock), then print its trace
-    ids in order and its store's retries."""
+def writer(address: str, lock: str, session: str, seconds: float, seed: int) -> None:
+    """One writer: says ``ready`` once connected, waits for a line on stdin, compiles
+    for ``seconds``, then prints its trace ids in order and its store's retries."""
     requests = _requests(seed, 50)
     traces: list[str] = []
     errors = 0
     with _ledger(address, lock, session) as ledger:
-        time.sleep(max(0.0, start - time.time()))
+        print("ready", flush=True)
+        sys.stdin.readline()
+        stop = time.monotonic() + seconds
         i = 0
-        while time.time() < start + seconds:
+        while time.monotonic() < stop:
             try:
                 result = assembler.assemble(requests[i % len(requests)], ledger=ledger)
             except assembler.LedgerError:
@@ -143,16 +145,23 @@ def writer(address: str, lock: str, session: str, start: float, seconds: float, 
 def writers(address: str, lock: str, seconds: float, count: int = WRITERS) -> dict[str, Any]:
     """``count`` writer processes on one ledger for ``seconds``, then the checks."""
     load_before = os.getloadavg()
-    start = time.time() + 3.0  # every process imported and connected before it
     procs = []
     for i in range(count):
         command = [sys.executable, "-m", "benchmarks.ledger_pg", "writer", address, lock,
-                   f"w{i}", repr(start), repr(seconds), str(i)]  # fmt: skip
+                   f"w{i}", repr(seconds), str(i)]  # fmt: skip
+        pipe = subprocess.PIPE
         procs.append(
-            subprocess.Popen(
-                command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
+            subprocess.Popen(command, cwd=ROOT, stdin=pipe, stdout=pipe, stderr=pipe, text=True)
         )
+    # every process imported and connected before any starts: they start together
+    for proc in procs:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"a writer failed: {proc.communicate()[1].strip()[-400:]}")
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
     outputs = []
     for proc in procs:
         out, err = proc.communicate(timeout=seconds + 600)
@@ -249,6 +258,8 @@ def _lock_choice(rows: list[dict[str, Any]]) -> list[str]:
     advisory, serial = by.get("postgresql (advisory)"), by.get("postgresql (serializable)")
     if advisory is None or serial is None:
         return []
+    if not serial["per_second"] or not advisory["per_second"]:
+        return []
     ratio = advisory["per_second"] / serial["per_second"]
     faster = f"{ratio:.2f}x the throughput of" if ratio >= 1 else f"{1 / ratio:.2f}x less than"
     return [
@@ -270,8 +281,8 @@ def main(argv: list[str]) -> int:
     mode, *rest = argv
     if mode != "writer":
         raise SystemExit(f"unknown mode {mode!r}")
-    address, lock, session, start, seconds, seed = rest
-    writer(address, lock, session, float(start), float(seconds), int(seed))
+    address, lock, session, seconds, seed = rest
+    writer(address, lock, session, float(seconds), int(seed))
     return 0
 
 

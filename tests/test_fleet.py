@@ -316,3 +316,19 @@ def test_three_replicas_a_hundred_clients_and_one_replica_killed_mid_flight(
         # interrupted, never as an answer
         interrupted = [s for s in summaries if s.outcome is CompilationOutcome.INTERRUPTED]
         assert len(interrupted) <= 1
+
+
+def test_without_a_ledger_a_version_is_checked_against_the_session_held(
+    servers: Starter,
+) -> None:
+    alone = servers(Http)
+    assert alone.call("PUT", "/sessions/solo", turn(6))[0] == 200
+    status, _, reply = alone.call("POST", "/sessions/solo/delta?version=0", step(6, 1))
+    assert status == 200 and reply["session"]["version"] == 1
+    # sent again: without a ledger the server cannot tell it from another delta
+    status, _, again = alone.call("POST", "/sessions/solo/delta?version=0", step(6, 1))
+    assert status == 409 and again["error"]["version"] == 1, again
+    status, _, bad = alone.call("POST", "/sessions/solo/delta?version=x", step(6, 2))
+    assert status == 400 and bad["error"]["field"] == "version"
+    status, _, misplaced = alone.call("PUT", "/sessions/other?version=0", turn(6))
+    assert status == 400 and misplaced["error"]["field"] == "version"

@@ -384,15 +384,18 @@ class Ledger:
             raise UnknownCompilation(self.path, str(number), f"holds no compilation {number}")
         return self._compilation(number, events)
 
-    def compilation_at(self, seq: int) -> Compilation:
+    def compilation_at(self, seq: int, *, result: bool = True) -> Compilation:
         """The compilation whose request is event ``seq``, read without the others (its
-        ``number`` is 0: counting the compilations before it would read them all)."""
+        ``number`` is 0: counting the compilations before it would read them all);
+        ``result=False`` leaves its result document unread (``result`` None)."""
         events = self._store.compilation_events(seq)
         if not events or events[0].kind != EventKind.REQUESTED or events[0].seq != seq:
             raise UnknownCompilation(self.path, str(seq), f"holds no compilation at event {seq}")
-        return self._compilation(0, events)
+        return self._compilation(0, events, with_result=result)
 
-    def _compilation(self, number: int, events: list[Event]) -> Compilation:
+    def _compilation(
+        self, number: int, events: list[Event], *, with_result: bool = True
+    ) -> Compilation:
         first = events[0]
         asked = first.data()
         outcome_event = events[1] if len(events) > 1 else None
@@ -418,7 +421,8 @@ class Ledger:
             if outcome is CompilationOutcome.FAILED:
                 error = answer["error"]
             else:
-                result = result_dict(self.artifact(answer["result"]))
+                if with_result:
+                    result = result_dict(self.artifact(answer["result"]))
                 if answer["rendering"] is not None:
                     r = answer["rendering"]
                     rendering = RecordedRendering(
@@ -427,7 +431,8 @@ class Ledger:
                         self.artifact(r["body_sha256"]),
                         r["manifest"],
                     )
-                    result["rendering"] = rendering.to_dict()
+                    if result is not None:
+                        result["rendering"] = rendering.to_dict()
         return Compilation(
             number=number,
             session=first.session,

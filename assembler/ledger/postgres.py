@@ -388,15 +388,19 @@ class PostgresStore:
 
     # -- reading ----------------------------------------------------------------
 
-    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+    def _read(
+        self, sql: str, args: tuple[object, ...] = (), *, binary: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``sql``; ``binary``: in PostgreSQL's binary format (artifacts' bytes
+        as they are, not as hex text to decode)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
         pool = self._connection_pool()
         for attempt in (1, 2):
             try:
-                with pool.connection() as conn:
-                    return conn.execute(sql, args).fetchall()
+                with pool.connection() as conn, conn.cursor(binary=binary) as cursor:
+                    return cursor.execute(sql, args).fetchall()
             except PoolTimeout as exc:
                 raise self._error(exc, "cannot read") from None
             except psycopg.OperationalError as exc:
@@ -432,7 +436,9 @@ class PostgresStore:
         return [int(row[0]) for row in rows]
 
     def blob(self, sha256: str) -> bytes | None:
-        rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = %s", (sha256,))
+        rows = self._read(
+            "SELECT codec, data FROM blobs WHERE sha256 = %s", (sha256,), binary=True
+        )
         if not rows:
             return None
         codec, data = rows[0]
@@ -458,7 +464,9 @@ class PostgresStore:
     def blobs(self, keys: Sequence[str]) -> dict[str, bytes]:
         """The artifacts of ``keys`` that are stored, decoded, in one query."""
         rows = self._read(
-            "SELECT sha256, codec, data FROM blobs WHERE sha256 = ANY(%s)", (list(keys),)
+            "SELECT sha256, codec, data FROM blobs WHERE sha256 = ANY(%s)",
+            (list(keys),),
+            binary=True,
         )
         found = {}
         for sha, codec, data in rows:

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..explain.load import result_from_dict
-from ..ledger import Ledger
+from ..explain.load import rendering_from_dict
+from ..ledger import CompilationOutcome, Ledger
 from ..ledger.events import canonical, sha256_hex
 from ..ledger.sessions import SessionCommit, SessionEntry
 from ..ledger.store import Store
@@ -80,8 +80,10 @@ def rebuilt(store: Store, key: str, limits: Limits) -> tuple[Session, Held] | No
     if entry is None:
         return None
     ledger = ledger_for(store, key)
-    record = Ledger(store.path, store=store).compilation_at(entry.compilation)
-    if record.request is None or record.result is None:
+    # the request and its rendering, not the result: the state is the request
+    record = Ledger(store.path, store=store).compilation_at(entry.compilation, result=False)
+    answered = record.outcome in (CompilationOutcome.COMPILED, CompilationOutcome.REFUSED)
+    if record.request is None or not answered:
         return None  # not an answer: no commit points at one
     run = record.run
     settings = Settings(
@@ -91,7 +93,9 @@ def rebuilt(store: Store, key: str, limits: Limits) -> tuple[Session, Held] | No
         limits=limits,
         ledger=ledger,
     )
-    rendering = result_from_dict(record.result).rendering
+    # what the provider holds matters to a cache-aware session only
+    recorded = record.rendering if record.request.get("cache") is not None else None
+    rendering = None if recorded is None else rendering_from_dict(recorded.to_dict())
     session = Session.resumed(record.request, settings, version=entry.version, rendering=rendering)
     return session, Held(entry, ledger)
 
