@@ -354,6 +354,7 @@ def _postgres(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             for durability in ("store", "server")
             for scenario in ("recurring", "fresh")
         ]  # fmt: skip
+        wake = ledger_pg.wakeup(fresh())
         writers = [
             ledger_pg.writers(fresh(), lock, args.writer_seconds)
             for lock in ("advisory", "serializable")
@@ -367,6 +368,7 @@ def _postgres(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     return {
         "server_version": None if version is None else version[0],
         "recording": recording,
+        "wakeup": wake,
         "writers": writers,
     }
 
