@@ -85,7 +85,7 @@ def call(port: int, method: str, path: str, body: Any) -> tuple[int, dict[str, A
 def request(seed: int, forms: int) -> dict[str, Any]:
     rng = random.Random(seed)
     candidates: list[dict[str, Any]] = [
-        {"id": "system", "cost": 300, "relevance": 1.0, "required": True, "role": "instruction",
+        {"id": "system", "cost": 60, "relevance": 1.0, "required": True, "role": "instruction",
          "channel": "system", "content": "Answer from the evidence. " * 20},
     ]  # fmt: skip
     for i in range(forms - 1):

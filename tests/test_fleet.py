@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import random
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,9 +27,11 @@ import pytest
 from serving import WAIT, Http, Starter, started
 from serving import same as _same
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import assembler
 from assembler.ledger import CompilationOutcome
 from assembler.ledger.verify import verify
+from benchmarks import fleet as fleet_bench
 
 TOKEN = "fleet-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -59,30 +61,13 @@ def call(server: Http, method: str, path: str, body: Any = None) -> tuple[int, d
     return status, reply
 
 
-def turn(seed: int, size: int = 12) -> dict[str, Any]:
-    rng = random.Random(seed)
-    candidates = [
-        {"id": "system", "cost": 40, "relevance": 1.0, "required": True, "role": "instruction",
-         "channel": "system", "content": "Answer from the evidence."},
-    ]  # fmt: skip
-    for i in range(size):
-        candidates.append({
-            "id": f"doc-{i}", "identity": f"doc-{i % (size // 2)}", "cost": rng.randint(20, 120),
-            "relevance": round(rng.uniform(0.1, 0.9), 3), "content": f"document {i} of {seed}",
-        })  # fmt: skip
-    return {"task": {"id": f"task-{seed}", "budget": 400}, "candidates": candidates}
+def turn(seed: int) -> dict[str, Any]:
+    return fleet_bench.request(seed, 13)
 
 
 def step(seed: int, number: int) -> dict[str, Any]:
-    """The ``number``-th delta of a client: a new message, an old one gone."""
-    rng = random.Random(seed * 1000 + number)
-    delta: dict[str, Any] = {"add": [{
-        "id": f"msg-{number}", "cost": rng.randint(10, 90),
-        "relevance": round(rng.uniform(0.2, 0.95), 3), "content": f"message {number} of {seed}",
-    }]}  # fmt: skip
-    if number > 1:
-        delta["remove"] = [f"msg-{number - 1}"]
-    return delta
+    """The ``number``-th delta of a client: a new message, the one before gone."""
+    return fleet_bench.delta(seed, number)
 
 
 def fresh(reference: assembler.Session, result: dict[str, Any], **options: Any) -> None:

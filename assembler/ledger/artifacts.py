@@ -11,8 +11,21 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["COLUMNS", "COMPRESS_FROM", "KNOWN_ARTIFACTS", "blob_row", "decode", "encode", "now"]
+from .events import Event
+
+__all__ = [
+    "COLUMNS",
+    "COMPRESS_FROM",
+    "KNOWN_ARTIFACTS",
+    "SharedReads",
+    "blob_row",
+    "decode",
+    "encode",
+    "now",
+]
 
 # the artifact digests one store object remembers as committed, at most (~10 MB)
 KNOWN_ARTIFACTS = 65_536
@@ -76,3 +89,56 @@ def blob_row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
         raw = data.encode("utf-8")
         return sha, len(raw), "raw", raw
     return (sha, len(data), *encode(data))
+
+
+class SharedReads:
+    """The reads both stores make the same way, over each one's ``_read`` (rows of a
+    query); ``MARK`` is its driver's parameter mark."""
+
+    MARK = "?"
+
+    def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def events(self, after: int = 0) -> Iterator[Event]:
+        """Every event after ``after``, in sequence order, read in pages."""
+        while True:
+            rows = self._read(
+                f"SELECT {COLUMNS} FROM events WHERE seq > {self.MARK} ORDER BY seq LIMIT 2000",
+                (after,),
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield Event(*row)
+            after = int(rows[-1][0])
+
+    def compilation_events(self, compilation: int) -> list[Event]:
+        rows = self._read(
+            f"SELECT {COLUMNS} FROM events WHERE compilation = {self.MARK} ORDER BY seq",
+            (compilation,),
+        )
+        return [Event(*row) for row in rows]
+
+    def requested_seqs(self) -> list[int]:
+        """The ``seq`` of every ``compilation_requested`` event, in order: compilation
+        ``n`` (its number as the reading commands give it) is the n-th."""
+        rows = self._read(
+            "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
+        )
+        return [int(row[0]) for row in rows]
+
+    def blob_index(self) -> Iterator[tuple[str, int]]:
+        """Every stored artifact's key and decoded size, in key order, read in pages."""
+        after = ""
+        while True:
+            rows = self._read(
+                f"SELECT sha256, size FROM blobs WHERE sha256 > {self.MARK} ORDER BY sha256"
+                " LIMIT 5000",
+                (after,),
+            )
+            if not rows:
+                return
+            for key, size in rows:
+                yield str(key), int(size)
+            after = str(rows[-1][0])

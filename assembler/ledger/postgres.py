@@ -31,7 +31,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring as _string  # a str as canonical JSON writes it
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -88,8 +88,11 @@ def _lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-class PostgresStore:
-    """A ledger in a PostgreSQL database (the ``meta``, ``blobs`` and ``events`` tables)."""
+class PostgresStore(artifacts.SharedReads):
+    """A ledger in a PostgreSQL database (the ``meta``, ``blobs``, ``events`` and
+    ``sessions`` tables)."""
+
+    MARK = "%s"
 
     def __init__(
         self,
@@ -411,30 +414,6 @@ class PostgresStore:
                 raise self._error(exc, "cannot read") from None
         raise AssertionError("unreachable")
 
-    def events(self, after: int = 0) -> Iterator[Event]:
-        """Every event after ``after``, in sequence order, read in pages."""
-        while True:
-            rows = self._read(
-                f"SELECT {_COLUMNS} FROM events WHERE seq > %s ORDER BY seq LIMIT 2000", (after,)
-            )
-            if not rows:
-                return
-            for row in rows:
-                yield Event(*row)
-            after = int(rows[-1][0])
-
-    def compilation_events(self, compilation: int) -> list[Event]:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM events WHERE compilation = %s ORDER BY seq", (compilation,)
-        )
-        return [Event(*row) for row in rows]
-
-    def requested_seqs(self) -> list[int]:
-        rows = self._read(
-            "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
-        )
-        return [int(row[0]) for row in rows]
-
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read(
             "SELECT codec, data FROM blobs WHERE sha256 = %s", (sha256,), binary=True
@@ -446,20 +425,6 @@ class PostgresStore:
             return artifacts.decode(codec, bytes(data))
         except ValueError as exc:
             raise LedgerError(self.path, f"artifact {sha256} cannot be decoded: {exc}") from None
-
-    def blob_index(self) -> Iterator[tuple[str, int]]:
-        """Every stored artifact's key and decoded size, in key order, read in pages."""
-        after = ""
-        while True:
-            rows = self._read(
-                "SELECT sha256, size FROM blobs WHERE sha256 > %s ORDER BY sha256 LIMIT 5000",
-                (after,),
-            )
-            if not rows:
-                return
-            for key, size in rows:
-                yield str(key), int(size)
-            after = str(rows[-1][0])
 
     def blobs(self, keys: Sequence[str]) -> dict[str, bytes]:
         """The artifacts of ``keys`` that are stored, decoded, in one query."""

@@ -134,7 +134,7 @@ def create_private(path: str) -> None:
     os.close(fd)
 
 
-class SqliteStore:
+class SqliteStore(artifacts.SharedReads):
     """A ledger in one SQLite file (WAL mode)."""
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
@@ -459,34 +459,6 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._error(exc, "cannot read") from None
 
-    def events(self, after: int = 0) -> Iterator[Event]:
-        """Every event after ``after``, in sequence order, read in pages."""
-        while True:
-            rows = self._read(
-                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT 2000",
-                (after,),
-            )
-            if not rows:
-                return
-            for row in rows:
-                yield Event(*row)
-            after = int(rows[-1][0])
-
-    def compilation_events(self, compilation: int) -> list[Event]:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM events WHERE compilation = ? ORDER BY seq",
-            (compilation,),
-        )
-        return [Event(*row) for row in rows]
-
-    def requested_seqs(self) -> list[int]:
-        """The ``seq`` of every ``compilation_requested`` event, in order: compilation
-        ``n`` (its number as the reading commands give it) is the n-th."""
-        rows = self._read(
-            "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
-        )
-        return [int(row[0]) for row in rows]
-
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))
         if not rows:
@@ -536,20 +508,6 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._error(exc, "cannot write") from None
             return done.rowcount > 0
-
-    def blob_index(self) -> Iterator[tuple[str, int]]:
-        """Every stored artifact's key and decoded size, in key order, read in pages."""
-        after = ""
-        while True:
-            rows = self._read(
-                "SELECT sha256, size FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT 5000",
-                (after,),
-            )
-            if not rows:
-                return
-            for key, size in rows:
-                yield str(key), int(size)
-            after = str(rows[-1][0])
 
     def structure_problems(self) -> list[str]:
         """SQLite's own check of the file's pages and indexes ([] when sound)."""
