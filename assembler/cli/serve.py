@@ -163,7 +163,11 @@ def _serve_parser() -> argparse.ArgumentParser:
         help="HTTP: calls waiting for one of the --max-pending places, served client by"
         " client; beyond, a call is told server-busy with Retry-After (--max-connections)",
     )
-    parser.add_argument("--ledger", metavar="PATH", help="record every compilation here")
+    parser.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="record every compilation here (a file, or postgresql://... shared by replicas)",
+    )
     add_limit_options(parser, "size limits of each call (defaults in parentheses)")
     return parser
 

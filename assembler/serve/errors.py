@@ -39,6 +39,7 @@ __all__ = [
     "SessionUnknown",
     "TimeLimitReached",
     "Unauthorized",
+    "VersionConflict",
     "WriteTimeout",
     "error_reply",
 ]
@@ -76,6 +77,22 @@ class SessionExpired(ServeError, ValueError):
         self.key = key
         self.why = why
         super().__init__(f"session {key!r} expired ({why}): open it again with its request")
+
+
+class VersionConflict(ServeError, ValueError):
+    """A delta named the version it was made for, and the session is at another (not
+    the one the same delta already made): its client is behind or ahead of the
+    session. ``version`` is the session's now (None: it was closed meanwhile)."""
+
+    code = "session-conflict"
+    exit = EXIT_INVALID
+    http = 409
+
+    def __init__(self, key: str, version: int | None, given: int) -> None:
+        self.key = key
+        self.version = version
+        at = "was closed" if version is None else f"is at version {version}"
+        super().__init__(f"session {key!r} {at}, not {given}: the delta was not applied")
 
 
 class TimeLimitReached(ServeError):
@@ -180,8 +197,10 @@ def error_reply(exc: BaseException) -> ErrorReply:
     body: dict[str, Any] = {"code": None, "type": type(exc).__name__, "message": _one_line(exc)}
     if isinstance(exc, ServeError):
         body["code"] = exc.code
-        if isinstance(exc, SessionUnknown | SessionExpired):
+        if isinstance(exc, SessionUnknown | SessionExpired | VersionConflict):
             body["session"] = exc.key
+        if isinstance(exc, VersionConflict):
+            body["version"] = exc.version
         if isinstance(exc, TimeLimitReached):
             body["time_limit"] = exc.seconds
         if isinstance(exc, ReadTimeout):
