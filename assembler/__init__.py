@@ -16,6 +16,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import kernels as _kernels
+
+# before any other module of the package loads: each kernel, compiled or its twin
+_kernels.install()
+
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_TIME_LIMIT",

@@ -40,13 +40,19 @@ __all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
-# Seconds per open form the work after the LP takes (incumbent, fixings, propagation,
+# Seconds per entry of the problem (a form, a dependency edge, a group membership:
+# ``Problem.entries``) the work after the LP takes (incumbent, fixings, propagation,
 # the core): kept back from the LP's time limit (twice what it was measured to take).
-AFTER_LP_SECONDS_PER_FORM = 4e-6
+AFTER_LP_SECONDS_PER_ENTRY = 4e-6
 LP_SHARE = 0.8
-# What the value LP takes per form, roughly (the slowest measured, at 100k forms): below
+# What the value LP takes per entry, roughly (the slowest measured, at 100k forms): below
 # twice this the budget row's Lagrangian is secured before the LP.
-EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
+EXPECTED_LP_SECONDS_PER_ENTRY = 2.5e-5
+# Building the LP's arrays and HiGHS' start (the simplex's first iteration, the interior
+# point's setup) read no clock: 1.1 + 1.4-3 us per entry measured at 2.8M edges on a
+# loaded machine. An LP whose share of the time cannot hold that much is not started
+# (the budget row's Lagrangian bounds the value instead).
+LP_START_SECONDS_PER_ENTRY = 5e-6
 
 
 class Level(StrEnum):
@@ -168,7 +174,8 @@ def plan(
     by_value = level is Level.VALUE and problem.budget is not None
     open_forms = np.flatnonzero(state == FREE)
     fallback: tuple[int, Any] | None = None
-    if by_value and deadline.left() < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
+    entries = problem.entries
+    if by_value and deadline.left() < 2 * EXPECTED_LP_SECONDS_PER_ENTRY * entries:
         # The LP may not finish in time: secure the budget row's Lagrangian first (a
         # fraction of the LP's time), so that an LP stopped by the limit still leaves a
         # bound within a fraction of a percent and a bundle.
@@ -182,13 +189,14 @@ def plan(
                 cap = sum(problem.cost[f] for f in known)
         # HiGHS reads its clock between iterations, and one iteration of a large LP can
         # run past the limit: a fifth of the LP's share is kept back for the incumbent
-        share = deadline.less(AFTER_LP_SECONDS_PER_FORM * problem.size)
-        if not share.passed:
+        share = deadline.less(AFTER_LP_SECONDS_PER_ENTRY * entries)
+        lp = share.share(LP_SHARE)
+        if not share.passed and lp.left() > LP_START_SECONDS_PER_ENTRY * entries:
             relaxation = relax(
                 problem,
                 state,
                 objective,
-                deadline=share.share(LP_SHARE),
+                deadline=lp,
                 value_floor=floor,
                 cost_cap=cap,
                 memory=memory,
