@@ -67,6 +67,21 @@ def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
     assert "-m unit --hypothesis-profile dev" in README
 
 
+def test_the_readme_sample_output_is_the_real_output_abridged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = README[README.index("prints, abridged") :]
+    sample = sample[sample.index("```\n") + 4 :]
+    shown = [line for line in sample[: sample.index("```")].splitlines() if line.strip()]
+    path = tmp_path / "review.json"
+    path.write_text((ROOT / "models/examples/review-migration.json").read_text())
+    assert main(["compile", str(path), "--format", "text"]) == 0
+    real = iter(capsys.readouterr().out.splitlines())
+    # every line shown is a line of the real output, in the same order
+    missing = [line for line in shown if line != "  ..." and line not in real]
+    assert missing == []
+
+
 def test_the_readme_map_names_every_layer() -> None:
     block = README[README.index("## Architecture") :]
     block = block[block.index("```") : block.index("```", block.index("```") + 3)]

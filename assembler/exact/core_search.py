@@ -45,13 +45,15 @@ class CoreSearch:
     bound has nothing to prune there.
     """
 
-    # forms up to which the small search is tried first (the quickest cap measured)
+    # forms up to which the small search is tried first: below it the search ends
+    # sooner than a CP-SAT session starts, above it the session wins
     SMALL_CORE = 96
     # Core size aimed at by the first, hypothetical threshold (``_tighten``): small
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
     # requests
     TIGHT_CORE = 250
-    # Seconds to build a CP-SAT model, per form (twice what it was measured to take)
+    # Seconds to build a CP-SAT model, per form, with a margin of two: a core that
+    # cannot be modelled in what is left is not handed to CP-SAT
     MODEL_SECONDS_PER_FORM = 2e-5
 
     # the strategy this backend answers for (``Result.strategy``), whatever its inner

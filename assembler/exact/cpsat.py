@@ -64,9 +64,9 @@ if TYPE_CHECKING:
 __all__ = ["CachedSearch", "CpSat", "CpSatSearch", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
-# CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
-# lower bounds where the LP search does not (10k forms, seed 1: it won the cost and
-# uniqueness proofs); pseudo-cost branching and quick restarts won some proofs too.
+# CP-SAT search on top of the one-worker parameters, each chosen for the proofs it wins
+# where the one-worker search is slow: core-based optimisation proves lower bounds the
+# LP search does not; pseudo-cost branching and quick restarts win others.
 _RACERS = (
     "optimize_with_core: true",
     "search_branching: PSEUDO_COST_SEARCH",
@@ -301,9 +301,9 @@ class CpSatSearch:
 
         With an answer in hand (the cost phase's), the first solve minimises the weight
         with that answer forbidden: when nothing else is lighter, that one solve settles
-        both phases (on 10k-form requests the cost phase's answer usually is the
-        lightest). Otherwise the lightest found is checked the same way. The weight's
-        minimum is never stated as a constraint before these solves: as a floor it makes
+        both phases (on large requests the cost phase's answer usually is the lightest).
+        Otherwise the lightest found is checked the same way. The weight's minimum is
+        never stated as a constraint before these solves: as a floor it makes
         them several times slower."""
         problem = self.problem
         weights = self._sum(problem.weight)

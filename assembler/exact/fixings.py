@@ -41,11 +41,12 @@ __all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
 # Seconds per open form the work after the LP takes (incumbent, fixings, propagation,
-# the core): kept back from the LP's time limit (twice what it was measured to take).
+# the core), with a margin of two: kept back from the LP's time limit, so that the LP
+# never takes the time its answer needs.
 AFTER_LP_SECONDS_PER_FORM = 4e-6
 LP_SHARE = 0.8
-# What the value LP takes per form, roughly (the slowest measured, at 100k forms): below
-# twice this the budget row's Lagrangian is secured before the LP.
+# What the value LP takes per form at worst: with less than twice this left, the budget
+# row's Lagrangian bound is secured before the LP, so that a stopped LP leaves a bound.
 EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
 
 

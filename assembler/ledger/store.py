@@ -76,8 +76,8 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-# the last whole second formatted, and its text: datetime.now().strftime() costs ~30 us
-# on a cache just emptied by a solve, twice per compilation
+# the last whole second and its text: every event of a compilation is stamped, and
+# formatting a time on caches a solve has just emptied is dear beside the rest
 _second: tuple[int, str] = (-1, "")
 
 
@@ -97,9 +97,9 @@ def _encode(data: bytes) -> tuple[str, bytes]:
         # imported when first needed: opening a ledger, or reading one, does not load it
         import lz4.frame
 
-        # an LZ4 frame (the format the lz4 tool reads): ~3x faster than zlib at level 1
-        # on a result document, for a quarter more bytes. Its content checksum makes a
-        # damaged artifact an error on read, as zlib's did, not other bytes
+        # an LZ4 frame (the format the lz4 tool reads): every compilation compresses on
+        # the caller's thread, so speed counts for more than the last bytes. Its content
+        # checksum makes a damaged artifact an error on read, not other bytes
         packed = lz4.frame.compress(data, content_checksum=True)
         if len(packed) * 10 <= len(data) * 9:
             return "lz4", packed
