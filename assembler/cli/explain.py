@@ -162,8 +162,7 @@ def _from_ledger(args: argparse.Namespace, limits: ExplainLimits) -> Explanation
 
     if args.result is not None or args.request is not None or args.render is not None:
         raise UsageError(
-            "--ledger explains a recorded compilation: give no FILE,"
-            " --request or --render with it"
+            "--ledger explains a recorded compilation: give no FILE, --request or --render with it"
         )
     path, ref = args.ledger
     with Ledger(path, readonly=True) as ledger:

@@ -30,7 +30,7 @@ from ..cache.prefix import Prefix, build_prefix
 from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
-from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .incumbent import is_legal
 
@@ -45,17 +45,11 @@ __all__ = [
 
 class CachedBackend(Protocol):
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline,
-        workers: int,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
     ) -> SolveOutcome:
         """The least-price feasible selection, then section 6's order; OPTIMAL when
-        proven. ``cost_floor`` carries a proven lower bound on the price when stopped."""
+        proven (``ask``: its deadline, workers and hint). ``cost_floor`` carries a
+        proven lower bound on the price when stopped."""
         ...
 
 
@@ -93,9 +87,7 @@ def decide_cached(
     solve_cached = getattr(backend, "solve_cached", None)
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
-    outcome: SolveOutcome = solve_cached(
-        problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
-    )
+    outcome: SolveOutcome = solve_cached(problem, prefix, terms, Ask(deadline, workers, hint=hint))
     if outcome.status is SolveStatus.UNKNOWN or not feasible(
         problem, prefix, terms, outcome.selection
     ):
@@ -123,7 +115,7 @@ def _reaching(
     grown = build_incumbent(problem, every, preference, deadline=deadline)
     if grown is not None and selection_value(problem, grown) >= floor:
         return grown
-    best = backend.solve(problem, deadline=deadline, workers=workers, value_only=True)
+    best = backend.solve(problem, Ask(deadline, workers, value_only=True))
     if best.status is SolveStatus.OPTIMAL and selection_value(problem, best.selection) >= floor:
         return best.selection
     return None

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deadline import Deadline
 from ..model.errors import SolverError
-from .backend import SolveOutcome, SolveStatus
+from .backend import Ask, SolveOutcome, SolveStatus
 from .closure import Problem
 from .cpmodel import Linear, ProtoModel, cp_helper
 from .incumbent import is_legal
@@ -93,34 +93,20 @@ class CpSat:
     # sooner, and on the long proofs a second search can win
     ALONE = 0.5
 
-    def solve(
-        self,
-        problem: Problem,
-        *,
-        deadline: Deadline,
-        workers: int,
-        tiebreak: bool = True,
-        hint: tuple[int, ...] | None = None,
-        value_only: bool = False,
-        proven: tuple[int, ...] = (),
-    ) -> SolveOutcome:
-        search = CpSatSearch(cp_helper(), problem, deadline, workers)
-        if hint is not None:
-            search.hint(hint)
-        return search.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
+    def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        search = CpSatSearch(cp_helper(), problem, ask.deadline, ask.workers)
+        if ask.hint is not None:
+            search.hint(ask.hint)
+        return search.run(
+            tiebreak=ask.tiebreak, value_only=ask.value_only, proven=ask.proven, hint=ask.hint
+        )
 
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline,
-        workers: int,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
     ) -> SolveOutcome:
         """The cache-aware order's optimum (``CachedSearch``)."""
-        return CachedSearch(problem, prefix, terms, deadline, workers).run_cached(hint)
+        search = CachedSearch(problem, prefix, terms, ask.deadline, ask.workers)
+        return search.run_cached(ask.hint)
 
 
 def _count(forms: Sequence[int]) -> Linear:
