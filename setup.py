@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent
 # (source folder, pattern, folder inside assembler/contract/)
 CONTRACT = (
     ("models", "*.schema.json", ""),
+    ("models", "framing.json", ""),
+    ("models/structure", "*.json", "structure"),
     ("models/examples", "*.json", "examples"),
     ("corpus", "*.json", "corpus"),
     ("corpus/register", "*.json", "corpus/register"),

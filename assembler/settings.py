@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .model.arguments import DEFAULT_TIME_LIMIT, check_arguments
 from .model.errors import InvalidRequest
 from .model.limits import DEFAULT_LIMITS, Limits
-from .model.rendering import Headers, RenderFormat
+from .model.rendering import DEFAULT_HEADERS, Headers, RenderFormat
 from .model.rules import choice, kind
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ class Settings:
     seconds for the whole call, parsing included (None: ``DEFAULT_TIME_LIMIT``);
     ``workers``: CP-SAT's search workers (None: 1); ``render``: a format, and the
     result carries its ``Rendering`` (forms without content are then gated
-    ``no-content``); ``headers``: how the rendering frames each item (``provenance``:
-    id, kind, form, sha256 and length; ``minimal``: the id; ``none``); ``counter``
+    ``no-content``); ``headers``: how the rendering frames each item that is not a
+    conversation turn (``provenance``: id, kind, form, sha256 and length; ``minimal``:
+    the id; ``none``, the default: the content and a line break); ``counter``
     (needs ``render``): each form's cost is counted from
     its rendered block and the whole rendering fits the budget; ``limits``: the
     request's size limits; ``ledger``: a recorder (``assembler.Ledger``) told of
@@ -47,7 +48,7 @@ class Settings:
     workers: int | None = None
     render: str | RenderFormat | None = None
     # how a rendering frames each item (a ``Headers``, or its value)
-    headers: str = Headers.PROVENANCE
+    headers: str = DEFAULT_HEADERS
     counter: Counter | None = None
     limits: Limits = DEFAULT_LIMITS
     ledger: Recorder | None = None
@@ -99,7 +100,9 @@ class Settings:
         given = recorded_settings(
             self.strategy, self.time_limit, self.workers, self.render, self.counter_name
         )
-        if self.headers is not Headers.PROVENANCE:
+        if self.render is not None:
+            # always written down: a record without it was rendered before the default
+            # became ``none`` (with ``provenance``)
             given["headers"] = str(self.headers)
         return given
 

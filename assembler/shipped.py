@@ -1,4 +1,4 @@
-"""The contract's files as the package carries them: JSON Schemas, examples, corpus.
+"""The contract's files as the package carries them: schemas, examples, corpus, framing.
 
 Input: a schema's or an example's name. Output: its file (an
 ``importlib.resources`` ``Traversable``), its text, or the directory of the
@@ -17,16 +17,19 @@ from __future__ import annotations
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "SCHEMAS",
     "corpus_dir",
     "example",
     "example_names",
+    "framing",
     "register_dir",
     "schema",
     "schema_text",
     "source",
+    "structure_dir",
 ]
 
 # the JSON Schemas of models/, by the name before ``.schema.json``
@@ -34,8 +37,13 @@ SCHEMAS = ("request", "result", "delta", "rendering", "ledger-export")
 
 # where each part lives in a wheel (assembler/contract/...) and in a checkout
 _SHIPPED = "contract"
-_IN_WHEEL = {"models": "", "examples": "examples", "corpus": "corpus"}
-_IN_CHECKOUT = {"models": "models", "examples": "models/examples", "corpus": "corpus"}
+_IN_WHEEL = {"models": "", "examples": "examples", "corpus": "corpus", "structure": "structure"}
+_IN_CHECKOUT = {
+    "models": "models",
+    "examples": "models/examples",
+    "corpus": "corpus",
+    "structure": "models/structure",
+}
 
 
 def source() -> str:
@@ -100,3 +108,19 @@ def corpus_dir() -> Traversable:
 def register_dir() -> Traversable:
     """The register of shrunk hunt findings kept with the corpus (``corpus/register/``)."""
     return corpus_dir().joinpath("register")
+
+
+def framing() -> dict[str, Any]:
+    """``models/framing.json``: each provider's framing overheads, with their sources."""
+    import json
+
+    value: dict[str, Any] = json.loads(
+        _part("models").joinpath("framing.json").read_text(encoding="utf-8")
+    )
+    return value
+
+
+def structure_dir() -> Traversable:
+    """The structural conformance suite (``models/structure/``): one JSON file per
+    provider rule, each holding transcripts and the provider's verdict."""
+    return _part("structure")

@@ -1,12 +1,13 @@
-"""The adapter goals of issue 26, and ``fit`` against LangChain's trimming, side by side.
+"""The adapter goals of issues 26 and 35, and ``fit`` against LangChain's trimming.
 
 Input: ``python -m benchmarks.adapters [--transcripts N] [--repeats R]``.
 Output: ``benchmarks/results/ADAPTERS.md`` (and ``adapters.json``): for N seeded
-transcripts (half OpenAI, half Anthropic with thinking, tools and images) through
-``fit`` at 40% of their full count: accepted by the SDKs' request building (sent
-through the official clients on an in-process transport), orphaned tool messages,
-edited thinking blocks, bodies over budget and the priced envelope against the
-counted body; then on the OpenAI transcripts as LangChain messages, ``fit`` against
+transcripts per format (Chat Completions, Responses with reasoning items, Anthropic
+with thinking, Gemini with thought signatures; tools and images) through ``fit`` at
+40% of their full count: accepted by the SDKs' request building (sent through the
+official clients on an in-process transport), bodies with an orphaned tool message,
+with thinking, reasoning or a signature edited (``verifiers.structure``), bodies
+over budget; then on the OpenAI transcripts as LangChain messages, ``fit`` against
 ``trim_messages`` and ``SummarizationMiddleware``'s cut (the messages it keeps; its
 summary needs a model call and is not made): valid bodies, value kept (recency
 value, a shortened form at its share), time; and the 200-turn timing, every peer in
@@ -27,102 +28,91 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sdk_clients import Wire, send_anthropic, send_openai  # noqa: E402
+from sdk_clients import (  # noqa: E402
+    Wire,
+    gemini_wire,
+    send_anthropic,
+    send_gemini,
+    send_openai,
+    send_responses,
+)
 
 import assembler  # noqa: E402
+from assembler.adapters.dispatch import tokens  # noqa: E402
 from assembler.adapters.units import recency  # noqa: E402
 from assembler.render.formats import check_openai  # noqa: E402
 from assembler.render.registry import meter_for  # noqa: E402
+from assembler.verifiers.structure import judge  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
-from benchmarks.transcripts import anthropic_body, openai_transcript  # noqa: E402
+from benchmarks.transcripts import (  # noqa: E402
+    anthropic_body,
+    gemini_body,
+    openai_transcript,
+    responses_body,
+)
 
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def _orphans(messages: list[dict[str, Any]]) -> int:
-    count, open_calls = 0, set()
-    for m in messages:
-        if m["role"] == "tool":
-            count += m["tool_call_id"] not in open_calls
-            open_calls.discard(m["tool_call_id"])
-            continue
-        count += len(open_calls)
-        open_calls = {c["id"] for c in m.get("tool_calls") or []}
-    return count + len(open_calls)
-
-
-def _anthropic_orphans(messages: list[dict[str, Any]]) -> int:
-    count, called = 0, set()
-    for m in messages:
-        blocks = m["content"] if isinstance(m["content"], list) else []
-        answered = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
-        if m["role"] == "user":
-            count += len(answered ^ called)
-        called = {b["id"] for b in blocks if b.get("type") == "tool_use"}
-    return count + len(called)
-
-
-def _edited_thinking(given: list[dict[str, Any]], sent: list[dict[str, Any]]) -> int:
-    turns = [m for m in given if m["role"] == "assistant"]
-    return sum(
-        1
-        for m in sent
-        if m["role"] == "assistant"
-        and any(b.get("type") == "thinking" for b in m["content"])
-        and m not in turns
-    )
+FORMATS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+_MODEL = {"openai-chat": "gpt-4o", "openai-responses": "gpt-4o",
+          "anthropic-messages": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}  # fmt: skip
+_ORPHANS = {"tool-call-answered", "tool-result-after-call"}
+_EDITS = {"thinking-unedited", "reasoning-with-call", "signature-kept"}
 
 
 def goals(count: int) -> dict[str, Any]:
-    rows = {
-        "openai": _goal_row(count // 2, "openai"),
-        "anthropic": _goal_row(count - count // 2, "anthropic"),
-    }
-    return rows
+    return {fmt: _goal_row(count, fmt) for fmt in FORMATS}
 
 
-def _goal_row(count: int, provider: str) -> dict[str, Any]:
-    model = "gpt-4o" if provider == "openai" else "claude-sonnet-4-5"
+def _transcript(fmt: str, seed: int, rounds: int) -> dict[str, Any]:
+    if fmt == "openai-chat":
+        messages, tools = openai_transcript(seed, rounds)
+        return {"messages": messages, "tools": tools}
+    if fmt == "openai-responses":
+        return {k: v for k, v in responses_body(seed, rounds).items() if k != "model"}
+    if fmt == "anthropic-messages":
+        return anthropic_body(seed, rounds)
+    return gemini_body(seed, rounds)
+
+
+def _sent(fmt: str, body: dict[str, Any], model: str) -> dict[str, Any]:
+    """The body the official SDK put on the wire (its request building on the way)."""
+    wire = Wire()
+    if fmt == "openai-chat":
+        send_openai(body, wire)
+    elif fmt == "openai-responses":
+        send_responses(body, wire)
+    elif fmt == "anthropic-messages":
+        send_anthropic(body, wire)
+    else:
+        send_gemini(body, wire)
+        return gemini_wire(wire.sent[0])
+    return wire.sent[0]
+
+
+def _goal_row(count: int, fmt: str) -> dict[str, Any]:
+    model = _MODEL[fmt]
     meter = meter_for(model)
+    key = {"openai-chat": "messages", "openai-responses": "input",
+           "anthropic-messages": "messages", "gemini": "contents"}[fmt]  # fmt: skip
     accepted = orphans = edited = over = 0
-    envelope: list[float] = []
     seconds: list[float] = []
-    images = thinking = 0
     for seed in range(count):
-        rounds = 6 + seed % 15
-        if provider == "openai":
-            messages, tools = openai_transcript(seed, rounds)
-            full = meter.openai_body({"messages": messages, "tools": tools})
-            started = time.perf_counter()
-            fitted = assembler.fit(messages, tools=tools, model=model, budget=full * 2 // 5)
-        else:
-            body = anthropic_body(seed, rounds)
-            messages = body["messages"]
-            full = meter.anthropic_body(body)
-            started = time.perf_counter()
-            fitted = assembler.fit(body, model=model, budget=full * 2 // 5)
+        given = _transcript(fmt, seed, 6 + seed % 15)
+        full = tokens(fmt, meter, given)
+        started = time.perf_counter()
+        fitted = assembler.fit(given, model=model, budget=full * 2 // 5)
         seconds.append(time.perf_counter() - started)
-        wire = Wire()
         try:
-            (send_openai if provider == "openai" else send_anthropic)(fitted.body(), wire)
-            sent = wire.sent[0]
-            accepted += sent["messages"] == fitted.messages
+            sent = _sent(fmt, fitted.body(), model)
         except Exception:
             continue
-        text = json.dumps(sent)
-        images += "image" in text
-        thinking += '"thinking"' in text
-        if provider == "openai":
-            orphans += _orphans(sent["messages"])
-        else:
-            orphans += _anthropic_orphans(sent["messages"])
-            edited += _edited_thinking(messages, sent["messages"])
-        counted = meter.body(sent)
-        over += counted > fitted.budget
-        priced = fitted.result.cost + (
-            meter.openai_overhead() + 12 if provider == "openai" else meter.anthropic_overhead(True)
-        )
-        envelope.append(abs(priced - counted) / counted)
+        accepted += sent[key] == fitted.messages
+        broken = {rule for rule, _ in judge(fmt, sent, given)}
+        orphans += bool(broken & _ORPHANS)
+        edited += bool(broken & _EDITS)
+        over += tokens(fmt, meter, sent) > fitted.budget
     return {
         "transcripts": count,
         "counter": meter.counter.name,
@@ -130,10 +120,6 @@ def _goal_row(count: int, provider: str) -> dict[str, Any]:
         "orphaned": orphans,
         "edited_thinking": edited,
         "over_budget": over,
-        "envelope_max_pct": round(100 * max(envelope), 3),
-        "envelope_median_pct": round(100 * statistics.median(envelope), 3),
-        "with_images": images,
-        "with_thinking": thinking,
         "fit_ms_median": round(1000 * statistics.median(seconds), 1),
     }
 
@@ -308,19 +294,22 @@ def _markdown(report: dict[str, Any]) -> str:
         f"`python -m benchmarks.adapters` on commit {machine.get('commit')}, {machine.get('cpu')},"
         f" load average {load['before'][0]:.2f} before, {load['after'][0]:.2f} after.",
         "",
-        "## Goals (issue 26), budget 40% of each transcript's full count",
+        "## Goals (issues 26 and 35), budget 40% of each transcript's full count",
         "",
-        "| provider | transcripts | counter | accepted by the SDK | orphaned tool messages |"
-        " edited thinking | over budget | envelope vs counted (max / median) | with images |"
-        " with thinking | fit median |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "Each fitted body sent through the official SDK client (openai Chat Completions and"
+        " Responses, anthropic, google-genai) on an in-process transport, and the body on the"
+        " wire judged by `assembler.verifiers.structure` against the transcript it was cut"
+        " from.",
+        "",
+        "| format | transcripts | counter | accepted by the SDK | with an orphaned tool message |"
+        " with thinking, reasoning or a signature edited | over budget | fit median |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for provider, row in report["goals"].items():
+    for fmt, row in report["goals"].items():
         lines.append(
-            f"| {provider} | {row['transcripts']} | {row['counter']} | {row['accepted']} |"
+            f"| {fmt} | {row['transcripts']} | {row['counter']} | {row['accepted']} |"
             f" {row['orphaned']} | {row['edited_thinking']} | {row['over_budget']} |"
-            f" {row['envelope_max_pct']}% / {row['envelope_median_pct']}% | {row['with_images']} |"
-            f" {row['with_thinking']} | {row['fit_ms_median']} ms |"
+            f" {row['fit_ms_median']} ms |"
         )
     peers = dict(report["peers"])
     timing = peers.pop("timing_200_turns")

@@ -3,7 +3,11 @@
 Input: a seed and a number of rounds. Output: an OpenAI Chat Completions transcript
 (``openai_transcript``: system, a task, rounds of assistant tool calls (1-3 in
 parallel) and tool results from a few words to thousands, follow-ups with images,
-a last question) with its ``tools``, or an Anthropic Messages body
+a last question) with its ``tools``; an OpenAI Responses body (``responses_body``: the
+same rounds as ``reasoning`` items with encrypted content before ``function_call``
+items, their outputs, ``input_image`` parts); a Gemini body (``gemini_body``: model
+turns with thought parts and signed ``functionCall`` parts, ``functionResponse`` parts
+opening user turns, inline images); or an Anthropic Messages body
 (``anthropic_body``: the same rounds with signed thinking blocks before each call,
 ``tool_result`` blocks opening user turns (some holding an image), base64 images);
 and small real PNG images (``png``). Nothing is random beyond the seed.
@@ -18,7 +22,15 @@ import struct
 import zlib
 from typing import Any
 
-__all__ = ["TOOLS", "anthropic_body", "anthropic_tools", "openai_transcript", "png"]
+__all__ = [
+    "TOOLS",
+    "anthropic_body",
+    "anthropic_tools",
+    "gemini_body",
+    "openai_transcript",
+    "png",
+    "responses_body",
+]
 
 TOOLS = [
     ("search_orders", "Search orders by customer or number", {"query": "string"}),
@@ -204,4 +216,88 @@ def anthropic_body(seed: int, rounds: int = 12) -> dict[str, Any]:
         ],
         "messages": messages,
         "tools": anthropic_tools(),
+    }
+
+
+def responses_tools() -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "name": n, "description": d, "parameters": _schema(p)}
+        for n, d, p in TOOLS
+    ]
+
+
+def responses_body(seed: int, rounds: int = 12) -> dict[str, Any]:
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = [
+        {"role": "developer", "content": "You are a support operations agent. " + _text(rng, 40)},
+        {"role": "user", "content": "Task: " + _text(rng, 30)},
+    ]
+    for turn in range(rounds):
+        items.append({
+            "type": "reasoning", "id": f"rs_{seed}_{turn}",
+            "summary": [{"type": "summary_text", "text": _text(rng, rng.choice((10, 40)))}],
+            "encrypted_content": base64.b64encode(rng.randbytes(96)).decode(),
+        })  # fmt: skip
+        calls = [
+            {"type": "function_call", "id": f"fc_{seed}_{turn}_{k}",
+             "call_id": f"call_{seed}_{turn}_{k}", "name": rng.choice(TOOLS)[0],
+             "arguments": json.dumps({"query": _text(rng, 3)})}
+            for k in range(rng.choice((1, 1, 2, 3)))
+        ]  # fmt: skip
+        if rng.random() < 0.3:
+            items.append({"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": _text(rng, 20), "annotations": []}]})  # fmt: skip
+        items += calls
+        items += [
+            {"type": "function_call_output", "call_id": c["call_id"], "output": _result(rng)}
+            for c in calls
+        ]
+        if rng.random() < 0.2:
+            data = base64.b64encode(_image(rng)).decode()
+            items.append({"role": "user", "content": [
+                {"type": "input_text", "text": "Here is a screenshot: " + _text(rng, 10)},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{data}",
+                 "detail": rng.choice(("low", "high", "auto"))},
+            ]})  # fmt: skip
+    items.append({"role": "user", "content": "So what should we do now? " + _text(rng, 12)})
+    return {"model": "gpt-4o", "input": items, "tools": responses_tools()}
+
+
+def gemini_tools() -> list[dict[str, Any]]:
+    return [{"functionDeclarations": [
+        {"name": n, "description": d, "parametersJsonSchema": _schema(p)} for n, d, p in TOOLS
+    ]}]  # fmt: skip
+
+
+def gemini_body(seed: int, rounds: int = 12) -> dict[str, Any]:
+    rng = random.Random(seed)
+    contents: list[dict[str, Any]] = [
+        {"role": "user", "parts": [{"text": "Task: " + _text(rng, 30)}]}
+    ]
+    for turn in range(rounds):
+        calls = [
+            {"functionCall": {"id": f"fc_{seed}_{turn}_{k}", "name": rng.choice(TOOLS)[0],
+                              "args": {"query": _text(rng, 3)}}}
+            for k in range(rng.choice((1, 1, 2)))
+        ]  # fmt: skip
+        # the first call of a turn carries the turn's thought signature (URL-safe
+        # base64, as google-genai writes bytes on the wire)
+        calls[0]["thoughtSignature"] = base64.urlsafe_b64encode(rng.randbytes(48)).decode()
+        thought = {"text": _text(rng, rng.choice((15, 60))), "thought": True}
+        contents.append({"role": "model", "parts": [thought, *calls]})
+        answers: list[dict[str, Any]] = [
+            {"functionResponse": {"id": c["functionCall"]["id"], "name": c["functionCall"]["name"],
+                                  "response": {"output": _result(rng)}}}
+            for c in calls
+        ]  # fmt: skip
+        if rng.random() < 0.2:
+            data = base64.urlsafe_b64encode(_image(rng)).decode()
+            answers.append({"inlineData": {"mimeType": "image/png", "data": data}})
+        contents.append({"role": "user", "parts": answers})
+    contents.append({"role": "model", "parts": [{"text": _text(rng, 30)}]})
+    contents.append({"role": "user", "parts": [{"text": "So what now? " + _text(rng, 12)}]})
+    return {
+        "systemInstruction": {"parts": [{"text": "You are a support agent. " + _text(rng, 40)}]},
+        "contents": contents,
+        "tools": gemini_tools(),
     }

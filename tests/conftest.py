@@ -28,10 +28,13 @@ def judged_request(request: Any, result: assembler.Result, counter: Any) -> Any:
     (models/README.md section 14)."""
     if counter is None:
         return request
+    from assembler.model.rendering import DEFAULT_HEADERS, Headers
     from assembler.render import priced_request
 
     parsed = request if isinstance(request, assembler.Request) else assembler.parse_request(request)
-    return priced_request(parsed, counter, result.budget)
+    rendering = result.rendering
+    framing = DEFAULT_HEADERS if rendering is None else Headers(rendering.manifest.headers)
+    return priced_request(parsed, counter, result.budget, headers=framing)
 
 
 def check(judged: Any, result: assembler.Result) -> None:

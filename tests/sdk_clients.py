@@ -16,13 +16,16 @@ import pytest
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
+# google-genai sends through httpx itself
+httpx: Any = pytest.importorskip("httpx")
 
 # the SDKs' HTTP client: httpx2 in their newer releases, httpx before
 httpx2: Any = pytest.importorskip(
     "httpx2" if importlib.util.find_spec("httpx2") is not None else "httpx"
 )
 
-__all__ = ["Wire", "send_anthropic", "send_openai"]
+__all__ = ["Wire", "gemini_wire", "send_anthropic", "send_gemini", "send_openai", "send_responses"]
 
 
 @dataclass
@@ -42,6 +45,32 @@ class Wire:
                          "message": {"role": "assistant", "content": "ok"}}],
             "usage": {"prompt_tokens": self.input_tokens, "completion_tokens": 1,
                       "total_tokens": self.input_tokens + 1},
+        })  # fmt: skip
+
+    def _responses(self, request: Any) -> Any:
+        self.raw.append(request.content)
+        self.sent.append(json.loads(request.content))
+        return httpx2.Response(200, json={
+            "id": "resp_1", "object": "response", "created_at": 0, "model": "gpt-4o",
+            "status": "completed", "parallel_tool_calls": True, "tool_choice": "auto",
+            "tools": [], "output": [{"type": "message", "id": "msg_1", "role": "assistant",
+                                     "status": "completed", "content": [
+                                         {"type": "output_text", "text": "ok",
+                                          "annotations": []}]}],
+            "usage": {"input_tokens": self.input_tokens, "output_tokens": 1,
+                      "total_tokens": self.input_tokens + 1,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}},
+        })  # fmt: skip
+
+    def _gemini(self, request: Any) -> Any:
+        self.raw.append(request.content)
+        self.sent.append(json.loads(request.content))
+        return httpx.Response(200, json={
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+                            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": self.input_tokens, "candidatesTokenCount": 1,
+                              "totalTokenCount": self.input_tokens + 1},
         })  # fmt: skip
 
     def _anthropic(self, request: Any) -> Any:
@@ -69,3 +98,50 @@ def send_anthropic(body: dict[str, Any], wire: Wire, model: str = "claude-sonnet
     )  # fmt: skip
     fields = {k: v for k, v in body.items() if k not in ("model", "max_tokens")}
     return client.messages.create(model=model, max_tokens=body.get("max_tokens", 1024), **fields)
+
+
+def send_responses(body: dict[str, Any], wire: Wire, model: str = "gpt-4o") -> Any:
+    """An ``openai-responses`` body through ``client.responses.create``."""
+    client = openai.OpenAI(
+        api_key="test", max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(wire._responses)),
+    )  # fmt: skip
+    return client.responses.create(model=model, **body)
+
+
+def send_gemini(body: dict[str, Any], wire: Wire, model: str = "gemini-2.5-flash") -> Any:
+    """A ``gemini`` body through ``client.models.generate_content``: the SDK's own
+    types (which forbid unknown fields) read it, and its converters write the wire."""
+    from google.genai import types
+
+    client = genai.Client(
+        api_key="test",
+        http_options=types.HttpOptions(
+            httpx_client=httpx.Client(transport=httpx.MockTransport(wire._gemini))
+        ),
+    )
+    config = types.GenerateContentConfig(
+        system_instruction=body.get("systemInstruction"), tools=body.get("tools")
+    )
+    contents = [types.Content.model_validate(c) for c in body["contents"]]
+    return client.models.generate_content(model=model, contents=contents, config=config)
+
+
+def gemini_wire(sent: dict[str, Any]) -> dict[str, Any]:
+    """The wire request's body fields with the REST names the body uses: the SDK writes
+    a few field names in snake case (``mime_type``, ``parameters_json_schema``), which
+    the API reads as well."""
+    renamed = {"mime_type": "mimeType", "parameters_json_schema": "parametersJsonSchema",
+               "file_uri": "fileUri", "display_name": "displayName"}  # fmt: skip
+
+    def walk(value: Any, inside_data: bool = False) -> Any:
+        if isinstance(value, dict):
+            return {
+                renamed.get(k, k): v if k in ("args", "response") else walk(v)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return {k: walk(sent[k]) for k in ("systemInstruction", "contents", "tools") if k in sent}

@@ -16,6 +16,7 @@ from profiles import examples
 
 import assembler
 from assembler import RenderError
+from assembler.model.rendering import Headers
 from assembler.render.counters import Counter, Utf8Bytes
 
 pytest.importorskip("tiktoken")
@@ -23,7 +24,7 @@ pytest.importorskip("tokenizers")
 
 from tokenizer_builders import built_counters
 
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 
 
 class BoundaryTax:
@@ -98,11 +99,12 @@ def test_a_super_additive_counter_is_re_solved_until_it_fits() -> None:
     from assembler.render.layout import block_text
 
     parsed = assembler.parse_request(req)
-    block = counter.count(block_text(parsed.candidates[0]))
+    # the counter taxes headers: the framing that has them
+    block = counter.count(block_text(parsed.candidates[0], Headers.PROVENANCE))
     envelope = counter.count("<query>\nq?\n</query>\n")
     # room for all six by the sum of the parts, not once the boundaries are taxed
     req["task"]["budget"] = envelope + 6 * block
-    result = solve(req, render="text", counter=counter)
+    result = solve(req, render="text", counter=counter, headers="provenance")
     assert result.rendering is not None
     assert len(result.selected) < 6
     assert counter.count(result.rendering.text) <= req["task"]["budget"]

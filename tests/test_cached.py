@@ -25,7 +25,7 @@ from assembler.model.parse import parse_request
 from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
 
-FORMATS = ("anthropic-messages", "text", "openai-chat")
+FORMATS = ("anthropic-messages", "text", "openai-chat", "openai-responses", "gemini")
 
 
 def _answer(request: dict[str, Any], strategy: str = "exact", **options: Any) -> assembler.Result:

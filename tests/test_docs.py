@@ -58,6 +58,19 @@ def test_the_tutorial_shows_what_its_request_gives(
     assert "mandatory closure 90 > budget 60, excess 30" in refusal["message"]
 
 
+def test_the_adapters_guide_runs_every_format() -> None:
+    page = (DOCS / "guides" / "adapters.md").read_text(encoding="utf-8")
+    runnable = page.split("<!-- runnable -->\n```python\n")[1:]
+    assert len(runnable) == 5  # chat, responses, anthropic, gemini, any model
+    for block in runnable:
+        exec(compile(block[: block.index("```")], "adapters.md", "exec"), {})
+
+
+def test_the_readmes_fit_examples_run() -> None:
+    (block,) = [b for b in _blocks(README, "python") if b.startswith("chat = [")]
+    exec(compile("import assembler\n" + block, "README.md", "exec"), {})
+
+
 def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
     assert 150 <= len(README.splitlines()) <= 250
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]

@@ -103,7 +103,7 @@ def test_parse_request_answers_every_mapping(request: Any, limits: Limits) -> No
 @given(
     mutated_requests(python=True),
     st.sampled_from(sorted(assembler.STRATEGIES)),
-    st.sampled_from([None, None, "text", "openai-chat", "anthropic-messages"]),
+    st.sampled_from([None, None, *(f.value for f in assembler.RenderFormat)]),
     limits,
 )
 def test_assemble_answers_every_mapping(

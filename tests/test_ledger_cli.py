@@ -235,8 +235,13 @@ _CHANGED_LAYOUT = """
 import sys
 from assembler.render import layout
 from assembler.cli import main
-# the current code renders differently: every item now closes with a blank line
-layout._CLOSE = "\\n</item>\\n\\n"
+import dataclasses
+# the current code renders differently: every framed item now ends with a blank line
+original = layout.item_block
+def changed(candidate, headers=layout.DEFAULT_HEADERS):
+    block = original(candidate, headers)
+    return dataclasses.replace(block, footer=block.footer + "\\n") if block.footer else block
+layout.item_block = changed
 sys.exit(main(["ledger", "replay", sys.argv[1], "1"]))
 """
 
@@ -250,7 +255,8 @@ def test_replay_names_the_first_divergent_rendered_byte(tmp_path: Path) -> None:
         [sys.executable, "-c", _CHANGED_LAYOUT, ledger], capture_output=True, text=True
     )
     assert done.returncode == 1, done.stderr
-    expected = first.stdout.encode("utf-8").index(b"\n</item>\n") + len(b"\n</item>\n")
+    # the first item (the tool definition, framed with a line break) ends one byte early
+    expected = first.stdout.encode("utf-8").index(b"\n") + 1
     assert f"first divergent byte at offset {expected}" in done.stdout
     assert "rendered bytes: recorded" in done.stdout and "manifest items" in done.stdout
     assert "package_id" not in done.stdout  # the selection did not change

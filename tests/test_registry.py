@@ -1,12 +1,14 @@
-"""The counter registry: model profiles, real encodings from local files, images."""
+"""The counter registry: model profiles, the shipped encodings, framing figures, images."""
 
 from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 
 import pytest
 
+import assembler
 from assembler import InvalidRequest
 from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
 from assembler.render.encodings import load_encoding
@@ -51,16 +53,57 @@ def test_unknown_names_are_one_line_errors() -> None:
     assert caught.value.field == "counter"
 
 
-def test_real_encodings_load_from_local_files_only() -> None:
+def test_real_encodings_come_with_the_package() -> None:
     o200k = load_encoding("o200k_base")
-    if o200k is None:
-        pytest.skip("no local copy of o200k_base (pip install 'assembler[encodings]')")
+    assert o200k is not None
     # token ids of the real encodings, as published
     assert o200k._encoding.encode("Hello, world!") == [13225, 11, 2375, 0]
     cl100k = load_encoding("cl100k_base")
     assert cl100k is not None and cl100k._encoding.encode("Hello, world!") == [9906, 11, 1917, 0]
     assert meter_for("gpt-4o").counter.name == "tiktoken:o200k_base"
-    assert meter_for("claude-sonnet-4").counter.name == "tiktoken:o200k_basex1.25"
+    assert meter_for("claude-sonnet-4").counter.name == "estimate:tiktoken:o200k_basex1.25"
+    assert meter_for("gemini-2.5-flash").counter.name == "estimate:tiktoken:o200k_basex1.1"
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_shipped_ranks_rebuild_the_official_file_byte_for_byte(name: str) -> None:
+    import gzip
+    import hashlib
+
+    from assembler.render.encodings import ENCODINGS, official_text, pack_ranks, shipped_ranks
+
+    rebuilt = official_text(shipped_ranks(name))
+    assert hashlib.sha256(rebuilt).hexdigest() == ENCODINGS[name][1]
+    bpe_openai = pytest.importorskip("bpe_openai")
+    official = gzip.decompress(
+        (Path(bpe_openai.__file__).parent / "data" / f"{name}.tiktoken.gz").read_bytes()
+    )
+    assert official == rebuilt
+    # the shipped file is reproducible from the official one
+    shipped = Path(assembler.__file__).parent / "render" / "ranks" / f"{name}.ranks.xz"
+    assert pack_ranks(official) == shipped.read_bytes()
+
+
+def test_every_framing_figure_in_the_code_is_named_in_models() -> None:
+    from assembler import shipped
+    from assembler.render.billing import GEMINI_IMAGE_TOKENS
+
+    framing = shipped.framing()
+    for provider in ("openai", "openai-responses", "anthropic", "gemini"):
+        assert all(entry["source"] and entry["kind"] for entry in framing[provider].values())
+    meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
+    assert meter.openai_message({}) == framing["openai"]["message"]["tokens"]
+    assert meter.openai_overhead() == framing["openai"]["reply"]["tokens"]
+    assert meter.openai_tools([{}]) - len("{}") == (
+        framing["openai"]["tool"]["tokens"] + framing["openai"]["tools"]["tokens"]
+    )
+    claude = meter_for("claude-sonnet-4", counter_named("utf8-bytes"))
+    assert claude.anthropic_message({"content": []}) == framing["anthropic"]["message"]["tokens"]
+    assert str(claude.profile.tool_prompt) in framing["anthropic"]["tool_prompt"]["tokens"]
+    assert str(GEMINI_IMAGE_TOKENS) in framing["gemini"]["image"]["tokens"]
+    for provider, model in (("anthropic", "claude-sonnet-4"), ("gemini", "gemini-2.5-pro")):
+        factor = meter_for(model).profile.estimate_factor
+        assert f"x {factor:g}" in framing[provider]["text"]["tokens"]
 
 
 def test_openai_message_framing_follows_the_published_recipe() -> None:

@@ -26,7 +26,7 @@ from assembler.render.formats import check_anthropic, check_openai
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "models" / "examples" / "agent-tool-call.json"
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 CORPUS = sorted((ROOT / "corpus").glob("*.json"))
 
 
@@ -62,7 +62,7 @@ def _conversation() -> dict[str, Any]:
 
 
 def test_layout_is_stable_first_then_evidence_then_conversation_then_query() -> None:
-    result = _rendered(_conversation(), "text")
+    result = _rendered(_conversation(), "text", headers="provenance")
     assert result.rendering is not None
     ids = [item.id for item in result.rendering.manifest.items]
     assert ids == ["sys", "mem", "ev-a", "ev-b", "u1", "call", "res", "a3"]
@@ -72,7 +72,7 @@ def test_layout_is_stable_first_then_evidence_then_conversation_then_query() -> 
 
 
 def test_item_header_carries_id_form_hash_and_length() -> None:
-    result = _rendered(_conversation(), "text")
+    result = _rendered(_conversation(), "text", headers="provenance")
     assert result.rendering is not None
     item = next(i for i in result.rendering.manifest.items if i.id == "ev-a")
     data = result.rendering.data
@@ -117,7 +117,25 @@ def test_openai_chat_messages() -> None:
     call = messages[3]
     assert call["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"x": 1}'}
     assert messages[4]["tool_call_id"] == "c1" == call["tool_calls"][0]["id"]
-    assert "".join(m["content"] for m in messages) != result.rendering.text  # arguments apart
+    assert "".join(m["content"] or "" for m in messages) != result.rendering.text  # arguments
+    # conversation turns are what was said: no header, no closing line, in any framing
+    for headers in ("none", "minimal", "provenance"):
+        framed = _rendered(_conversation(), "openai-chat", headers=headers).rendering
+        assert framed is not None
+        turns = [m for m in framed.body["messages"] if m["role"] in ("tool", "assistant")]
+        assert [m["content"] for m in turns] == [None, "content of res", "content of a3"]
+
+
+def test_the_default_framing_is_the_leanest_and_the_manifest_stays_exact() -> None:
+    req = _conversation()
+    lean = _rendered(req, "anthropic-messages")
+    assert lean.rendering is not None and lean.rendering.manifest.headers == "none"
+    assert lean.rendering.manifest.render_version == 3
+    framed = _rendered(req, "anthropic-messages", headers="provenance")
+    assert framed.rendering is not None
+    assert len(lean.rendering.data) < len(framed.rendering.data) // 2
+    assert assembler.verify_rendering(req, lean, lean.rendering) == []
+    assert assembler.verify_rendering(req, framed, framed.rendering) == []
 
 
 def test_anthropic_messages_alternate_with_results_in_user_turns_and_breakpoints() -> None:

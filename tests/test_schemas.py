@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from assembler.model.rendering import RenderFormat
+
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 EXAMPLES = sorted((MODELS / "examples").glob("*.json"))
@@ -385,7 +387,7 @@ def test_example_result_validates(path: Path) -> None:
     assert (result["refusal"] or {}).get("code") == code
 
 
-@pytest.mark.parametrize("fmt", ["text", "openai-chat", "anthropic-messages"])
+@pytest.mark.parametrize("fmt", [f.value for f in RenderFormat])
 @pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_example_rendering_validates(path: Path, fmt: str) -> None:
     from assembler import assemble, verify, verify_rendering

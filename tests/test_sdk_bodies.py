@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sdk_clients import Wire, send_anthropic, send_openai
+from sdk_clients import Wire, gemini_wire, send_anthropic, send_gemini, send_openai, send_responses
 
 import assembler
+from assembler.render import billing
 from assembler.render.registry import meter_for
 from assembler.stages.identities import canonical_json
-from benchmarks.transcripts import anthropic_body, openai_transcript
+from benchmarks.transcripts import anthropic_body, gemini_body, openai_transcript, responses_body
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 RENDERED = ("agent-tool-call", "review-migration", "tool-results", "shared-resolver")
@@ -52,6 +53,28 @@ def test_rendered_body_goes_on_the_wire_as_the_manifest_hashes_it(name: str, fmt
         assert "tools" in sent and all(
             "tool_definition" not in json.dumps(m) for m in sent["messages"]
         )
+
+
+@pytest.mark.parametrize("name", RENDERED)
+@pytest.mark.parametrize("headers", ["provenance", "minimal", "none"])
+def test_responses_and_gemini_bodies_go_on_the_wire_as_hashed(name: str, headers: str) -> None:
+    request = json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+    for c in request["candidates"]:
+        c.setdefault("content", f"payload of {c['id']}")
+    for fmt in ("openai-responses", "gemini"):
+        result = assembler.assemble(request, render=fmt, headers=headers)
+        assert result.rendering is not None
+        body = result.rendering.body
+        wire = Wire()
+        if fmt == "gemini":
+            send_gemini(body, wire)
+            on_wire = gemini_wire(wire.sent[0])
+        else:
+            send_responses(body, wire)
+            on_wire = {key: wire.sent[0][key] for key in body}
+        assert on_wire == body
+        assert _sha(on_wire) == result.rendering.manifest.request_body_sha256
+        assert assembler.verify_rendering(request, result, result.rendering) == []
 
 
 def _tool_messages_answered(messages: list[dict[str, Any]]) -> bool:
@@ -115,6 +138,44 @@ def test_fit_anthropic_bodies_keep_thinking_whole_and_alternate(seed: int) -> No
     roles = [m["role"] for m in sent["messages"]]
     assert roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
     assert fitted.tokens == meter.anthropic_body(sent) <= budget
+    assert assembler.verify(fitted.request, fitted.result) == []
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_fit_responses_bodies_keep_reasoning_and_are_sent_as_returned(seed: int) -> None:
+    body = responses_body(seed)
+    meter = meter_for("gpt-4o")
+    budget = billing.responses_body(meter, body) * 2 // 5
+    fitted = assembler.fit(body, model="gpt-4o", budget=budget)
+    wire = Wire()
+    send_responses({k: v for k, v in fitted.body().items() if k != "model"}, wire)
+    (sent,) = wire.sent
+    assert sent["input"] == fitted.messages and sent["tools"] == body["tools"]
+    reasoning = [i for i in body["input"] if i.get("type") == "reasoning"]
+    for item in sent["input"]:
+        if item.get("type") == "reasoning":
+            assert item in reasoning  # encrypted content and summary as given
+    calls = {i["call_id"] for i in sent["input"] if i.get("type") == "function_call"}
+    assert calls == {i["call_id"] for i in sent["input"] if i.get("type") == "function_call_output"}
+    assert fitted.tokens == billing.responses_body(meter, sent) <= budget
+    assert assembler.verify(fitted.request, fitted.result) == []
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_fit_gemini_bodies_keep_thoughts_and_go_through_google_genai(seed: int) -> None:
+    body = gemini_body(seed)
+    meter = meter_for("gemini-2.5-flash")
+    budget = billing.gemini_body(meter, body) * 2 // 5
+    fitted = assembler.fit(body, model="gemini-2.5-flash", budget=budget)
+    wire = Wire()
+    reply = send_gemini(fitted.body(), wire)
+    sent = gemini_wire(wire.sent[0])
+    assert sent["contents"] == fitted.messages
+    assert sent["systemInstruction"] == body["systemInstruction"]
+    model_turns = [c for c in body["contents"] if c["role"] == "model"]
+    assert all(c in model_turns for c in sent["contents"] if c["role"] == "model")
+    assert fitted.tokens == billing.gemini_body(meter, sent) <= budget
+    assert fitted.record_usage is not None and reply.usage_metadata.prompt_token_count == 10
     assert assembler.verify(fitted.request, fitted.result) == []
 
 

@@ -99,6 +99,19 @@ def test_every_line_gets_its_reply_in_order_bad_lines_an_error(servers: Any) -> 
     assert lines.reply()["id"] == "last"
 
 
+def test_every_render_format_is_served_as_assemble_renders_it(servers: Any) -> None:
+    lines: Lines = servers(Lines)
+    request = _example("agent-tool-call.json")
+    formats = ("openai-responses", "gemini", "anthropic-messages")
+    for number, fmt in enumerate(formats):
+        lines.send({"id": number, "request": request, "render": fmt})
+    for number, fmt in enumerate(formats):
+        reply = lines.reply()
+        assert (reply["id"], reply["exit"]) == (number, 0), reply
+        assert reply["result"]["rendering"]["format"] == fmt
+        _same(request, reply["result"], render=fmt)
+
+
 def test_sessions_answer_as_assemble_answers_the_whole_request(servers: Any) -> None:
     lines: Lines = servers(Lines)
     loop = agent_loop(seed=3, forms=80, calls=6, content=True)

@@ -68,7 +68,7 @@ def test_any_sequence_of_deltas_answers_like_a_fresh_assemble(
     options: dict[str, Any] = {
         "strategy": data.draw(st.sampled_from(["exact", "exact", "exact", "dump", "greedy"])),
         "render": data.draw(
-            st.sampled_from([None, None, "text", "openai-chat", "anthropic-messages"])
+            st.sampled_from([None, None, *(f.value for f in assembler.RenderFormat)])
         ),
     }
     if options["render"] is not None and data.draw(st.integers(0, 3)) == 0:

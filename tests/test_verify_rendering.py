@@ -18,10 +18,11 @@ import pytest
 from conftest import solve
 
 import assembler
+from assembler.model.rendering import CONVERSATIONAL
 from assembler.verifiers.rendering import verify_rendering
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "models" / "examples" / "agent-tool-call.json"
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 
 
 def _sha(text: str) -> str:
@@ -34,7 +35,8 @@ def _canonical(value: Any) -> str:
 
 def _faithful(fmt: str) -> tuple[dict[str, Any], assembler.Result, dict[str, Any]]:
     req = json.loads(EXAMPLE.read_text(encoding="utf-8"))
-    result = solve(req, render=fmt)
+    # the corruptions below forge and move headers: the framing that has them
+    result = solve(req, render=fmt, headers="provenance")
     assert result.rendering is not None
     return req, result, copy.deepcopy(result.rendering.to_dict())
 
@@ -78,6 +80,8 @@ def _item(r: dict[str, Any], form_id: str) -> dict[str, Any]:
 def _block(r: dict[str, Any], form_id: str) -> str:
     item = _item(r, form_id)
     data = r["text"].encode("utf-8")
+    if item["kind"] in CONVERSATIONAL:  # a turn is its content alone
+        return data[item["offset"] : item["offset"] + item["length"]].decode("utf-8")
     start = data.rfind(b"<item ", 0, item["offset"])
     end = item["offset"] + item["length"] + len(b"\n</item>\n")
     return data[start:end].decode("utf-8")
@@ -122,7 +126,19 @@ def orphan_tool_result(req: dict[str, Any], r: dict[str, Any]) -> None:
     r["text"] = r["text"].replace(call, "", 1)
     r["manifest"]["items"] = [i for i in r["manifest"]["items"] if i["id"] != "call-lookup-4471"]
     body = r["body"]
-    if isinstance(body, dict) and "system" not in body:
+    if isinstance(body, dict) and "input" in body:
+        body["input"] = [
+            i for i in body["input"]
+            if i.get("type") != "function_call" and "call-lookup-4471" not in i.get("content", "")
+        ]  # fmt: skip
+    elif isinstance(body, dict) and "contents" in body:
+        for c in body["contents"]:
+            c["parts"] = [
+                p for p in c["parts"]
+                if "functionCall" not in p and "call-lookup-4471" not in p.get("text", "")
+            ]  # fmt: skip
+        body["contents"] = [c for c in body["contents"] if c["parts"]]
+    elif isinstance(body, dict) and "system" not in body:
         body["messages"] = [m for m in body["messages"] if not m.get("tool_calls")]
     elif isinstance(body, dict):
         for m in body["messages"]:

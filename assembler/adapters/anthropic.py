@@ -93,6 +93,10 @@ def units_of(
                 if isinstance(b, Mapping) and b.get("type") == "tool_use"
             ]
             for call in calls:
+                if str(call) in open_calls:
+                    raise InvalidRequest(
+                        f"messages[{index}].content", f"repeats tool_use id {call!r}"
+                    )
                 open_calls[str(call)] = index
             units.append(
                 Unit(

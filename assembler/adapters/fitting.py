@@ -33,9 +33,10 @@ from ..model.errors import AssemblerError, InvalidRequest
 from ..model.types import Result, Status
 from ..render.budget import Rounds
 from ..render.counters import Counter
-from ..render.registry import Meter, meter_for, model_profile
-from . import anthropic, langchain, openai
-from .units import ELIDE_ABOVE, Form, Unit, chosen_forms, recency, request_of
+from ..render.registry import MODELS, Meter, ModelProfile, meter_for, model_profile
+from . import dispatch, langchain, shapes
+from .refusals import refusal_message
+from .units import ELIDE_ABOVE, Unit, chosen_forms, recency, request_of
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -92,8 +93,10 @@ class Fitted:
         return billed / max(1, self.counted)
 
     def body(self) -> dict[str, Any]:
-        """The provider body: ``{"messages", "tools"?}`` (OpenAI, LangChain as OpenAI
-        dicts) or ``{"system"?, "messages", "tools"?}`` (Anthropic)."""
+        """The provider body: ``{"messages", "tools"?}`` (OpenAI Chat Completions,
+        LangChain as OpenAI dicts), ``{"system"?, "messages", "tools"?}`` (Anthropic),
+        ``{"input", "tools"?}`` (OpenAI Responses) or ``{"systemInstruction"?,
+        "contents", "tools"?}`` (Gemini); a given body's other fields passed through."""
         messages = self.messages
         if self.provider == "langchain":
             from langchain_core.messages import convert_to_openai_messages
@@ -104,7 +107,16 @@ class Fitted:
         body: dict[str, Any] = {**self.extra}
         if self.provider == "anthropic" and self.system:
             body["system"] = self.system
-        body["messages"] = list(messages)
+        if self.provider == "gemini" and self.system:
+            system = self.system
+            body["systemInstruction"] = (
+                {"parts": [{"text": system}]} if isinstance(system, str) else system
+            )
+        if self.provider == "openai" and self.system:
+            messages = [{"role": "system", "content": self.system}, *messages]
+        if self.provider == "openai-responses" and self.system:
+            body["instructions"] = self.system
+        body[dispatch.LIST_KEY[self.provider]] = list(messages)
         if self.tools:
             body["tools"] = (
                 langchain.tool_dicts(self.tools) if self.provider == "langchain" else self.tools
@@ -113,15 +125,17 @@ class Fitted:
 
 
 def billed_input_tokens(usage: Any) -> int:
-    """The input tokens a provider billed: OpenAI's ``prompt_tokens``, Anthropic's
-    ``input_tokens`` plus its cache writes and reads, LangChain's ``input_tokens``."""
+    """The input tokens a provider billed: OpenAI's ``prompt_tokens`` (Responses:
+    ``input_tokens``), Gemini's ``prompt_token_count``, Anthropic's ``input_tokens``
+    plus its cache writes and reads, LangChain's ``input_tokens``."""
 
     def get(key: str) -> int:
         value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    if get("prompt_tokens"):
-        return get("prompt_tokens")
+    for key in ("prompt_tokens", "prompt_token_count", "promptTokenCount"):
+        if get(key):
+            return get(key)
     total = (
         get("input_tokens") + get("cache_creation_input_tokens") + get("cache_read_input_tokens")
     )
@@ -143,15 +157,23 @@ def fit(
     elide_above: int = ELIDE_ABOVE,
     time_limit: float | None = None,
     ledger: Ledger | None = None,
+    format: str | None = None,
 ) -> Fitted:
     """Keep the most valuable part of ``messages`` that fits ``model``.
 
-    ``budget`` (tokens for the whole request body) defaults to the model's context
-    window less ``output_tokens`` (default: the model's output limit), and may not
-    exceed it. ``relevance(index, message)`` in [0, 1] values each message (default:
-    recency, from 0.1 for the oldest to 1.0 for the newest). Tool results above
-    ``elide_above`` tokens may be sent as head and tail, or as a placeholder."""
-    profile = model_profile(model)
+    ``messages`` is a list (Chat Completions messages, Anthropic messages, Responses
+    input items, Gemini contents, LangChain messages) or a whole body (``messages``,
+    ``input`` or ``contents`` with its system prompt and tools); ``format``
+    (``openai-chat``, ``openai-responses``, ``anthropic-messages``, ``gemini``) names
+    the list's format when its shape and the model do not. ``budget`` (tokens for the
+    whole request body) defaults to the model's context window less ``output_tokens``
+    (default: the model's output limit), and may not exceed it; a model this package
+    does not know is fitted as an OpenAI-compatible chat given ``counter`` and
+    ``budget`` (its window). ``relevance(index, message)`` in [0, 1] values each
+    message (default: recency, from 0.1 for the oldest to 1.0 for the newest). Tool
+    results above ``elide_above`` tokens may be sent as head and tail, or as a
+    placeholder."""
+    profile = _profile(model, counter, budget)
     meter = meter_for(profile, counter)
     if ledger is not None:
         meter = meter.calibrated(ledger.calibration(profile.name, meter.counter.name))
@@ -166,28 +188,57 @@ def fit(
         raise InvalidRequest(
             "budget", f"{budget} is above {profile.name}'s input window of {window} tokens"
         )
+    if isinstance(elide_above, bool) or not isinstance(elide_above, int) or elide_above < 0:
+        raise InvalidRequest(
+            "elide_above", f"must be a whole number of tokens >= 0, not {elide_above!r}"
+        )
+    fmt, where = dispatch.format_of(messages, profile, format)
     extra: dict[str, Any] = {}
+    listed: Any = messages
     if isinstance(messages, Mapping):
-        # a whole Anthropic body: its system and tools unless given, the rest passed through
-        extra = {k: v for k, v in messages.items() if k not in ("messages", "system", "tools")}
-        system = messages.get("system") if system is None else system
+        # a whole body: its system prompt and tools unless given, the rest passed through
+        key = dispatch.LIST_KEY[dispatch.PROVIDER[fmt]] if where not in messages else where
+        system_key = dispatch.SYSTEM_KEY[fmt]
+        extra = {k: v for k, v in messages.items() if k not in (key, system_key, "tools")}
+        system = messages.get(system_key) if system is None else system
         tools = messages.get("tools") if tools is None else tools
-        messages = messages.get("messages", [])
-    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        raise InvalidRequest("messages", "must be a list of messages")
-    tools = list(tools or [])
-    provider = "langchain" if langchain.is_langchain(messages) else profile.provider
-    units = _units(provider, messages, tools, system, meter, elide_above)
-    score = relevance or (lambda index, _message: recency(index, len(messages)))
+        listed = messages.get(key, [])
+    tools = [] if tools is None else tools
+    if fmt == "langchain":
+        if not listed:
+            raise InvalidRequest(where, "is empty: there is no conversation to fit")
+    else:
+        shapes.check_list(listed, fmt, where, model)
+        shapes.check_tools(tools, fmt)
+    tools = list(tools)
+    units = dispatch.units_of(fmt, listed, tools, system, meter, elide_above, where)
+    score = relevance or (lambda index, _message: recency(index, len(listed)))
     weights = [
-        1.0 if u.message < 0 else _relevance(score(u.message, messages[u.message]), u.message)
+        1.0 if u.message < 0 else _relevance(score(u.message, listed[u.message]), u.message)
         for u in units
     ]
-    fixed = _fixed(provider, meter, bool(tools))
+    overheads = dispatch.overheads(fmt, meter, bool(tools))
     return _solve(
-        provider, messages, tools, system, units, weights, meter, budget, fixed, time_limit,
-        ledger, extra,
+        fmt, listed, tools, system, units, weights, meter, budget, overheads, time_limit,
+        ledger, extra, where,
     )  # fmt: skip
+
+
+def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelProfile:
+    """The model's profile; a model this package does not know, given a counter and a
+    budget, is an OpenAI-compatible one whose window is the budget."""
+    try:
+        return model_profile(model)
+    except InvalidRequest:
+        if counter is None or budget is None or not isinstance(model, str) or not model:
+            raise InvalidRequest(
+                "model",
+                f"unknown model {model!r}: give counter= (its tokenizer) and budget= (its"
+                " window) to fit it as an OpenAI-compatible chat, or one of the known families:"
+                f" {', '.join(sorted(MODELS))}",
+            ) from None
+        window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
+        return ModelProfile(model, "openai", max(window, 0), 0, "")
 
 
 def _relevance(value: Any, index: int) -> float:
@@ -196,48 +247,8 @@ def _relevance(value: Any, index: int) -> float:
     return float(value)
 
 
-def _units(
-    provider: str,
-    messages: Sequence[Any],
-    tools: list[Any],
-    system: Any,
-    meter: Meter,
-    elide_above: int,
-) -> list[Unit]:
-    if provider == "langchain":
-        units = langchain.units_of(messages, tools, meter, elide_above)
-        if system is not None:
-            from langchain_core.messages import convert_to_openai_messages
-
-            (as_dict,) = convert_to_openai_messages([system])
-            units.append(_system_unit(system, meter.openai_message(as_dict), as_dict["content"]))
-        return units
-    if provider == "openai":
-        units = openai.units_of(messages, tools, meter, elide_above)
-        if system is not None:
-            message = {"role": "system", "content": system}
-            units.append(_system_unit(system, meter.openai_message(message), system))
-        return units
-    units = anthropic.units_of(messages, tools, meter, elide_above)
-    head = anthropic.system_unit(system, meter)
-    return units if head is None else [*units, head]
-
-
-def _system_unit(system: Any, tokens: int, text: Any) -> Unit:
-    from ..model.types import Kind
-
-    return Unit("system", -2, 0, Kind.SYSTEM, (Form("full", system, tokens),), required=True,
-                text=str(text))  # fmt: skip
-
-
-def _fixed(provider: str, meter: Meter, with_tools: bool) -> int:
-    if provider == "anthropic":
-        return meter.anthropic_overhead(with_tools)
-    return meter.openai_overhead() + (12 if with_tools else 0)
-
-
 def _solve(
-    provider: str,
+    fmt: str,
     messages: Sequence[Any],
     tools: list[Any],
     system: Any,
@@ -245,29 +256,29 @@ def _solve(
     weights: list[float],
     meter: Meter,
     budget: int,
-    fixed: int,
+    overheads: list[tuple[str, int]],
     time_limit: float | None,
     ledger: Ledger | None,
     extra: dict[str, Any],
+    where: str,
 ) -> Fitted:
     from ..api import assemble
 
+    fixed = sum(tokens for _, tokens in overheads)
     rounds = Rounds(budget)
     while True:
         request = request_of(units, budget - fixed - rounds.reserve, weights)
         result = assemble(request, time_limit=time_limit, ledger=ledger)
         if result.status is not Status.BUNDLE:
-            reason = result.refusal.message if result.refusal is not None else "time limit"
-            raise FitRefused(
-                f"nothing fits {budget} tokens for {meter.profile.name}: {reason}", result
+            message = refusal_message(
+                result, units, budget, overheads, rounds.reserve, meter, where
             )
+            raise FitRefused(message, result)
         chosen = chosen_forms(units, result)
-        kept_messages = _messages_back(provider, messages, units, chosen)
-        kept_tools = [chosen[u.key].payload for u in units if u.message == -1 and u.key in chosen]
         fitted = Fitted(
-            provider=provider,
-            messages=kept_messages,
-            tools=kept_tools,
+            provider=dispatch.PROVIDER[fmt],
+            messages=dispatch.messages_back(fmt, messages, units, chosen),
+            tools=[chosen[u.key].payload for u in units if u.message == -1 and u.key in chosen],
             system=system,
             tokens=0,
             budget=budget,
@@ -285,26 +296,8 @@ def _solve(
             extra=extra,
         )
         body = fitted.body()
-        _check(provider, body)
-        total = meter.body(body)
+        dispatch.check(fmt, body)
+        total = dispatch.tokens(fmt, meter, body)
         if rounds.fits(total):
-            raw = total if meter.factor == 1.0 else meter.calibrated(1.0).body(body)
+            raw = dispatch.tokens(fmt, meter.calibrated(1.0), body) if meter.factor != 1 else total
             return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
-
-
-def _messages_back(
-    provider: str, messages: Sequence[Any], units: list[Unit], chosen: dict[str, Form]
-) -> list[Any]:
-    if provider == "anthropic":
-        return anthropic.messages_of(messages, units, chosen)
-    return openai.messages_of(units, chosen)
-
-
-def _check(provider: str, body: dict[str, Any]) -> None:
-    """The provider's rules on the body, before it is returned (a failure is a bug)."""
-    from ..render.formats import check_anthropic, check_openai
-
-    if provider == "anthropic":
-        check_anthropic({"system": [], **body})
-    else:
-        check_openai(body["messages"])

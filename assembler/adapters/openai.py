@@ -101,7 +101,12 @@ def units_of(
                 f"call {pending!r} is not answered before messages[{index}]",
             )
         calls = message.get("tool_calls") or []
-        for call in calls:
+        for number, call in enumerate(calls):
+            if str(call.get("id")) in open_calls:
+                raise InvalidRequest(
+                    f"messages[{index}].tool_calls[{number}].id",
+                    f"repeats call id {call.get('id')!r} of the same message",
+                )
             open_calls[str(call.get("id"))] = index
         units.append(
             Unit(

@@ -309,29 +309,40 @@ def blocks_of_rendering(
     """The simulator's blocks of ``rendering`` (``render_version`` 1, any format).
 
     One block per manifest item and envelope part, each from the end of the one before
-    to the end of its footer (``\\n</item>\\n``, ``\\n</query>\\n``, ...; a tool call has
-    none), keyed by the sha256 of those bytes; an item's tokens are its manifest
+    to the end of its footer (``\\n</item>\\n``, ``\\n</query>\\n``, the line break of
+    ``headers`` ``none``; a tool call has none, nor, from ``render_version`` 3, a
+    conversation turn), keyed by the sha256 of those bytes; an item's tokens are its manifest
     ``tokens``, an envelope part's ``envelope_tokens`` (declared costs do not count the
     envelope). A manifest breakpoint, which falls on a block's end, becomes a breakpoint
-    of ``ttl`` seconds. In ``anthropic-messages`` a tool call is two content blocks (its
-    header as text and its ``tool_use``), hence ``span`` 2. This is the one place that
+    of ``ttl`` seconds. In ``anthropic-messages`` a version 2 tool call is two content
+    blocks (its header as text and its ``tool_use``), hence ``span`` 2. This is the one place that
     knows the renderer's framing: a change of layout or framing changes only this.
     """
     data = rendering.data
     manifest = rendering.manifest
     anthropic = manifest.format is RenderFormat.ANTHROPIC_MESSAGES
+    # version 3 sends conversation turns (a call too) as their content alone
+    bare = manifest.render_version >= 3
+    turns = ("user_turn", "assistant_turn", "tool_call", "tool_result")
     parts = sorted(
-        [(i.offset, i.length, i.tokens, 2 if anthropic and i.kind == "tool_call" else 1)
+        [(i.offset, i.length, i.tokens,
+          2 if anthropic and i.kind == "tool_call" and not bare else 1,
+          bare and i.kind in turns)
          for i in manifest.items]
-        + [(offset, length, envelope_tokens, 1) for _part, offset, length in manifest.envelope]
+        + [(offset, length, envelope_tokens, 1, False)
+           for _part, offset, length in manifest.envelope]
     )  # fmt: skip
     marks = set(manifest.breakpoints)
     blocks: list[CacheBlock] = []
     start = 0
-    for offset, length, tokens, span in parts:
+    for offset, length, tokens, span, alone in parts:
         end = offset + length
-        if data.startswith(b"\n</", end):
+        if alone:
+            pass
+        elif data.startswith(b"\n</", end):
             end = data.index(b">\n", end) + 2
+        elif data.startswith(b"\n", end) and manifest.headers == "none":
+            end += 1
         key = hashlib.sha256(data[start:end]).hexdigest()
         blocks.append(CacheBlock(key, tokens, ttl if end in marks else None, span))
         marks.discard(end)

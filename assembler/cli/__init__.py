@@ -36,6 +36,8 @@ commands:
   serve [--port N]       answer requests and session deltas: JSON lines on
                          stdin/stdout, or HTTP on a loopback port
   corpus run             run every strategy over the conformance corpus
+  conformance            run the structural conformance suite (provider rules
+                         of message lists) against fit
   hunt                   search for requests where a strategy is wrong
   sweep                  tabulate strategies' losses over shapes x budgets
   schema [NAME]          print a JSON Schema (request, result, delta, ...)
@@ -149,6 +151,10 @@ def _run(command: str, rest: list[str]) -> int:
         from ..tooling.conformance import main as corpus_main
 
         return int(corpus_main(rest))
+    if command == "conformance":
+        from ..tooling.structure import main as structure_main
+
+        return structure_main(rest)
     if command == "hunt":
         from ..tooling.hunt import main as hunt_main
 

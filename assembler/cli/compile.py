@@ -95,8 +95,8 @@ def _compile_parser() -> argparse.ArgumentParser:
         "--counter",
         metavar="NAME",
         help="with --render: count costs with this counter (utf8-bytes, o200k_base,"
-        " cl100k_base, tiktoken:PATH, tokenizers:PATH); real encodings are read from local"
-        " files only",
+        " cl100k_base, tiktoken:PATH, tokenizers:PATH); the real encodings ship with the"
+        " package: nothing is downloaded",
     )
     parser.add_argument(
         "--model",

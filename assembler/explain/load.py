@@ -17,7 +17,7 @@ from typing import Any
 from ..ledger.documents import result_from_dict as stored_result
 from ..model.errors import AssemblerError
 from ..model.lookalikes import not_a_result
-from ..model.rendering import Manifest, ManifestItem, RenderFormat, Rendering
+from ..model.rendering import Headers, Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import Request, Result
 from ..stages.identities import canonical_json
 
@@ -85,6 +85,8 @@ def _rendering(data: Mapping[str, Any]) -> Rendering:
         budget=int(m["budget"]),
         total_tokens=m["total_tokens"],
         envelope_tokens=m["envelope_tokens"],
+        # a manifest written before it named its framing was framed with provenance
+        headers=Headers(str(m.get("headers", "provenance"))),
     )
     return Rendering(
         format=RenderFormat(data["format"]),

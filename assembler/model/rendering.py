@@ -18,26 +18,45 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["RENDER_VERSION", "Headers", "Manifest", "ManifestItem", "RenderFormat", "Rendering"]
+__all__ = [
+    "CONVERSATIONAL",
+    "DEFAULT_HEADERS",
+    "RENDER_VERSION",
+    "Headers",
+    "Manifest",
+    "ManifestItem",
+    "RenderFormat",
+    "Rendering",
+]
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
-RENDER_VERSION = 2
+RENDER_VERSION = 3
 
 
 class RenderFormat(StrEnum):
     TEXT = "text"
     OPENAI_CHAT = "openai-chat"
     ANTHROPIC_MESSAGES = "anthropic-messages"
+    OPENAI_RESPONSES = "openai-responses"
+    GEMINI = "gemini"
 
 
 class Headers(StrEnum):
-    """How an item is framed: ``provenance`` (id, kind, form, sha256 and byte length),
-    ``minimal`` (the id) or ``none`` (the content and a line break). The manifest
-    locates and hashes every item whatever the choice."""
+    """How an item that is not a conversation turn is framed: ``provenance`` (id, kind,
+    form, sha256 and byte length), ``minimal`` (the id) or ``none`` (the content and a
+    line break). Conversation turns (``CONVERSATIONAL``) carry their content only,
+    whatever the choice (``render_version`` 3). The manifest locates and hashes every
+    item whatever the choice, so the leanest, ``none``, is the default."""
 
     PROVENANCE = "provenance"
     MINIMAL = "minimal"
     NONE = "none"
+
+
+# the framing a rendering uses when none is asked for: the leanest, the manifest exact
+DEFAULT_HEADERS = Headers.NONE
+# the kinds that carry their content only: what the caller and the model said and did
+CONVERSATIONAL = frozenset({"user_turn", "assistant_turn", "tool_call", "tool_result"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +197,8 @@ class Rendering:
     def body(self) -> Any:
         """The provider body as plain JSON values: a string for ``text``, ``{"messages",
         "tools"?}`` for ``openai-chat``, ``{"system", "messages", "tools"?}`` for
-        ``anthropic-messages``."""
+        ``anthropic-messages``, ``{"input", "tools"?}`` for ``openai-responses``,
+        ``{"systemInstruction"?, "contents", "tools"?}`` for ``gemini``."""
         return json.loads(self.body_json)
 
     @property

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.errors import RenderError
-from ..model.rendering import Headers, RenderFormat, Rendering
+from ..model.rendering import DEFAULT_HEADERS, Headers, RenderFormat, Rendering
 from ..model.types import Request, Result
 from .counters import Counter
 from .layout import block_text, envelope_blocks
@@ -41,7 +41,7 @@ def priced_request(
     request: Request,
     counter: Counter,
     budget: int | None = None,
-    headers: Headers = Headers.PROVENANCE,
+    headers: Headers = DEFAULT_HEADERS,
 ) -> Request:
     """``request`` with each form's cost counted from its block framed by ``headers`` (a
     form without content keeps its declared cost: it cannot be admitted when rendering)

@@ -1,35 +1,38 @@
-"""Real tiktoken encodings, from files already on this machine: never downloaded.
+"""Real tiktoken encodings, shipped in the package: never downloaded.
 
 Input: an encoding name (``o200k_base``, ``cl100k_base``).
-Output: a ``TiktokenCounter`` on the real encoding, or ``None`` when no copy of its
-ranks file is on this machine.
+Output: a ``TiktokenCounter`` on the real encoding (``load_encoding``), built from the
+ranks the package ships; ``pack_ranks`` / ``unpack_ranks`` the compact form they are
+shipped in.
 
-Where a copy is looked for, in order:
-
-1. tiktoken's own cache (``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or the
-   system temporary folder's ``data-gym-cache``, under the key tiktoken gives the
-   official file), as a previous ``tiktoken.get_encoding`` left it;
-2. the ranks files that the ``bpe-openai`` package ships (``pip install
-   'assembler[encodings]'``), byte for byte the official ones.
-
-Each copy is checked against the official file's sha256 before it is used, and the
-``Encoding`` is built here from the file, so that no code path can fall through to
-tiktoken's download.
+The official ranks files (``base64(token) rank`` per line, 3.6 MB and 1.7 MB) are
+shipped compactly as ``ranks/NAME.ranks.xz``: the tokens in rank order, each as its
+length (one byte) and its bytes, xz-compressed (0.83 MB and 0.39 MB). The ranks are
+0 .. n-1 without a gap in both files, so the order is the whole mapping, and
+``official_text`` rebuilds the official file byte for byte (the tests check its
+sha256 against the official one). At run time the shipped file is checked against
+its own sha256 before it is used, and the ``Encoding`` is built here, so that no code
+path can fall through to tiktoken's download.
 """
 
 from __future__ import annotations
 
-import gzip
+import base64
 import hashlib
-import importlib.util
-import os
-import tempfile
+import lzma
 from functools import cache
 from pathlib import Path
 
 from .counters import TiktokenCounter
 
-__all__ = ["ENCODINGS", "load_encoding"]
+__all__ = [
+    "ENCODINGS",
+    "load_encoding",
+    "official_text",
+    "pack_ranks",
+    "shipped_ranks",
+    "unpack_ranks",
+]
 
 _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
@@ -69,53 +72,64 @@ ENCODINGS: dict[str, tuple[str, str, str, dict[str, int]]] = {
 }
 
 
-def _tiktoken_cache(url: str) -> Path:
-    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    base = Path(folder) if folder else Path(tempfile.gettempdir()) / "data-gym-cache"
-    return base / hashlib.sha1(url.encode()).hexdigest()
+# sha256 of each shipped ranks/NAME.ranks.xz (what the package itself carries)
+SHIPPED = {
+    "o200k_base": "74c6f5af06dd76707df670b80098f8be24afcd25ffae041f3df869abdcf63f65",
+    "cl100k_base": "3208ff089538356f91190e4abe4f6b1126b65045c189e60d7c5475580d6fc3b9",
+}
+_FOLDER = Path(__file__).resolve().parent / "ranks"
 
 
-def _shipped(name: str) -> Path | None:
-    spec = importlib.util.find_spec("bpe_openai")
-    if spec is None or spec.origin is None:
-        return None
-    return Path(spec.origin).parent / "data" / f"{name}.tiktoken.gz"
+def pack_ranks(official: bytes) -> bytes:
+    """The compact form of an official ranks file: tokens in rank order, each a
+    length byte and its bytes, xz-compressed. ValueError when the ranks have a gap."""
+    pairs = [line.split() for line in official.splitlines() if line]
+    tokens = [base64.b64decode(token) for token, _ in pairs]
+    if [int(rank) for _, rank in pairs] != list(range(len(pairs))):
+        raise ValueError("the ranks are not 0 .. n-1 in order")
+    if any(not 0 < len(token) < 256 for token in tokens):
+        raise ValueError("a token is empty or longer than 255 bytes")
+    blob = b"".join(bytes([len(token)]) + token for token in tokens)
+    return lzma.compress(blob, preset=9 | lzma.PRESET_EXTREME)
 
 
-def _ranks_bytes(name: str) -> bytes | None:
-    url, sha256, _, _ = ENCODINGS[name]
-    cached = _tiktoken_cache(url)
-    if cached.is_file():
-        data = cached.read_bytes()
-        if hashlib.sha256(data).hexdigest() == sha256:
-            return data
-    shipped = _shipped(name)
-    if shipped is not None and shipped.is_file():
-        data = gzip.decompress(shipped.read_bytes())
-        if hashlib.sha256(data).hexdigest() == sha256:
-            return data
-    return None
+def unpack_ranks(packed: bytes) -> dict[bytes, int]:
+    """token bytes -> rank, from ``pack_ranks``' form."""
+    blob = lzma.decompress(packed)
+    ranks: dict[bytes, int] = {}
+    index = 0
+    while index < len(blob):
+        length = blob[index]
+        ranks[blob[index + 1 : index + 1 + length]] = len(ranks)
+        index += 1 + length
+    return ranks
+
+
+def official_text(ranks: dict[bytes, int]) -> bytes:
+    """The official ranks file these ranks were packed from, byte for byte."""
+    return b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode() + b"\n"
+        for token, rank in sorted(ranks.items(), key=lambda pair: pair[1])
+    )
+
+
+def shipped_ranks(name: str) -> dict[bytes, int]:
+    """The ranks of ``name`` from the package's own file, checked by its sha256."""
+    packed = (_FOLDER / f"{name}.ranks.xz").read_bytes()
+    if hashlib.sha256(packed).hexdigest() != SHIPPED[name]:
+        raise RuntimeError(f"the shipped ranks of {name} are damaged: reinstall assembler")
+    return unpack_ranks(packed)
 
 
 @cache
 def load_encoding(name: str) -> TiktokenCounter | None:
-    """The real encoding ``name`` as a counter, or None when no checked copy is here
-    (or tiktoken is not installed)."""
-    if name not in ENCODINGS or importlib.util.find_spec("tiktoken") is None:
+    """The real encoding ``name`` as a counter (None for an encoding not shipped)."""
+    if name not in ENCODINGS:
         return None
-    data = _ranks_bytes(name)
-    if data is None:
-        return None
-    import base64
-
     import tiktoken
 
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
     _, _, pattern, special = ENCODINGS[name]
     encoding = tiktoken.Encoding(
-        name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=dict(special)
+        name, pat_str=pattern, mergeable_ranks=shipped_ranks(name), special_tokens=dict(special)
     )
     return TiktokenCounter(encoding)

@@ -31,74 +31,20 @@ send (no item but tool definitions, no instruction or query) is
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from ..model.errors import RenderError
 from ..model.rendering import RenderFormat
+from . import gemini, responses
 from .layout import Block
+from .parts import arguments, call_of, messages_of, rule, tool_definition, tools_of
 
 __all__ = ["build_body", "check_anthropic", "check_openai", "tool_definition"]
 
 MAX_BREAKPOINTS = 4
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 _EPHEMERAL = {"type": "ephemeral"}
-
-
-def _rule(rule: str, message: str, items: tuple[str, ...] = ()) -> RenderError:
-    return RenderError("RENDER_PROVIDER_RULE", message, items=items, rule=rule)
-
-
-def _id(block: Block) -> str:
-    return "" if block.candidate is None else block.candidate.id
-
-
-def _arguments(block: Block) -> dict[str, Any]:
-    try:
-        value = json.loads(block.content)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise _rule(
-            "tool-call-arguments", "a tool call's content must be a JSON object", (_id(block),)
-        )
-    return value
-
-
-def tool_definition(content: str, provider: str) -> dict[str, Any]:
-    """A tool definition item's content (a JSON object: ``{name, description?,
-    parameters | input_schema}``, or OpenAI's ``{type: "function", function: {...}}``)
-    as the provider's ``tools`` entry; ValueError when it is not one."""
-    value = json.loads(content)
-    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
-        value = value["function"]
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
-        raise ValueError("a tool definition is a JSON object with a string name")
-    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
-    if not isinstance(schema, dict):
-        raise ValueError("a tool definition's schema is a JSON object")
-    described = {"description": value["description"]} if "description" in value else {}
-    if provider == "openai":
-        return {"type": "function", "function": {"name": value["name"], **described,
-                                                 "parameters": schema}}  # fmt: skip
-    return {"name": value["name"], **described, "input_schema": schema}
-
-
-def _tools(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
-    tools = []
-    for block in blocks:
-        if block.kind == "tool_definition":
-            try:
-                tools.append(tool_definition(block.content, provider))
-            except ValueError:
-                raise _rule(
-                    "tool-definition",
-                    "a tool definition's content must be a JSON object with a name and a JSON"
-                    " Schema (parameters or input_schema)",
-                    (_id(block),),
-                ) from None
-    return tools
 
 
 def build_body(
@@ -117,9 +63,13 @@ def build_body(
         return "".join(b.text for b in blocks), ()
     for block in blocks:
         if block.kind == "tool_call":
-            _arguments(block)
+            arguments(block)
+    if fmt is RenderFormat.OPENAI_RESPONSES:
+        return responses.build(blocks), ()
+    if fmt is RenderFormat.GEMINI:
+        return gemini.build(blocks), ()
     if fmt is RenderFormat.OPENAI_CHAT:
-        tools = _tools(blocks, "openai")
+        tools = tools_of(blocks, "openai")
         messages = _openai(blocks)
         check_openai(messages)
         return ({"messages": messages, "tools": tools} if tools else {"messages": messages}), ()
@@ -128,46 +78,21 @@ def build_body(
     return body, breakpoints
 
 
-def _call(block: Block) -> tuple[str, str]:
-    assert block.candidate is not None
-    return str(block.candidate.tool_call_id), str(block.candidate.tool_name)
-
-
 def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     """Messages in block order: each run of system-prompt blocks one ``system`` message,
     each run of evidence one ``user`` message, every conversation item its own."""
     messages: list[dict[str, Any]] = []
-    run: list[Block] = []
-    for block in (*blocks, None):
-        if block is not None and block.kind == "tool_definition":
-            continue
-        grouped = None if block is None else _RUNS.get(block.section)
-        if run and (grouped is None or grouped != _RUNS[run[0].section]):
-            messages.append(
-                {"role": _RUNS[run[0].section], "content": "".join(b.text for b in run)}
-            )
-            run = []
-        if block is None:
-            break
-        if grouped is not None:
-            run.append(block)
+    for block in messages_of(blocks):
+        if isinstance(block, tuple):
+            messages.append({"role": block[0], "content": block[1]})
         elif block.kind == "tool_call":
-            call_id, name = _call(block)
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": block.header or None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": name, "arguments": block.content},
-                        }
-                    ],
-                }
-            )
+            call_id, name = call_of(block)
+            function = {"name": name, "arguments": block.content}
+            messages.append({"role": "assistant", "content": block.header or None,
+                             "tool_calls": [{"id": call_id, "type": "function",
+                                             "function": function}]})  # fmt: skip
         elif block.kind == "tool_result":
-            call_id, _ = _call(block)
+            call_id, _ = call_of(block)
             messages.append({"role": "tool", "tool_call_id": call_id, "content": block.text})
         else:
             role = "assistant" if block.kind == "assistant_turn" else "user"
@@ -175,13 +100,9 @@ def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     return messages
 
 
-# the sections whose consecutive blocks make one message, and its role
-_RUNS = {"stable": "system", "evidence": "user"}
-
-
 def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any], tuple[int, ...]]:
     system: list[dict[str, Any]] = []
-    tools = _tools(blocks, "anthropic")
+    tools = tools_of(blocks, "anthropic")
     entries: list[tuple[str, dict[str, Any]]] = []
     breakpoints: list[int] = []
     offset = 0
@@ -202,22 +123,26 @@ def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any],
                 ("system", {"type": "text", "text": block.text})
             ]
         elif block.kind == "tool_call":
-            call_id, name = _call(block)
-            use = {"type": "tool_use", "id": call_id, "name": name, "input": _arguments(block)}
+            call_id, name = call_of(block)
+            use = {"type": "tool_use", "id": call_id, "name": name, "input": arguments(block)}
             # a text block may not be empty: a call without a header is its use alone
             out = [("assistant", {"type": "text", "text": block.header})] if block.header else []
             out.append(("assistant", use))
         elif block.kind == "tool_result":
-            call_id, _ = _call(block)
+            call_id, _ = call_of(block)
             out = [("user", {"type": "tool_result", "tool_use_id": call_id, "content": block.text})]
         else:
             role = "assistant" if block.kind == "assistant_turn" else "user"
-            out = [(role, {"type": "text", "text": block.text})]
+            # a text block may not be empty: an empty turn sends nothing
+            out = [(role, {"type": "text", "text": block.text})] if block.text else []
         # A breakpoint caches the prefix up to the end of a section (or where a
         # cache-aware layout put one); the query ends the body: caching it buys nothing.
+        # An empty turn's ends where the block before it does: that block carries it.
         if block.breakpoint if placed else last_of_section and block.section != "query":
-            out[-1][1]["cache_control"] = dict(_EPHEMERAL)
-            breakpoints.append(offset)
+            before = out[-1][1] if out else (entries[-1][1] if entries else None)
+            if before is not None and "cache_control" not in before:
+                before["cache_control"] = dict(_EPHEMERAL)
+                breakpoints.append(offset)
         for role, content in out:
             if role == "system":
                 system.append(content)
@@ -235,32 +160,33 @@ def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any],
     return body, tuple(breakpoints)
 
 
-def check_openai(messages: list[dict[str, Any]]) -> None:
-    """System material first, no leading tool message, every tool message directly
-    after the assistant message that made its call, every call answered."""
+def check_openai(messages: list[dict[str, Any]], *, system_first: bool = True) -> None:
+    """System material first (``system_first``: the rendering's layout rule; the API
+    takes system messages anywhere), no leading tool message, every tool message
+    directly after the assistant message that made its call, every call answered."""
     seen_other = False
     open_calls: list[str] = []
     for index, message in enumerate(messages):
         role = message["role"]
-        if role == "system" and seen_other:
-            raise _rule("system-first", f"a system message at position {index} follows others")
+        if role == "system" and seen_other and system_first:
+            raise rule("system-first", f"a system message at position {index} follows others")
         if role != "system" and not seen_other:
             seen_other = True
             if role == "tool":
-                raise _rule("no-leading-tool", "the first message after the system is a tool one")
+                raise rule("no-leading-tool", "the first message after the system is a tool one")
         if role == "tool":
             if message["tool_call_id"] not in open_calls:
-                raise _rule(
+                raise rule(
                     "tool-result-after-call",
                     f"tool message {message['tool_call_id']!r} does not answer the call before it",
                 )
             open_calls.remove(message["tool_call_id"])
             continue
         if open_calls:
-            raise _rule("tool-call-answered", f"tool calls {open_calls} are not answered")
+            raise rule("tool-call-answered", f"tool calls {open_calls} are not answered")
         open_calls = [call["id"] for call in message.get("tool_calls", [])]
     if open_calls:
-        raise _rule("tool-call-answered", f"tool calls {open_calls} are not answered")
+        raise rule("tool-call-answered", f"tool calls {open_calls} are not answered")
 
 
 def check_anthropic(body: dict[str, Any]) -> None:
@@ -269,37 +195,39 @@ def check_anthropic(body: dict[str, Any]) -> None:
     fit Anthropic's pattern; at most four cache breakpoints."""
     messages = body["messages"]
     if not messages:
-        raise _rule("messages-non-empty", "there is no message: give evidence or a query")
+        raise rule("messages-non-empty", "there is no message: give evidence or a query")
     if messages[0]["role"] != "user":
-        raise _rule("first-message-user", "the first message is not a user turn")
+        raise rule("first-message-user", "the first message is not a user turn")
     system = body.get("system") or []
     marks = sum("cache_control" in b for b in system) if isinstance(system, list) else 0
     marks += sum("cache_control" in t for t in body.get("tools", []))
     previous_calls: list[str] = []
     for index, message in enumerate(messages):
         if index and messages[index - 1]["role"] == message["role"]:
-            raise _rule("roles-alternate", f"two {message['role']} turns in a row at {index}")
+            raise rule("roles-alternate", f"two {message['role']} turns in a row at {index}")
         content = message["content"]
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         marks += sum("cache_control" in b for b in content)
+        if any(b["type"] == "text" and not b["text"] for b in content):
+            raise rule("non-empty-text", f"turn {index} has an empty text block")
         answered: list[str] = []
         for position, block in enumerate(content):
             if block["type"] == "tool_result":
                 if message["role"] != "user" or position != len(answered):
-                    raise _rule("tool-result-first", "a tool result must open a user turn")
+                    raise rule("tool-result-first", "a tool result must open a user turn")
                 answered.append(block["tool_use_id"])
-        if message["role"] == "user" and answered != previous_calls:
-            raise _rule(
+        if message["role"] == "user" and sorted(answered) != sorted(previous_calls):
+            raise rule(
                 "tool-result-after-call",
                 f"turn {index} answers {answered}, the turn before called {previous_calls}",
             )
         calls = [b["id"] for b in content if b["type"] == "tool_use"]
         for call in calls:
             if not _TOOL_ID.match(call):
-                raise _rule("tool-id-pattern", f"tool call id {call!r} is not [A-Za-z0-9_-]+")
+                raise rule("tool-id-pattern", f"tool call id {call!r} is not [A-Za-z0-9_-]+")
         previous_calls = calls if message["role"] == "assistant" else []
     if previous_calls:
-        raise _rule("tool-call-answered", f"tool calls {previous_calls} are not answered")
+        raise rule("tool-call-answered", f"tool calls {previous_calls} are not answered")
     if marks > MAX_BREAKPOINTS:
-        raise _rule("cache-breakpoints", f"{marks} cache breakpoints, at most {MAX_BREAKPOINTS}")
+        raise rule("cache-breakpoints", f"{marks} cache breakpoints, at most {MAX_BREAKPOINTS}")

@@ -31,6 +31,8 @@ __all__ = [
     "openai_image_tokens",
 ]
 
+# URL-safe base64 (as google-genai writes bytes) read as the standard alphabet
+_URLSAFE = str.maketrans("-_", "+/")
 _ANTHROPIC_LONG_EDGE = 1568
 _ANTHROPIC_PIXELS = 1_150_000
 # the largest an image can cost after Anthropic's scaling (1.15 MP / 750, rounded up)
@@ -39,11 +41,12 @@ ANTHROPIC_MAX_IMAGE_TOKENS = math.ceil(_ANTHROPIC_PIXELS / 750)
 
 def image_size(data: bytes | str) -> tuple[int, int] | None:
     """(width, height) read from the image's header, or None when it is not a PNG,
-    JPEG, GIF or WebP this can read. ``data`` may be base64 text."""
+    JPEG, GIF or WebP this can read. ``data`` may be base64 text (either alphabet)."""
     if isinstance(data, str):
         try:
             # the header is in the first bytes: decode a prefix only (4 chars -> 3 bytes)
-            raw = base64.b64decode(data[:65536].split(",")[-1] + "==", validate=False)
+            text = data[:65536].split(",")[-1].translate(_URLSAFE)
+            raw = base64.b64decode(text + "==", validate=False)
         except (binascii.Error, ValueError):
             return None
     else:

@@ -1,4 +1,4 @@
-"""Layout: the canonical order and framing of a rendering (``render_version`` 2).
+"""Layout: the canonical order and framing of a rendering (``render_version`` 3).
 
 Input: a validated ``Request`` and the ids of the selected forms.
 Output: a tuple of ``Block`` in rendering order; ``"".join(b.text for b in blocks)``
@@ -18,10 +18,12 @@ on a prefix):
    directly followed by its result;
 4. ``query``: the task's query, last.
 
-Each item is framed as ``<item id=.. kind=.. form=.. sha256=.. bytes=..>\\n`` +
-content + ``\\n</item>\\n`` (a tool call has no closing line: its content is the
-call's arguments, which providers carry in a field of their own). A reference form
-renders as its own content (the pointer text); its resolver is an item of its own.
+A conversation turn (user, assistant, tool call, tool result) is its content alone: the
+message a provider body carries for it is what was said. Every other item is framed by
+the ``Headers`` choice: ``none`` (the default) its content and a line break,
+``minimal`` ``<item id=..>\\n`` + content + ``\\n</item>\\n``, ``provenance`` with the
+kind, form, sha256 and byte length in the opening tag. A reference form renders as its
+own content (the pointer text); its resolver is an item of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
-from ..model.rendering import Headers
+from ..model.rendering import CONVERSATIONAL, DEFAULT_HEADERS, Headers
 from ..model.types import Candidate, Kind, Request
 
 __all__ = [
@@ -87,7 +89,7 @@ def _quoted(text: str) -> str:
     return _QUOTE(text)
 
 
-def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> Block:
+def item_block(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> Block:
     content = candidate.content
     if content is None:
         raise RenderError(
@@ -95,7 +97,10 @@ def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> B
         )
     call = candidate.kind is Kind.TOOL_CALL
     digest = None
-    if headers is Headers.PROVENANCE:
+    if candidate.kind.value in CONVERSATIONAL:
+        # a turn is what was said: its message carries its content and nothing else
+        header, footer = "", ""
+    elif headers is Headers.PROVENANCE:
         data = content.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         header = (
@@ -119,7 +124,7 @@ def item_block(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> B
     )
 
 
-def block_text(candidate: Candidate, headers: Headers = Headers.PROVENANCE) -> str:
+def block_text(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> str:
     """The exact text an item adds to a rendering: what a counter prices it at."""
     return item_block(candidate, headers).text
 
@@ -145,7 +150,7 @@ def envelope_blocks(request: Request) -> tuple[Block | None, Block | None]:
 def layout(
     request: Request,
     selected: tuple[str, ...] | list[str],
-    headers: Headers = Headers.PROVENANCE,
+    headers: Headers = DEFAULT_HEADERS,
 ) -> tuple[Block, ...]:
     """The blocks of a rendering of ``selected``, in order: with a cache section, the
     previous call's blocks kept first (``cache.prefix``), with the cache breakpoints."""

@@ -18,6 +18,7 @@ import hashlib
 
 from ..model.errors import RenderError
 from ..model.rendering import (
+    DEFAULT_HEADERS,
     RENDER_VERSION,
     Headers,
     Manifest,
@@ -56,7 +57,7 @@ def build_rendering(
     *,
     budget: int | None = None,
     counted: bool = False,
-    headers: Headers = Headers.PROVENANCE,
+    headers: Headers = DEFAULT_HEADERS,
 ) -> Rendering:
     """The rendering of ``result``'s bundle. ``counted`` says the bundle's costs were
     counted by ``counter`` (the budget guarantee); ``budget`` defaults to the task's;

@@ -22,15 +22,17 @@ Counting, per provider:
   (an upper bound on the recipe's count of the same schema, which drops the JSON
   punctuation).
 * Anthropic: no tokenizer is published, so text is a calibrated estimate: the
-  ``o200k_base`` count times the model's ``estimate_factor`` when that encoding is on
-  this machine, else the UTF-8 byte count (an upper bound on any byte-level BPE); 4
-  tokens per message; images by Anthropic's formula; the tool definitions as their
-  JSON's estimate plus the model's published tool-use system prompt. A provider's
-  reported ``usage`` corrects the estimate (``Meter.calibrated``).
+  ``o200k_base`` count times the model's ``estimate_factor``; 4 tokens per message;
+  images by Anthropic's formula; the tool definitions as their JSON's estimate plus
+  the model's published tool-use system prompt. A provider's reported ``usage``
+  corrects the estimate (``Meter.calibrated``).
+* Gemini: likewise an estimate (``o200k_base`` x ``estimate_factor``), counted by
+  ``render.billing`` (4 per content, images by Google's tile rule).
 
-Nothing is downloaded: real encodings come from ``encodings.load_encoding``, which
-reads local files only; without one the meter falls back to the estimate above and
-says so in its ``counter.name``.
+Every figure is named, with its source, in ``models/framing.json``. Nothing is
+downloaded: the real encodings are the ones the package ships
+(``encodings.load_encoding``), so every meter counts real OpenAI tokens, and its
+``counter.name`` says which counter (and which estimate) it used.
 """
 
 from __future__ import annotations
@@ -65,10 +67,10 @@ class ModelProfile:
     output reservation: the most a request body may count."""
 
     name: str
-    provider: str  # "openai" or "anthropic"
+    provider: str  # "openai", "anthropic" or "gemini"
     context_window: int
     max_output: int
-    # tiktoken encoding (OpenAI), or the encoding an estimate scales (Anthropic)
+    # tiktoken encoding (OpenAI), or the encoding an estimate scales (Anthropic, Gemini)
     encoding: str
     # OpenAI image pricing: base and per-tile tokens, or a patch multiplier
     image_base: int = 85
@@ -95,6 +97,13 @@ def _claude(name: str, output: int, tool_prompt: int, also: tuple[str, ...] = ()
         name, "anthropic", 200_000, output, "o200k_base", tool_prompt=tool_prompt,
         estimate_factor=1.25, also=also,
     )  # fmt: skip
+
+
+def _gemini(name: str, output: int, also: tuple[str, ...] = ()) -> ModelProfile:
+    # 1.1: a starting guess at Gemini's tokens per o200k token, corrected by calibration
+    return ModelProfile(
+        name, "gemini", 1_048_576, output, "o200k_base", estimate_factor=1.1, also=also
+    )
 
 
 # the model names a family's profile answers for besides its own
@@ -124,6 +133,12 @@ MODELS: dict[str, ModelProfile] = {
         _claude("claude-3-7-sonnet", 64_000, 346, ("claude-3-7-sonnet-latest",)),
         _claude("claude-3-5-sonnet", 8_192, 294, ("claude-3-5-sonnet-latest",)),
         _claude("claude-3-5-haiku", 8_192, 340, ("claude-3-5-haiku-latest",)),
+        _gemini("gemini-2.0-flash", 8_192, ("gemini-2.0-flash-001",)),
+        _gemini("gemini-2.5-pro", 65_536),
+        _gemini("gemini-2.5-flash", 65_536, ("gemini-flash-latest",)),
+        _gemini("gemini-2.5-flash-lite", 65_536, ("gemini-flash-lite-latest",)),
+        _gemini("gemini-3-pro", 65_536, ("gemini-3-pro-preview",)),
+        _gemini("gemini-3-flash", 65_536, ("gemini-3-flash-preview",)),
     )
 }
 
@@ -148,7 +163,7 @@ class ScaledCounter:
 
     @property
     def name(self) -> str:
-        return f"{self.base.name}x{self.factor:g}"
+        return f"estimate:{self.base.name}x{self.factor:g}"
 
     @property
     def version(self) -> str:
@@ -160,18 +175,13 @@ class ScaledCounter:
 
 def counter_named(name: str) -> Counter:
     """A counter by name: ``utf8-bytes``, ``o200k_base``, ``cl100k_base`` (the real
-    encodings, from local files only), ``tiktoken:PATH`` (a ranks file, cl100k's
+    encodings, shipped in the package), ``tiktoken:PATH`` (a ranks file, cl100k's
     pattern) or ``tokenizers:PATH`` (a ``tokenizer.json``)."""
     if name == "utf8-bytes":
         return Utf8Bytes()
     if name in ENCODINGS:
         counter = load_encoding(name)
-        if counter is None:
-            raise InvalidRequest(
-                "counter",
-                f"no local copy of {name} (tiktoken's cache, or pip install"
-                " 'assembler[encodings]'); nothing is downloaded",
-            )
+        assert counter is not None  # every encoding named there is shipped
         return counter
     kind, _, path = name.partition(":")
     if kind in ("tiktoken", "tokenizers") and path:
@@ -188,10 +198,9 @@ def counter_named(name: str) -> Counter:
 
 def _text_counter(profile: ModelProfile) -> Counter:
     real = load_encoding(profile.encoding)
+    assert real is not None  # every profile's encoding is shipped
     if profile.provider == "openai":
-        return real if real is not None else Utf8Bytes()
-    if real is None:
-        return Utf8Bytes()
+        return real
     return ScaledCounter(real, profile.estimate_factor)
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from ..model.parse import parse_request
 from ..model.rendering import Headers, Rendering
 from ..model.types import Candidate, Request, Result, Violation
+from .bodies import tool_entry, walk
 from .cache import kept_prefix
 
 __all__ = ["verify_rendering"]
@@ -70,8 +71,12 @@ def _section(kind: str) -> str:
     return "evidence" if kind == "evidence" else "volatile"
 
 
-def _header(c: Candidate, headers: Headers = Headers.PROVENANCE) -> bytes:
-    if headers is Headers.NONE:
+# the kinds version 3 renders as their content alone, whatever the headers
+_TURNS = ("user_turn", "assistant_turn", "tool_call", "tool_result")
+
+
+def _header(c: Candidate, headers: Headers = Headers.PROVENANCE, version: int = 3) -> bytes:
+    if headers is Headers.NONE or (version >= 3 and c.kind.value in _TURNS):
         return b""
     if headers is Headers.MINIMAL:
         return f"<item id={json.dumps(c.id, ensure_ascii=False)}>\n".encode()
@@ -86,27 +91,8 @@ def _header(c: Candidate, headers: Headers = Headers.PROVENANCE) -> bytes:
     return ("<item " + " ".join(f"{k}={v}" for k, v in fields) + ">\n").encode("utf-8")
 
 
-def _tool_entry(content: str, provider: str) -> Any:
-    """A tool definition's ``tools`` entry, re-derived from models/README.md §14."""
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
-        value = value["function"]
-    if not isinstance(value, dict):
-        return None
-    schema = value.get("parameters", value.get("input_schema", {"type": "object"}))
-    entry: dict[str, Any] = {"name": value.get("name")}
-    if "description" in value:
-        entry["description"] = value["description"]
-    if provider == "openai":
-        return {"type": "function", "function": {**entry, "parameters": schema}}
-    return {**entry, "input_schema": schema}
-
-
-def _footer(c: Candidate, headers: Headers = Headers.PROVENANCE) -> bytes:
-    if c.kind.value == "tool_call":
+def _footer(c: Candidate, headers: Headers = Headers.PROVENANCE, version: int = 3) -> bytes:
+    if c.kind.value == "tool_call" or (version >= 3 and c.kind.value in _TURNS):
         return b""
     return b"\n" if headers is Headers.NONE else b"\n</item>\n"
 
@@ -135,6 +121,9 @@ class _Judge:
         self.manifest: dict[str, Any] = dict(rendering.get("manifest") or {})
         self.items: list[dict[str, Any]] = list(self.manifest.get("items", []))
         self.accounted = bytearray(len(self.data))
+        # version 2 framed conversation turns as every item; 3 sends them as they are
+        version = self.manifest.get("render_version")
+        self.version = version if isinstance(version, int) else 3
         named = self.manifest.get("headers", Headers.PROVENANCE.value)
         self.headers = Headers.PROVENANCE
         if named in {h.value for h in Headers}:
@@ -143,10 +132,10 @@ class _Judge:
             self.flag("render-record", f"unknown headers {named!r}")
 
     def _head(self, c: Candidate) -> bytes:
-        return _header(c, self.headers)
+        return _header(c, self.headers, self.version)
 
     def _foot(self, c: Candidate) -> bytes:
-        return _footer(c, self.headers)
+        return _footer(c, self.headers, self.version)
 
     def flag(self, kind: str, detail: str, *forms: str) -> None:
         self.found.append(Violation(kind, detail, tuple(forms)))
@@ -173,7 +162,7 @@ class _Judge:
                 self.flag("render-record", f"the manifest's {key} is not the result's")
         if m.get("format") != self.rendering.get("format"):
             self.flag("render-record", "the manifest's format is not the rendering's")
-        if m.get("render_version") != 2:
+        if m.get("render_version") not in (2, 3):
             self.flag("render-record", f"unknown render_version {m.get('render_version')!r}")
         if m.get("rendered_sha256") != _sha(self.data):
             self.flag("render-hash", "rendered_sha256 does not hash the rendered text")
@@ -432,7 +421,7 @@ class _Judge:
             if self.data[cursor : cursor + len(block)] != block:
                 self.flag("render-body", f"tools[{position}] is not at its place in the text", c.id)
             bare = {k: v for k, v in entry.items() if k != "cache_control"}
-            if bare != _tool_entry(c.content or "", provider):
+            if bare != tool_entry(c.content or "", provider):
                 self.flag("render-body", f"tools[{position}] is not its item's definition", c.id)
             cursor += len(block)
 
@@ -485,6 +474,20 @@ class _Judge:
                         marks.append(cursor)
                     ends.append(cursor)
                 self._anthropic_rules(body, marks, ends)
+            elif fmt in ("openai-responses", "gemini"):
+                parts, broken = walk(fmt, body)
+                tools = [part for part in parts if part.kind == "tool"]
+                for position, part in enumerate(tools):
+                    tool_part(position, part.value, "responses" if fmt != "gemini" else fmt)
+                if len(tools) != len(definitions):
+                    self.flag("render-body", "the body's tools are not the selected definitions")
+                for part in parts:
+                    if part.kind == "text":
+                        text_part(part.value)
+                    elif part.kind == "call":
+                        call_part(part.key, part.value, parsed=part.parsed)
+                for line in broken:
+                    self.flag("render-rule", line)
             else:
                 self.flag("render-record", f"unknown format {fmt!r}")
                 return

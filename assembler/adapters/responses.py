@@ -1,0 +1,211 @@
+"""OpenAI Responses: an ``input`` item list (and ``tools``) to units and back.
+
+Input: the items a caller would pass as ``client.responses.create(input=...)``
+(messages, ``reasoning``, ``function_call`` / ``function_call_output``, hosted tool
+calls, MCP approval requests and responses, opaque items such as compaction), the
+tools, and a ``Meter``.
+Output: ``Unit`` values (``units_of``) and the kept items back (``items_of``), in the
+original order, ready to send.
+
+* An assistant turn, the run of items the model produced together (its reasoning,
+  messages and calls), is one unit, sent whole or not at all: a reasoning item keeps
+  its ``encrypted_content`` and stays with the item it produced, and is never edited.
+* Each output answering a call of that turn (``function_call_output``, custom, computer
+  and shell outputs) and each approval response is its own unit (long outputs with
+  shorter forms), coupled with the turn by a group.
+* User, system and developer messages are one unit each; system and developer
+  messages, the first and last user messages, the newest item and any item of a type
+  this adapter does not know (compaction, item references: opaque, so kept whole) are
+  required.
+
+A list the API would refuse is an ``InvalidRequest`` naming ``input[i]``: an output
+whose call no earlier item made, a call left unanswered before the next message, a
+reasoning item not followed by what it produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from ..model.errors import InvalidRequest
+from ..model.types import Kind
+from ..render.billing import responses_item
+from ..render.registry import Meter
+from .units import Form, Unit, tool_result_forms
+
+__all__ = ["items_of", "units_of"]
+
+# the items a model turn produces together
+_TURN = frozenset({
+    "reasoning", "function_call", "custom_tool_call", "web_search_call", "file_search_call",
+    "computer_call", "code_interpreter_call", "image_generation_call", "local_shell_call",
+    "mcp_call", "mcp_list_tools", "mcp_approval_request",
+})  # fmt: skip
+# the items answering a call of the turn before them; hosted calls need no answer
+_ANSWERS = {
+    "function_call_output": "function_call",
+    "custom_tool_call_output": "custom_tool_call",
+    "computer_call_output": "computer_call",
+    "local_shell_call_output": "local_shell_call",
+}
+
+
+def _kind(item: Mapping[str, Any]) -> str:
+    return str(item.get("type", "message"))
+
+
+def _role_kind(item: Mapping[str, Any]) -> str:
+    kind = _kind(item)
+    if kind == "message" and item.get("role") == "assistant":
+        return "turn"
+    if kind in _TURN:
+        return "turn"
+    if kind in _ANSWERS or kind == "mcp_approval_response":
+        return "answer"
+    return "message" if kind == "message" else "opaque"
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    content = item.get("content", item.get("output", ""))
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def units_of(
+    items: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    meter: Meter,
+    elide_above: int,
+    where: str = "input",
+) -> list[Unit]:
+    units: list[Unit] = []
+    users = [i for i, item in enumerate(items) if _role_kind(item) == "message"
+             and item.get("role") == "user"]  # fmt: skip
+    keep = {users[0], users[-1]} if users else set()
+    # call id -> (the call's item index, its type, its turn's index)
+    open_calls: dict[str, tuple[int, str, int]] = {}
+    requests: dict[str, int] = {}  # approval request id -> turn index
+    index = 0
+    while index < len(items):
+        item = items[index]
+        what = _role_kind(item)
+        if what == "turn":
+            end = index
+            while end < len(items) and _role_kind(items[end]) == "turn":
+                end += 1
+            if open_calls:
+                raise _unanswered(open_calls, index, where)
+            turn = list(items[index:end])
+            if _kind(turn[-1]) == "reasoning":
+                raise InvalidRequest(
+                    f"{where}[{end - 1}]",
+                    "a reasoning item must be followed by the item it produced (a message or"
+                    " a call of the same turn)",
+                )
+            calls = False
+            for offset, piece in enumerate(turn):
+                if _kind(piece) in _ANSWERS.values():
+                    if str(piece["call_id"]) in open_calls:
+                        raise InvalidRequest(
+                            f"{where}[{index + offset}].call_id",
+                            f"repeats call id {piece['call_id']!r} of the same turn",
+                        )
+                    open_calls[str(piece["call_id"])] = (index + offset, _kind(piece), index)
+                    calls = True
+                elif _kind(piece) == "mcp_approval_request":
+                    requests[str(piece.get("id"))] = index
+            units.append(Unit(
+                f"i{index:05d}", index, 0, Kind.ASSISTANT_TURN,
+                (Form("full", turn, sum(responses_item(meter, p) for p in turn)),),
+                required=end == len(items), group=f"calls:{index}" if calls or any(
+                    _kind(p) == "mcp_approval_request" for p in turn) else None,
+                text="\n".join(_text(p) for p in turn),
+            ))  # fmt: skip
+            index = end
+            continue
+        key = f"i{index:05d}"
+        if what == "answer":
+            kind = _kind(item)
+            if kind == "mcp_approval_response":
+                request = str(item.get("approval_request_id"))
+                if request not in requests:
+                    raise InvalidRequest(
+                        f"{where}[{index}].approval_request_id",
+                        f"answers approval request {request!r}, which no earlier item made",
+                    )
+                owner = requests.pop(request)
+                forms: tuple[Form, ...] = (Form("full", item, responses_item(meter, item)),)
+            else:
+                call = str(item.get("call_id"))
+                if call not in open_calls or open_calls[call][1] != _ANSWERS[kind]:
+                    raise InvalidRequest(
+                        f"{where}[{index}].call_id",
+                        f"answers call {call!r}, which no earlier {_ANSWERS[kind]} made"
+                        " (or which was answered already)",
+                    )
+                _, _, owner = open_calls.pop(call)
+                output = item.get("output")
+                forms = tool_result_forms(
+                    _text(item), call, partial(_with_output, item),
+                    partial(responses_item, meter), elide_above,
+                )  # fmt: skip
+                if not isinstance(output, str):
+                    forms = forms[:1]  # images and files in an output go whole or not at all
+            units.append(Unit(key, index, 0, Kind.USER_TURN, forms, group=f"calls:{owner}",
+                              text=_text(item)))  # fmt: skip
+            index += 1
+            continue
+        if open_calls:
+            raise _unanswered(open_calls, index, where)
+        role = item.get("role")
+        kinds = {"system": Kind.SYSTEM, "developer": Kind.DEVELOPER}
+        units.append(Unit(
+            key, index, 0, kinds.get(str(role), Kind.USER_TURN),
+            (Form("full", item, responses_item(meter, item)),),
+            required=what == "opaque" or role in kinds or index in keep
+            or index == len(items) - 1, text=_text(item),
+        ))  # fmt: skip
+        index += 1
+    if open_calls:
+        raise _unanswered(open_calls, -1, where)
+    last = units[-1]
+    if last.group is not None:  # the newest item's turn: every answer of it stays
+        units = [replace(u, required=True) if u.group == last.group else u for u in units]
+    for number, tool in enumerate(tools):
+        units.append(Unit(
+            f"tool{number:04d}", -1, number, Kind.TOOL_DEFINITION,
+            (Form("full", tool, meter.openai_tools([tool]) - 12),), required=True,
+            text=str(tool.get("name", tool.get("type", ""))),
+        ))  # fmt: skip
+    return units
+
+
+def _with_output(item: Mapping[str, Any], text: str) -> dict[str, Any]:
+    return {**item, "output": text}
+
+
+def _unanswered(
+    open_calls: Mapping[str, tuple[int, str, int]], before: int, where: str
+) -> InvalidRequest:
+    call, (index, kind, _) = next(iter(open_calls.items()))
+    if before >= 0:
+        return InvalidRequest(
+            f"{where}[{index}]", f"{kind} {call!r} is not answered before {where}[{before}]"
+        )
+    return InvalidRequest(f"{where}[{index}]", f"{kind} {call!r} is never answered")
+
+
+def items_of(units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
+    """The kept items, in their original order (a turn's items together)."""
+    out: list[Any] = []
+    for unit in sorted((u for u in units if u.message >= 0 and u.key in chosen),
+                       key=lambda u: u.message):  # fmt: skip
+        payload = chosen[unit.key].payload
+        out.extend(payload) if isinstance(payload, list) else out.append(payload)
+    return out
