@@ -20,6 +20,11 @@ Measured, side by side in one process on the same seeded instances:
 * replay throughput: ``replay`` of every compilation of that session (each re-solves
   its request and compares), against assemble alone on the same requests.
 
+* PostgreSQL against SQLite (``benchmarks/ledger_pg.py``): recording a 100-form
+  compilation into each, and 8 writer processes on one ledger in each lock mode; on a
+  throwaway server (``benchmarks/pgserver.py``) unless ``--postgres URL`` names one,
+  skipped with ``--no-postgres``.
+
 The machine is shared: ``os.getloadavg()`` is recorded before and after each part.
 """
 
@@ -322,6 +327,52 @@ def _markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _postgres(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """The PostgreSQL parts, on ``--postgres`` or on a server started for them."""
+    from . import ledger_pg, pgserver
+
+    server = None
+    admin = args.postgres
+    if admin is None:
+        server = pgserver.start()
+        admin = server.url
+    try:
+        import psycopg
+
+        with psycopg.connect(admin) as conn:
+            version = conn.execute("SHOW server_version").fetchone()
+        made = iter(range(1, 1000))
+
+        def fresh() -> str:
+            return pgserver.create_database(admin, f"bench_{os.getpid()}_{next(made)}")
+
+        recording = [
+            ledger_pg.recording(int(n), scenario, args.instances, args.repeats,
+                                folder / f"pg-{n}-{scenario}-{durability}.db", fresh(),
+                                durability)
+            for n in args.pg_sizes.split(",")
+            for durability in ("store", "server")
+            for scenario in ("recurring", "fresh")
+        ]  # fmt: skip
+        wake = ledger_pg.wakeup(fresh())
+        writers = [
+            ledger_pg.writers(fresh(), lock, args.writer_seconds)
+            for lock in ("advisory", "serializable")
+        ]
+        writers.append(
+            ledger_pg.writers(str(folder / "writers.db"), "sqlite", args.writer_seconds)
+        )
+    finally:
+        if server is not None:
+            server.stop()
+    return {
+        "server_version": None if version is None else version[0],
+        "recording": recording,
+        "wakeup": wake,
+        "writers": writers,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ledger", description=__doc__)
     parser.add_argument("--sizes", default="100,1000")
@@ -330,6 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--replays", type=int, default=200)
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--postgres", metavar="URL",
+                        help="a PostgreSQL server's administrator URL (default: start one)")
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument("--pg-sizes", default="100")
+    parser.add_argument("--writer-seconds", type=float, default=60.0)
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -342,8 +398,15 @@ def main(argv: list[str] | None = None) -> int:
             for scenario in ("recurring", "fresh")
         ]
         data["session"] = session(args.turns, folder, args.replays)
+        if not args.no_postgres:
+            data["postgres"] = _postgres(args, folder)
     (out / "ledger.json").write_text(json.dumps(data, indent=2) + "\n")
-    (out / "LEDGER.md").write_text(_markdown(data))
+    text = _markdown(data)
+    if "postgres" in data:
+        from . import ledger_pg
+
+        text += "\n".join(ledger_pg.markdown(data["postgres"]))
+    (out / "LEDGER.md").write_text(text)
     for row in data["overhead"]:
         print(
             f"{row['forms']} forms, {row['scenario']}: recorder {row['recorder_ms_median']:.2f} ms"
@@ -353,7 +416,19 @@ def main(argv: list[str] | None = None) -> int:
     s = data["session"]
     print(f"session: {s['requests_bytes']} B sent, ledger {s['ledger_bytes']} B;"
           f" replay {s['replay_per_s']:.0f}/s", file=sys.stderr)  # fmt: skip
-    bad = any(row["answers_differ"] for row in data["overhead"])
+    pg = data.get("postgres", {"recording": [], "writers": []})
+    for row in pg["recording"]:
+        print(f"{row['forms']} forms, {row['scenario']}: PostgreSQL"
+              f" {row['postgresql_ms_median']:.2f} ms, SQLite {row['sqlite_ms_median']:.2f} ms"
+              f" ({row['ratio']:.2f}x)", file=sys.stderr)  # fmt: skip
+    for row in pg["writers"]:
+        print(f"{row['writers']} writers, {row['store']}: {row['per_second']:.0f}/s,"
+              f" {row['chain_faults']} faults, {row['lost']} lost,"
+              f" {row['duplicated']} duplicated", file=sys.stderr)  # fmt: skip
+    bad = any(row["answers_differ"] for row in data["overhead"] + pg["recording"])
+    bad = bad or any(
+        row["chain_faults"] or row["lost"] or row["duplicated"] for row in pg["writers"]
+    )
     bad = bad or s["replays_identical"] != s["replays"]
     return 1 if bad else 0
 

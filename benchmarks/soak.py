@@ -3,7 +3,7 @@
 Run: ``python -m benchmarks.soak [--clients 200] [--deltas 20] [--minutes 10]
 [--forms 120] [--no-faults] [--out DIR]``. Output: ``soak.json`` (every figure) and a
 section appended to ``SOAK.md`` in ``DIR`` (``benchmarks/results``), a summary on
-stderr; exit 0, or 1 when a goal of issue 25 is missed (an ``internal-error``, a lost
+stderr; exit 0, or 1 when a goal of issues 25 and 37 is missed (an ``internal-error``, a lost
 or merged reply, a proven answer unlike ``assemble()``'s, a ledger that fails
 ``ledger verify``, RSS not flat).
 
@@ -20,7 +20,10 @@ of that request (each distinct request once).
 Faults, when on, come at random moments from a thread of their own: clients that
 disconnect mid-body, bodies that stall until the body deadline cuts them, headers
 sent a byte at a time, a batch of 64 stalled bodies at once (while it lasts the other
-clients' calls are timed apart), and two restarts with the ledger kept: SIGTERM (the
+clients' calls are timed apart), clients that never read their large replies, keys made
+to look like other keys, bodies past the size limit or in UTF-16, one client holding
+``hog_sockets`` idle sockets from 127.0.0.2 and reconnecting each a second after the
+server closes it, and two restarts with the ledger kept: SIGTERM (the
 server drains and exits 0) and SIGKILL. Clients ride through a restart: a refused
 connection is retried, a session the new process does not know is opened again.
 
@@ -54,7 +57,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
-FAULTS = ("disconnect", "slow-body", "slow-headers", "stall-64", "sigterm", "sigkill")
+FAULTS = ("disconnect", "slow-body", "slow-headers", "stall-64", "unread", "hostile-keys",
+          "huge-body", "sigterm", "sigkill")  # fmt: skip
+# keys that would look like other keys, or like nothing: each must be refused
+_HOSTILE_KEYS = ("ab%E2%80%AEcd", "a%E2%80%8Bb", "%EF%BB%BFa", "a%C2%A0b", "cafe%CC%81",
+                 "a%E2%81%A6b", "%FF", "a%00b")  # fmt: skip
 # a restart must come back within this long
 _START_WAIT = 60.0
 _CALL_WAIT = 120.0
@@ -74,7 +81,11 @@ class Plan:
     # when the restarts come, as fractions of the run
     sigterm_at: float = 0.55
     sigkill_at: float = 0.8
-    server_args: tuple[str, ...] = ("--body-timeout", "5", "--header-timeout", "5")
+    server_args: tuple[str, ...] = ("--body-timeout", "5", "--header-timeout", "5",
+                                    "--write-timeout", "5")  # fmt: skip
+    # one client holding this many idle sockets from an address of its own, opening
+    # each again as soon as the server closes it (0: none)
+    hog_sockets: int = 1000
     warm_up: float = 0.15
     seed: int = 0
     # seconds the server is watched idle after the last client, every session closed
@@ -254,7 +265,7 @@ class _Client:
                     self._proven(scenario, 0, reply)
                     version, step = 0, 1
                 else:
-                    time.sleep(self.rng.uniform(0.05, 0.5))
+                    time.sleep(self._after(reply))
                 continue
             if step > len(loop.deltas):
                 break
@@ -271,8 +282,9 @@ class _Client:
                 version = None
                 step = 0
             elif status >= 500:
-                # busy, or the time limit: the delta was not applied; send it again
-                time.sleep(self.rng.uniform(0.05, 0.5))
+                # busy, or the time limit: the delta was not applied; send it again when
+                # the server says
+                time.sleep(self._after(reply))
             else:
                 # the session refused a delta its replies said it could take: a reply
                 # was lost (or a delta applied twice)
@@ -294,6 +306,12 @@ class _Client:
                 break
             time.sleep(self.rng.uniform(0.05, 0.5))
 
+    def _after(self, reply: dict[str, Any]) -> float:
+        """How long to wait before sending a refused call again: what the server said,
+        or a short random pause."""
+        after = reply.get("error", {}).get("retry_after")
+        return float(after) if after is not None else self.rng.uniform(0.05, 0.5)
+
     def _check(self, reply: dict[str, Any], key: str, version: int) -> None:
         about = reply.get("session", {})
         if about.get("key") != key or about.get("version") != version:
@@ -302,6 +320,12 @@ class _Client:
                     f"session {key}: a reply for version {about.get('version')} of"
                     f" {about.get('key')!r} where version {version} was due"
                 )
+
+
+def _big_request(forms: int, size: int) -> dict[str, Any]:
+    candidates = [{"id": f"c{i:05}", "cost": 1, "relevance": 0.5, "content": "x" * size}
+                  for i in range(forms)]  # fmt: skip
+    return {"task": {"id": "big", "budget": forms}, "candidates": candidates}
 
 
 def _request_at(loop: Any, step: int) -> dict[str, Any]:
@@ -364,6 +388,112 @@ class _Faults:
             for sock in stalled:
                 sock.close()
 
+    def unread(self) -> None:
+        """A client that sends a call with a large reply and never reads it: the write
+        timeout must cut it (or it is told to retry)."""
+        body = json.dumps(_big_request(200, 10_000)).encode()
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(_CALL_WAIT)
+        with sock:
+            sock.connect(("127.0.0.1", self.server.port))
+            sock.sendall(b"POST /assemble?render=text HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(body) + body)  # fmt: skip
+            time.sleep(self.rng.uniform(5.0, 8.0))
+
+    def hostile_keys(self) -> None:
+        """Keys that would look like other keys: every one refused, naming the key."""
+        for key in _HOSTILE_KEYS:
+            status, reply = self._once("PUT", f"/sessions/{key}", b'{"task": {"id": "t",'
+                                       b' "budget": 1}, "candidates": []}')  # fmt: skip
+            error = reply.get("error", {})
+            if status >= 500:
+                continue
+            if (status, error.get("code"), error.get("field")) != (400, "invalid-request",
+                                                                    "session"):  # fmt: skip
+                with self.tally.lock:
+                    self.tally.broken.append(f"hostile key {key}: {status} {reply}")
+
+    def huge_body(self) -> None:
+        """A body declared past the size limit (refused unread), and one in UTF-16."""
+        for head, body, expected in (
+            (b"Content-Length: %d\r\n" % (1 << 40), b"", (413, "request-too-large")),
+            (b"", '{"task": {}}'.encode("utf-16"), (400, "invalid-request")),
+        ):
+            status, reply = self._once("POST", "/assemble", body, head)
+            if status < 500 and (status, reply.get("error", {}).get("code")) != expected:
+                with self.tally.lock:
+                    self.tally.broken.append(f"huge or UTF-16 body: {status} {reply}")
+
+    def _once(self, method: str, path: str, body: bytes, head: bytes = b"") -> tuple[int, Any]:
+        """One raw call and its reply (a 5xx is the server busy or restarting)."""
+        with self._socket() as sock:
+            length = b"" if head else b"Content-Length: %d\r\n" % len(body)
+            sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\n".encode() + head + length
+                         + b"\r\n" + body)  # fmt: skip
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return 599, {}
+                data += chunk
+            top, _, rest = data.partition(b"\r\n\r\n")
+            status = int(top.split()[1])
+            length_of = [int(line.split(b":")[1]) for line in top.split(b"\r\n")
+                         if line.lower().startswith(b"content-length:")]  # fmt: skip
+            while length_of and len(rest) < length_of[0]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            exits = [line for line in top.lower().split(b"\r\n")
+                     if line.startswith(b"x-assembler-exit:")]  # fmt: skip
+            if not exits:
+                with self.tally.lock:
+                    self.tally.broken.append(f"{method} {path}: no X-Assembler-Exit: {top!r}")
+            try:
+                return status, json.loads(rest)
+            except ValueError:
+                return status, {}
+
+    def hog(self, until: float) -> None:
+        """One client holding ``hog_sockets`` idle sockets from 127.0.0.2, each opened
+        again as soon as the server closes it, until ``until``."""
+        held: list[socket.socket] = []
+        opened = 0
+        try:
+            while time.monotonic() < until:
+                alive = []
+                for sock in held:
+                    try:
+                        if sock.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b"":
+                            sock.close()
+                            continue
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        sock.close()
+                        continue
+                    alive.append(sock)
+                held = alive
+                while len(held) < self.plan.hog_sockets and time.monotonic() < until:
+                    try:
+                        sock = socket.socket()
+                        sock.bind(("127.0.0.2", 0))
+                        sock.connect(("127.0.0.1", self.server.port))
+                    except OSError:
+                        sock.close()
+                        time.sleep(0.2)  # a restart: the port is closed for a moment
+                        break
+                    held.append(sock)
+                    opened += 1
+                # a client that reconnects each socket a second after it was closed
+                time.sleep(1.0)
+        finally:
+            for sock in held:
+                sock.close()
+            self.done["hog-sockets-opened"] = opened
+
     def restart(self, sig: int) -> None:
         with self.restart_lock:
             began = time.monotonic()
@@ -382,6 +512,10 @@ class _Faults:
         if "sigkill" in self.plan.faults:
             pending.append((self.started + self.plan.sigkill_at * span, signal.SIGKILL))
         workers: list[threading.Thread] = []
+        if self.plan.hog_sockets:
+            hog = threading.Thread(target=_quietly, args=(lambda: self.hog(until),), daemon=True)
+            hog.start()
+            workers.append(hog)
         order: list[str] = []
         while time.monotonic() < until:
             time.sleep(self.rng.expovariate(1 / self.plan.fault_every) if kinds else 0.5)
@@ -579,8 +713,10 @@ def _goals(report: dict[str, Any]) -> dict[str, bool]:
         "every proven answer equals assemble()": not report["check"]["answers_unlike_assemble"],
         "the ledger verifies after the restarts": report["ledger_verify"]["exit"] == 0,
         "RSS flat within 20% after warm-up": spread is None or spread <= 0.2,
-        "others served within their time limit during 64 stalls": stall["max_s"] is None
-        or stall["max_s"] <= time_limit,
+        # the server's promise to a call it answers: its turn within the time limit (or
+        # server-busy), then its answer within the time limit and the 1 s grace
+        "others served within the promise during 64 stalls": stall["max_s"] is None
+        or stall["max_s"] <= 2 * time_limit + 1,
         "SIGTERM exits 0": all(
             r["exit"] == 0 for r in report["restarts"] if r["signal"] == "SIGTERM"
         ),
@@ -645,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=40)
     parser.add_argument("--no-faults", action="store_true")
     parser.add_argument("--fault-every", type=float, default=5.0)
+    parser.add_argument("--hog-sockets", type=int, default=Plan().hog_sockets,
+                        help="idle sockets one client holds and reopens (0: none)")  # fmt: skip
     parser.add_argument("--server-arg", action="append", default=None,
                         help="an option passed to assembler serve (repeat it)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=OUT)
@@ -659,6 +797,7 @@ def main(argv: list[str] | None = None) -> int:
         scenarios=args.scenarios,
         faults=() if args.no_faults else FAULTS,
         fault_every=args.fault_every,
+        hog_sockets=0 if args.no_faults else args.hog_sockets,
         server_args=tuple(args.server_arg) if args.server_arg else Plan().server_args,
     )
     report = run(plan, log=lambda text: print(text, file=sys.stderr, flush=True))

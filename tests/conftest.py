@@ -68,12 +68,16 @@ TIERS = {
     "test_serve": "server",
     "test_serve_faults": "server",
     "test_serve_soak": "server",
+    "test_serve_pressure": "server",
     # headless Chromium over the DevTools protocol
     "test_explain_browser": "browser",
     # Dask clusters: LocalCluster and real scheduler / worker processes
     "test_engines": "cluster",
     # the built wheel in a fresh virtual environment outside the checkout
     "test_wheel": "wheel",
+    # a real PostgreSQL server (initdb + pg_ctl, or the one .ci/run started)
+    "test_ledger_postgres": "postgres",
+    "test_fleet": "postgres",
     # real processes and pools, the benchmarks' smoke runs, stages at scale
     "test_scaling": "integration",
     "test_adversarial": "integration",
@@ -88,7 +92,7 @@ TIERS = {
     "test_ledger_benchmark": "integration",
     "test_peers_benchmark": "integration",
 }
-TIER_NAMES = ("unit", "integration", "server", "browser", "cluster", "wheel")
+TIER_NAMES = ("unit", "integration", "server", "browser", "cluster", "wheel", "postgres")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -133,3 +137,19 @@ def audited(answers: Any) -> None:
 @pytest.fixture
 def make_request() -> Any:
     return request
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Any:
+    """A real PostgreSQL server for the ``postgres`` tier (``tests/pg.py``): skipped
+    with its reason where there is none, except under CI."""
+    import pg
+
+    yield from pg.servers()
+
+
+@pytest.fixture
+def postgres_url(postgres: Any) -> str:
+    """The URL of a fresh, empty database on that server."""
+    url: str = postgres.new()
+    return url

@@ -2,8 +2,11 @@
 
 Run as ``python tests/ledger_worker.py MODE ...``; it prints one JSON line on stdout.
 
-* ``record LEDGER SESSION COUNT SEED``: COUNT compilations of generated requests
-  (every result through the verifier); prints their trace ids in order.
+* ``record LEDGER SESSION COUNT SEED [LOCK]``: COUNT compilations of generated
+  requests (every result through the verifier); prints their trace ids in order.
+  LEDGER may be a PostgreSQL URL, LOCK its store's lock mode.
+* ``huge URL``: one compilation of a request carrying ~40 MB of content, in a
+  PostgreSQL ledger (the parent kills it inside the transaction that stores it).
 * ``slow LEDGER``: one compilation of a large request (the parent kills it while
   it solves).
 * ``loop LEDGER SEED``: compilations until killed.
@@ -45,9 +48,17 @@ def solve(req: dict[str, Any], ledger: assembler.Ledger, **kw: Any) -> assembler
     return result
 
 
-def record(path: str, session: str, count: int, seed: int) -> dict[str, Any]:
+def _ledger(path: str, session: str, lock: str | None = None) -> assembler.Ledger:
+    if lock is None:
+        return assembler.Ledger(path, session=session)
+    from assembler.ledger.postgres import PostgresStore
+
+    return assembler.Ledger(path, session=session, store=PostgresStore(path, lock=lock))
+
+
+def record(path: str, session: str, count: int, seed: int, lock: str | None) -> dict[str, Any]:
     traces = []
-    with assembler.Ledger(path, session=session) as ledger:
+    with _ledger(path, session, lock) as ledger:
         for i in range(count):
             traces.append(solve(request(seed * 100_000 + i), ledger).trace_id)
     return {"traces": traces}
@@ -57,6 +68,15 @@ def slow(path: str) -> dict[str, Any]:
     req = generate(random.Random(7), Shape.scale(40_000))
     with assembler.Ledger(path, session="slow") as ledger:
         result = solve(req, ledger, time_limit=60)
+    return {"finished": result.status.value}
+
+
+def huge(url: str) -> dict[str, Any]:
+    req = request(3, forms=400)
+    for index, candidate in enumerate(req["candidates"]):
+        candidate["content"] = f"{index} " + os.urandom(50_000).hex()
+    with assembler.Ledger(url, session="huge") as ledger:
+        result = solve(req, ledger)
     return {"finished": result.status.value}
 
 
@@ -151,7 +171,9 @@ def read_only(folder: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     mode, *rest = argv
     if mode == "record":
-        found = record(rest[0], rest[1], int(rest[2]), int(rest[3]))
+        found = record(rest[0], rest[1], int(rest[2]), int(rest[3]), (rest[4:] or [None])[0])
+    elif mode == "huge":
+        found = huge(rest[0])
     elif mode == "slow":
         found = slow(rest[0])
     elif mode == "loop":

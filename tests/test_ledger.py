@@ -23,7 +23,7 @@ from conftest import form, request
 from ledger_worker import request as generated
 
 import assembler
-from assembler.ledger import CompilationOutcome
+from assembler.ledger import CompilationOutcome, artifacts
 from assembler.ledger import store as store_module
 from assembler.ledger.diff import diff
 from assembler.ledger.verify import verify
@@ -195,7 +195,7 @@ def test_content_offered_in_many_compilations_is_stored_once(tmp_path: Path) -> 
 def test_the_artifacts_a_store_remembers_are_bounded_and_storage_stays_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "KNOWN_ARTIFACTS", 16)
+    monkeypatch.setattr(artifacts, "KNOWN_ARTIFACTS", 16)
     path = tmp_path / "l.db"
     with assembler.Ledger(path) as ledger:
         for turn in range(40):
@@ -401,7 +401,7 @@ def test_a_version_1_ledger_is_read_as_it_is_and_a_writer_migrates_it_keeping_it
         version_1.setattr(store_module, "MIGRATIONS", schema.MIGRATIONS[:1])
         version_1.setattr(store_module, "SCHEMA_VERSION", 1)
         version_1.setattr(
-            store_module, "_encode", lambda data: ("zlib", __import__("zlib").compress(data))
+            artifacts, "encode", lambda data: ("zlib", __import__("zlib").compress(data))
         )
         with assembler.Ledger(path) as ledger:
             first = solve(load("shared-resolver.json"), ledger)
@@ -422,7 +422,7 @@ def test_a_version_1_ledger_is_read_as_it_is_and_a_writer_migrates_it_keeping_it
             second.package_id,
         ]
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone() == (2,)
+    assert db.execute("PRAGMA user_version").fetchone() == (schema.SCHEMA_VERSION,)
     rows = db.execute("SELECT rowid, sha256, size, codec, data FROM blobs").fetchall()
     assert rows[: len(old_rows)] == old_rows  # same rows, same rowids, bytes untouched
     assert "lz4" in {row[3] for row in rows[len(old_rows) :]}

@@ -17,7 +17,7 @@ def test_ledger_benchmark_writes_its_results(tmp_path: Path) -> None:
     bench = importlib.import_module("benchmarks.ledger")
     code = bench.main(
         ["--sizes", "30", "--instances", "1", "--repeats", "2", "--turns", "12",
-         "--replays", "5", "--out", str(tmp_path)]
+         "--replays", "5", "--out", str(tmp_path), "--no-postgres"]
     )  # fmt: skip
     assert code == 0
     data = json.loads((tmp_path / "ledger.json").read_text())

@@ -435,25 +435,47 @@ def test_the_time_limit_holds_and_a_late_delta_is_not_applied(servers: Any) -> N
 
 def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(servers: Any) -> None:
     server: Http = servers(
-        Http, "--max-pending", "1", test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2.5"}
+        Http,
+        "--max-pending",
+        "1",
+        "--max-queue",
+        "1",
+        test_strategies=True,
+        env={"ASSEMBLER_TEST_SLEEP": "2.5"},
     )
     review = _example("review-migration.json")
-    answers: list[Any] = []
-    call = threading.Thread(
-        target=lambda: answers.append(server.call("POST", "/assemble?strategy=sleepy", review))
-    )
-    call.start()
+    answers: dict[str, Any] = {}
+
+    def ask(name: str, path: str) -> threading.Thread:
+        thread = threading.Thread(
+            target=lambda: answers.__setitem__(name, server.call("POST", path, review))
+        )
+        thread.start()
+        return thread
+
+    calls = [ask("slow", "/assemble?strategy=sleepy")]
     deadline = time.monotonic() + WAIT
     while server.call("GET", "/healthz")[2]["in_flight"] == 0:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    # one call held is the most this server takes: the next is told so at once
-    status, _, busy = server.call("POST", "/assemble", review)
+    # one call held is the most this server takes: the next waits its turn, and one
+    # more than the queue holds is told so at once, with when to retry
+    calls.append(ask("waiting", "/assemble"))
+    while server.call("GET", "/healthz")[2]["queued"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    status, headers, busy = server.call("POST", "/assemble", review)
     assert (status, busy["error"]["code"], busy["exit"]) == (503, "server-busy", 3)
+    assert int(headers["retry-after"]) >= 1 and busy["error"]["retry_after"] > 0
     server.proc.send_signal(signal.SIGTERM)
-    call.join(timeout=WAIT)
-    status, _, reply = answers[0]
+    for call in calls:
+        call.join(timeout=WAIT)
+    status, _, reply = answers["slow"]
     assert status == 200 and reply["exit"] == 0
     # sleepy is exact after a pause: exact's answer, under its own name
     _same(review, {**copy.deepcopy(reply["result"]), "strategy": "exact"})
+    # the call that was waiting for its turn is told the server is stopping
+    status, _, reply = answers["waiting"]
+    assert (status, reply["error"]["code"]) == (503, "server-busy")
+    assert "shutting down" in reply["error"]["message"]
     assert server.proc.wait(timeout=WAIT) == 0

@@ -242,6 +242,8 @@ def test_healthz_says_saturated_when_a_call_would_be_refused(servers: Starter) -
         Http,
         "--max-pending",
         "1",
+        "--max-queue",
+        "1",
         "--concurrency",
         "1",
         test_strategies=True,
@@ -253,11 +255,16 @@ def test_healthz_says_saturated_when_a_call_would_be_refused(servers: Starter) -
     slow = threading.Thread(target=server.call, args=("POST", "/assemble?strategy=sleepy", review))
     slow.start()
     _wait_until(lambda: server.health()["in_flight"] == 1, "the slow call is in flight")
-    status, _, health = server.call("GET", "/healthz")
+    status, headers, health = server.call("GET", "/healthz")
     assert (status, health["status"], health["in_flight"]) == (503, "saturated", 1), health
+    assert headers["x-assembler-exit"] == "3"
+    waiting = threading.Thread(target=server.call, args=("POST", "/assemble", review))
+    waiting.start()
+    _wait_until(lambda: server.health()["queued"] == 1, "the next call waits its turn")
     status, _, busy = server.call("POST", "/assemble", review)
     assert (status, busy["error"]["code"]) == (503, "server-busy")
     slow.join()
+    waiting.join()
     assert server.call("GET", "/healthz")[2]["status"] == "ok"
 
 

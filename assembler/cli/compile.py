@@ -104,7 +104,11 @@ def _compile_parser() -> argparse.ArgumentParser:
         help="with --render: count costs as this model bills them (its tokenizer, or a"
         " calibrated estimate) and refuse a budget above its input window",
     )
-    parser.add_argument("--ledger", metavar="PATH", help="record the compilation in this ledger")
+    parser.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="record the compilation in this ledger (a file, or postgresql://...)",
+    )
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
     add_limit_options(parser, "size limits (defaults in parentheses)")
     return parser

@@ -1,4 +1,4 @@
-"""``assembler ledger <list|show|replay|diff|verify|export> LEDGER ...``: read a ledger.
+"""``assembler ledger <list|show|replay|diff|verify|export|copy> LEDGER ...``: read a ledger.
 
 Input: the arguments after ``ledger``. Output: text (or JSON with ``--json``) on
 stdout and an exit code: 0 done (replay identical, verify clean), 1 a replay differs
@@ -7,7 +7,10 @@ foreign ledger file, an unknown compilation id, a usage error) with one line on
 stderr and no traceback.
 
 Every subcommand opens the ledger read-only: reading appends nothing. ``replay`` runs
-the recorded request with the current code and never writes what it finds.
+the recorded request with the current code and never writes what it finds. ``copy
+SRC DST`` writes SRC's events and artifacts, as they are, into DST (the only ledger a
+subcommand writes). A ledger is a file or an address: ``postgresql://...``,
+``sqlite:///PATH``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,11 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help, description=help)
-        sub.add_argument("ledger", help="the ledger file (written by compile --ledger)")
+        sub.add_argument(
+            "ledger",
+            help="the ledger (written by compile --ledger): a file, sqlite:///PATH or"
+            " postgresql://USER@HOST:PORT/DATABASE",
+        )
         return sub
 
     listing = command("list", "list the compilations, oldest first")
@@ -66,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     export = command("export", "write every event (and its artifacts) as JSON lines")
     export.add_argument("--out", help="a file to write (default: stdout)")
     export.add_argument("--no-artifacts", action="store_true", help="events only")
+    copy = command("copy", "copy every event and artifact, as they are, into another ledger")
+    copy.add_argument(
+        "target", help="the ledger to write (empty, or holding a first part of this one)"
+    )
     return parser
 
 
@@ -320,6 +331,20 @@ def _verify(ledger: Ledger, args: argparse.Namespace) -> int:
     return EXIT_BUNDLE if report.ok else EXIT_FOUND
 
 
+def _copy(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.copy import copy
+
+    with Ledger(args.target) as target:
+        report = copy(ledger, target)
+    kept = f" ({report.already} were there already)" if report.already else ""
+    print(
+        f"copied {report.copied} events{kept} from {ledger.path} to {target.path};"
+        f" head {report.head_seq} {_short(report.head_hash)}",
+        file=sys.stderr,
+    )
+    return EXIT_BUNDLE
+
+
 def _export(ledger: Ledger, args: argparse.Namespace) -> int:
     from ..ledger.export import export
 
@@ -343,4 +368,5 @@ _COMMANDS = {
     "diff": _diff,
     "verify": _verify,
     "export": _export,
+    "copy": _copy,
 }

@@ -33,6 +33,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         DEFAULT_MAX_BODY_MEMORY,
         DEFAULT_MAX_CONNECTIONS,
         DEFAULT_MAX_SESSION_MEMORY,
+        DEFAULT_WRITE_TIMEOUT,
     )
 
     parser = CommandParser(
@@ -138,7 +139,35 @@ def _serve_parser() -> argparse.ArgumentParser:
         help="HTTP: open connections; a call beyond is told server-busy"
         f" ({DEFAULT_MAX_CONNECTIONS})",
     )
-    parser.add_argument("--ledger", metavar="PATH", help="record every compilation here")
+    parser.add_argument(
+        "--write-timeout",
+        type=positive_float,
+        default=DEFAULT_WRITE_TIMEOUT,
+        metavar="SEC",
+        help="HTTP: a client must take its whole reply within this long, or its connection"
+        f" is cut ({DEFAULT_WRITE_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-client-connections",
+        type=bounded_int(1, 1_000_000),
+        default=None,
+        metavar="N",
+        help="HTTP: open connections of one client (its address); beyond, its longest idle"
+        " one is closed, or the new one refused (half of --max-connections)",
+    )
+    parser.add_argument(
+        "--max-queue",
+        type=bounded_int(1, 1_000_000),
+        default=None,
+        metavar="N",
+        help="HTTP: calls waiting for one of the --max-pending places, served client by"
+        " client; beyond, a call is told server-busy with Retry-After (--max-connections)",
+    )
+    parser.add_argument(
+        "--ledger",
+        metavar="PATH",
+        help="record every compilation here (a file, or postgresql://... shared by replicas)",
+    )
     add_limit_options(parser, "size limits of each call (defaults in parentheses)")
     return parser
 
@@ -192,6 +221,13 @@ def serve_command(argv: Sequence[str]) -> int:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
+        max_client_connections=(
+            max(1, args.max_connections // 2)
+            if args.max_client_connections is None
+            else args.max_client_connections
+        ),
+        max_queue=args.max_connections if args.max_queue is None else args.max_queue,
+        write_timeout=args.write_timeout,
         token=token,
     )
     try:

@@ -7,6 +7,7 @@ formatting character escaped, long ids and details cut and marked).
 
 from __future__ import annotations
 
+from ..model.rules import printable
 from ..model.types import Result, Status, Verdict
 
 __all__ = ["ID_COLUMN", "render_text"]
@@ -55,10 +56,9 @@ def render_text(result: Result) -> str:
 
 def _safe(text: str, limit: int) -> str:
     """``text`` on one line, unprintable characters escaped, at most ``limit`` long."""
-    if not text.isprintable():
-        # isprintable() is false for controls, format characters (bidirectional
-        # overrides, zero widths), line and paragraph separators and lone surrogates
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    # controls, format characters (bidirectional overrides, zero widths), separators
+    # and lone surrogates escaped
+    text = printable(text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

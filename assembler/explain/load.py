@@ -21,7 +21,7 @@ from ..model.rendering import Headers, Manifest, ManifestItem, RenderFormat, Ren
 from ..model.types import Request, Result
 from ..stages.identities import canonical_json
 
-__all__ = ["InvalidResult", "paired", "result_from_dict"]
+__all__ = ["InvalidResult", "paired", "rendering_from_dict", "result_from_dict"]
 
 
 class InvalidResult(AssemblerError, ValueError):
@@ -47,14 +47,17 @@ def result_from_dict(data: Mapping[str, Any]) -> Result:
     try:
         result = stored_result(dict(data))
         rendering = data.get("rendering")
-        return result if rendering is None else replace(result, rendering=_rendering(rendering))
+        if rendering is None:
+            return result
+        return replace(result, rendering=rendering_from_dict(rendering))
     except KeyError as missing:
         raise InvalidResult(str(missing.args[0]), "is required") from None
     except (TypeError, ValueError, AttributeError) as wrong:
         raise InvalidResult("$", f"does not follow the result format: {wrong}") from None
 
 
-def _rendering(data: Mapping[str, Any]) -> Rendering:
+def rendering_from_dict(data: Mapping[str, Any]) -> Rendering:
+    """A ``Rendering`` from its JSON form (``Rendering.to_dict()``)."""
     m = data["manifest"]
     counter = m["counter"]
     manifest = Manifest(

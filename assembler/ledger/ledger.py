@@ -38,7 +38,8 @@ from .documents import (
 )
 from .errors import LedgerError, UnknownCompilation
 from .events import OUTCOME_OF, CompilationOutcome, Event, EventKind, canonical, sha256_hex
-from .store import SqliteStore, Store
+from .sessions import SessionCommit
+from .store import Store, open_store
 
 __all__ = ["Compilation", "Ledger", "RecordedRendering", "Summary"]
 
@@ -126,14 +127,22 @@ class Compilation:
 class _Recording:
     """One compilation being recorded; it accepts exactly one outcome."""
 
-    def __init__(self, ledger: Ledger, number: int, session: str | None) -> None:
+    def __init__(
+        self, ledger: Ledger, number: int, session: str | None, commit: SessionCommit | None
+    ) -> None:
         self._ledger = ledger
         self.number = number
         self._session = session
+        # the ledger's commit when the request was recorded (it may change meanwhile)
+        self._commit = commit
         self._done = False
 
     def _append(
-        self, kind: EventKind, payload: dict[str, Any], blobs: dict[str, bytes | str]
+        self,
+        kind: EventKind,
+        payload: dict[str, Any],
+        blobs: dict[str, bytes | str],
+        commit: SessionCommit | None = None,
     ) -> Event:
         if self._done:
             raise LedgerError(
@@ -141,7 +150,7 @@ class _Recording:
             )
         self._done = True
         return self._ledger._store.append(
-            kind.value, self.number, self._session, canonical(payload), blobs
+            kind.value, self.number, self._session, canonical(payload), blobs, commit
         )
 
     def answered(self, result: Result) -> None:
@@ -177,20 +186,28 @@ class _Recording:
             "rendering": rendered,
         }
         kind = EventKind.REFUSED if result.status is Status.REFUSED else EventKind.COMPILED
-        self._append(kind, payload, blobs)
+        # an answer moves a server session on (a failure leaves it where it was)
+        self._append(kind, payload, blobs, self._commit)
+        self._ledger.last_answer = self.number
 
     def failed(self, error: Exception) -> None:
         self._append(EventKind.FAILED, {"error": error_document(error)}, {})
 
 
 class Ledger:
-    """A durable, replayable record of compilations in one SQLite file.
+    """A durable, replayable record of compilations: an SQLite file or a PostgreSQL
+    database.
 
-    ``Ledger(path)`` creates the file when it does not exist; ``readonly=True`` opens
-    an existing ledger without ever writing to it. ``session`` names the session of
-    every compilation recorded through this object (default: the request's task id).
-    ``store`` puts another ``Store`` (the narrow interface of ``ledger.store``) in place
-    of the SQLite file. Pass the ledger to ``assemble(..., ledger=...)`` to record.
+    ``Ledger(path)`` (or ``Ledger.open(address)``) opens an SQLite file, created when
+    it does not exist; an address ``postgresql://...`` opens a PostgreSQL database
+    (the ``postgres`` extra), its tables created on the first writable open, and
+    ``sqlite:///PATH`` names a file. ``readonly=True`` opens an existing ledger
+    without ever writing to it. ``session`` names the session of every compilation
+    recorded through this object (default: the request's task id). ``store`` puts
+    another ``Store`` (the narrow interface of ``ledger.store``) in place of the one
+    the address names. ``commit``: the server session every answer recorded through
+    this object moves on (``sessions.SessionCommit``; checked before the solve too).
+    Pass the ledger to ``assemble(..., ledger=...)`` to record.
     """
 
     def __init__(
@@ -200,11 +217,24 @@ class Ledger:
         session: str | None = None,
         readonly: bool = False,
         store: Store | None = None,
+        commit: SessionCommit | None = None,
     ) -> None:
-        self._store: Store = store if store is not None else SqliteStore(path, readonly=readonly)
+        self._store: Store = store if store is not None else open_store(path, readonly=readonly)
         self.path = self._store.path
         self.session = session
+        self.commit = commit
+        # the compilation whose answer this object recorded last (None: none yet)
+        self.last_answer: int | None = None
         self._fragments: Fragments = {}
+
+    @classmethod
+    def open(
+        cls, address: str | os.PathLike[str], *, session: str | None = None,
+        readonly: bool = False,
+    ) -> Ledger:  # fmt: skip
+        """The ledger at ``address``: ``postgresql://USER@HOST:PORT/DATABASE``,
+        ``sqlite:///PATH`` or a path."""
+        return cls(address, session=session, readonly=readonly)
 
     def close(self) -> None:
         self._store.close()
@@ -237,9 +267,9 @@ class Ledger:
         }
         session = self.session if self.session is not None else request.task.id
         event = self._store.append(
-            EventKind.REQUESTED.value, None, session, canonical(payload), blobs
+            EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit
         )
-        return _Recording(self, event.seq, session)
+        return _Recording(self, event.seq, session, self.commit)
 
     def invalid(self, request: object, given: Mapping[str, Any], error: Exception) -> None:
         """A call rejected before a request existed: the raw input, then ``failed``."""
@@ -265,7 +295,7 @@ class Ledger:
             event = self._store.append(
                 EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw}
             )
-            recording = _Recording(self, event.seq, session)
+            recording = _Recording(self, event.seq, session, None)
         recording.failed(error)
 
     # -- calibration: the provider's bill against our count -------------------------
@@ -352,14 +382,33 @@ class Ledger:
         events = self._store.compilation_events(seqs[number - 1]) if 0 < number <= len(seqs) else []
         if not events or events[0].kind != EventKind.REQUESTED:
             raise UnknownCompilation(self.path, str(number), f"holds no compilation {number}")
+        return self._compilation(number, events)
+
+    def compilation_at(self, seq: int, *, result: bool = True) -> Compilation:
+        """The compilation whose request is event ``seq``, read without the others (its
+        ``number`` is 0: counting the compilations before it would read them all);
+        ``result=False`` leaves its result document unread (``result`` None)."""
+        events = self._store.compilation_events(seq)
+        if not events or events[0].kind != EventKind.REQUESTED or events[0].seq != seq:
+            raise UnknownCompilation(self.path, str(seq), f"holds no compilation at event {seq}")
+        return self._compilation(0, events, with_result=result)
+
+    def _compilation(
+        self, number: int, events: list[Event], *, with_result: bool = True
+    ) -> Compilation:
         first = events[0]
         asked = first.data()
         outcome_event = events[1] if len(events) > 1 else None
         request = raw = None
         if asked["request"] is not None:
             document = json.loads(self.artifact(asked["request"]))
+            # every content in one read (a 1,000-form request: one query, not 1,000)
+            named = [c["content_sha256"] for c in document.get("candidates", [])
+                     if c.get("content_sha256")]  # fmt: skip
+            contents = self._store.blobs(named)
             request = request_from_document(
-                document, lambda sha: self.artifact(sha).decode("utf-8")
+                document,
+                lambda sha: (contents.get(sha) or self.artifact(sha)).decode("utf-8"),
             )
         if asked["raw"] is not None:
             raw = self.artifact(asked["raw"]).decode("utf-8")
@@ -372,7 +421,8 @@ class Ledger:
             if outcome is CompilationOutcome.FAILED:
                 error = answer["error"]
             else:
-                result = result_dict(self.artifact(answer["result"]))
+                if with_result:
+                    result = result_dict(self.artifact(answer["result"]))
                 if answer["rendering"] is not None:
                     r = answer["rendering"]
                     rendering = RecordedRendering(
@@ -381,7 +431,8 @@ class Ledger:
                         self.artifact(r["body_sha256"]),
                         r["manifest"],
                     )
-                    result["rendering"] = rendering.to_dict()
+                    if result is not None:
+                        result["rendering"] = rendering.to_dict()
         return Compilation(
             number=number,
             session=first.session,

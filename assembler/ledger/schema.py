@@ -64,9 +64,22 @@ _V2 = (
     "ALTER TABLE blobs_v2 RENAME TO blobs",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+# version 3: the server's sessions, by key: which compilation each one's state is
+# (ledger/sessions.py); live state beside the chain, written with an answer's outcome
+_V3 = (
+    """CREATE TABLE sessions (
+        key         TEXT PRIMARY KEY,
+        opened      INTEGER NOT NULL,
+        version     INTEGER NOT NULL,
+        compilation INTEGER NOT NULL,
+        delta       TEXT
+    ) WITHOUT ROWID""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 # The oldest version this code reads as it is, without migrating: a reader cannot
-# migrate, and version 2 only widened what may be written (version 1's zlib artifacts
-# are still read), so a ledger written before the upgrade stays readable.
+# migrate, and versions 2 and 3 only widened what may be written (version 1's zlib
+# artifacts are still read; a ledger without the sessions table holds no session), so
+# a ledger written before the upgrade stays readable.
 READABLE_FROM = 1

@@ -5,7 +5,8 @@ Input: a path (and whether to open it read-only). Output: a ``Store``: ``append`
 artifacts by key, and the checks ``verify`` needs. Errors are ``LedgerError`` with a
 one-line reason.
 
-The ledger above knows only ``Store``; a server database can implement it later.
+The ledger above knows only ``Store``; ``postgres.PostgresStore`` is the other one, and
+``open_store`` picks one by the ledger's address.
 A ledger holds every request's content: a new one is created readable by its owner
 only (0600, whatever the umask), and SQLite gives its ``-wal`` and ``-shm`` files the
 database file's mode.
@@ -21,32 +22,36 @@ import contextlib
 import os
 import threading
 import time
-import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
+from . import artifacts
 from .errors import LedgerError
 from .events import GENESIS, Event, chain_hash
 from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
+from .sessions import SessionCommit, SessionEntry, check_commit
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "PRIVATE_FILE_MODE", "SqliteStore", "Store", "create_private"]
+__all__ = [
+    "BUSY_TIMEOUT_SECONDS",
+    "PRIVATE_FILE_MODE",
+    "SqliteStore",
+    "Store",
+    "create_private",
+    "open_store",
+]
+
+_COLUMNS = artifacts.COLUMNS
 
 # the mode of every file holding recorded content: ledgers, exports, inspector pages
 PRIVATE_FILE_MODE = 0o600
 
 # a writer waits this long for another process's transaction before giving up
 BUSY_TIMEOUT_SECONDS = 60.0
-# the artifact digests one store object remembers as committed, at most (~10 MB)
-KNOWN_ARTIFACTS = 65_536
-# artifacts at least this large are compressed when that saves a tenth or more
-_COMPRESS_FROM = 256
-
-_COLUMNS = "seq, kind, compilation, session, recorded_at, payload, prev_hash, hash"
 
 
 class Store(Protocol):
@@ -59,7 +64,10 @@ class Store(Protocol):
         session: str | None,
         payload: str,
         blobs: Mapping[str, bytes | str],
+        commit: SessionCommit | None = None,
     ) -> Event: ...
+
+    def restore(self, batch: Sequence[tuple[Event, Mapping[str, bytes]]]) -> None: ...
 
     def events(self, after: int = 0) -> Iterator[Event]: ...
 
@@ -69,6 +77,12 @@ class Store(Protocol):
 
     def blob(self, sha256: str) -> bytes | None: ...
 
+    def blobs(self, keys: Sequence[str]) -> dict[str, bytes]: ...
+
+    def session_entry(self, key: str) -> SessionEntry | None: ...
+
+    def close_session(self, key: str) -> bool: ...
+
     def blob_index(self) -> Iterator[tuple[str, int]]: ...
 
     def structure_problems(self) -> list[str]: ...
@@ -76,61 +90,20 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-# the last whole second and its text: every event of a compilation is stamped, and
-# formatting a time on caches a solve has just emptied is dear beside the rest
-_second: tuple[int, str] = (-1, "")
+def open_store(address: str | os.PathLike[str], *, readonly: bool = False) -> Store:
+    """The store at ``address``: a ``postgresql://`` (or ``postgres://``) URL, an
+    ``sqlite:///PATH`` URL (``sqlite:////abs/path`` for an absolute path), or a path."""
+    text = os.fspath(address)
+    scheme, sep, rest = text.partition("://")
+    if sep and scheme.lower() in ("postgresql", "postgres"):
+        from .postgres import PostgresStore
 
-
-def _now() -> str:
-    """The time in UTC as ``YYYY-MM-DDTHH:MM:SS.ffffffZ``."""
-    global _second
-    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
-    second, prefix = _second
-    if seconds != second:
-        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-        _second = (seconds, prefix)
-    return f"{prefix}.{nanoseconds // 1000:06d}Z"
-
-
-def _encode(data: bytes) -> tuple[str, bytes]:
-    if len(data) >= _COMPRESS_FROM:
-        # imported when first needed: opening a ledger, or reading one, does not load it
-        import lz4.frame
-
-        # an LZ4 frame (the format the lz4 tool reads): every compilation compresses on
-        # the caller's thread, so speed counts for more than the last bytes. Its content
-        # checksum makes a damaged artifact an error on read, not other bytes
-        packed = lz4.frame.compress(data, content_checksum=True)
-        if len(packed) * 10 <= len(data) * 9:
-            return "lz4", packed
-    return "raw", data
-
-
-def _decode(codec: object, data: bytes) -> bytes:
-    """An artifact's bytes from its stored form: raw, lz4 (an LZ4 frame) or zlib (as
-    schema version 1 wrote them). A damaged frame raises ValueError."""
-    if codec == "raw":
-        return data
-    try:
-        if codec == "lz4":
-            import lz4.frame
-
-            decoded: bytes = lz4.frame.decompress(data)
-            return decoded
-        if codec == "zlib":
-            return zlib.decompress(data)
-    except (zlib.error, RuntimeError) as exc:  # lz4 reports a damaged frame as RuntimeError
-        raise ValueError(str(exc)) from None
-    raise ValueError(f"unknown codec {codec!r}")
-
-
-def _row(sha: str, data: bytes | str) -> tuple[str, int, str, bytes]:
-    if isinstance(data, str):
-        # offered content: stored once and found again across compilations, so it is
-        # kept as it is (compressing every new one would cost more than the solve)
-        raw = data.encode("utf-8")
-        return sha, len(raw), "raw", raw
-    return (sha, len(data), *_encode(data))
+        return PostgresStore(text, readonly=readonly)
+    if sep and scheme.lower() == "sqlite":
+        if not rest.startswith("/") or rest == "/":
+            raise LedgerError(text, "an SQLite address is sqlite:///PATH (three slashes)")
+        return SqliteStore(rest[1:], readonly=readonly)
+    return SqliteStore(text, readonly=readonly)
 
 
 def _write_ahead(conn: sqlite3.Connection) -> None:
@@ -161,7 +134,7 @@ def create_private(path: str) -> None:
     os.close(fd)
 
 
-class SqliteStore:
+class SqliteStore(artifacts.SharedReads):
     """A ledger in one SQLite file (WAL mode)."""
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
@@ -355,6 +328,7 @@ class SqliteStore:
         session: str | None,
         payload: str,
         blobs: Mapping[str, bytes | str],
+        commit: SessionCommit | None = None,
     ) -> Event:
         """Append one event and the artifacts it references, atomically.
 
@@ -362,6 +336,8 @@ class SqliteStore:
         ``blobs`` maps sha256 to bytes (a compilation's own documents and rendering,
         compressed when that pays) or text (offered content, stored as UTF-8 as it is);
         artifacts this store already holds are skipped without being encoded.
+        ``commit``: a server session's entry, checked (``SessionMoved``) and, with an
+        outcome (``compilation`` given), written in the same transaction.
         """
         import sqlite3
 
@@ -371,11 +347,20 @@ class SqliteStore:
             conn = self._connection()
             fresh = [sha for sha in blobs if sha not in self._known]
             # compressed before taking the lock, so the critical section stays short
-            rows = [_row(sha, blobs[sha]) for sha in fresh]
+            rows = [artifacts.blob_row(sha, blobs[sha]) for sha in fresh]
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
+                    if commit is not None:
+                        check_commit(self.path, self._entry(conn, commit.key), commit)
                     event = self._append_locked(conn, kind, compilation, session, payload, rows)
+                    if commit is not None and compilation is not None:
+                        opened = compilation if commit.opened is None else commit.opened
+                        version = 0 if commit.base is None else commit.base + 1
+                        conn.execute(
+                            "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
+                            (commit.key, opened, version, compilation, commit.delta),
+                        )
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
@@ -387,7 +372,7 @@ class SqliteStore:
                 ) from None
             except sqlite3.Error as exc:
                 raise self._error(exc, "nothing was recorded") from None
-            if len(self._known) + len(fresh) > KNOWN_ARTIFACTS:
+            if len(self._known) + len(fresh) > artifacts.KNOWN_ARTIFACTS:
                 self._known.clear()  # a cache only (blobs are inserted OR IGNORE): bounded
             self._known.update(fresh)
             return event
@@ -404,7 +389,7 @@ class SqliteStore:
         head = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq, prev = (head[0] + 1, head[1]) if head else (1, GENESIS)
         number = seq if compilation is None else compilation
-        at = _now()
+        at = artifacts.now()
         if rows:
             conn.executemany(
                 "INSERT OR IGNORE INTO blobs (sha256, size, codec, data) VALUES (?, ?, ?, ?)",
@@ -418,6 +403,50 @@ class SqliteStore:
         )
         return event
 
+    def restore(self, batch: Sequence[tuple[Event, Mapping[str, bytes]]]) -> None:
+        """Write events exactly as they are (``ledger copy``), each with the artifacts
+        it references, in one transaction; the first must follow this ledger's head."""
+        import sqlite3
+
+        if self.readonly:
+            raise LedgerError(self.path, "cannot write: opened read-only")
+        if not batch:
+            return
+        rows = [artifacts.blob_row(sha, data) for _, blobs in batch for sha, data in blobs.items()]
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    head = conn.execute(
+                        "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
+                    ).fetchone()
+                    at_seq, at_hash = (head[0], head[1]) if head else (0, GENESIS)
+                    first = batch[0][0]
+                    if first.seq != at_seq + 1 or first.prev_hash != at_hash:
+                        raise LedgerError(
+                            self.path,
+                            f"event {first.seq} does not follow this ledger's head"
+                            f" (event {at_seq})",
+                        )
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO blobs (sha256, size, codec, data)"
+                        " VALUES (?, ?, ?, ?)",
+                        rows,
+                    )
+                    conn.executemany(
+                        f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(e.seq, e.kind, e.compilation, e.session, e.recorded_at, e.payload,
+                          e.prev_hash, e.hash) for e, _ in batch],
+                    )  # fmt: skip
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._error(exc, "nothing was copied") from None
+
     # -- reading ----------------------------------------------------------------
 
     def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
@@ -430,32 +459,6 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise self._error(exc, "cannot read") from None
 
-    def events(self, after: int = 0) -> Iterator[Event]:
-        """Every event after ``after``, in sequence order, read in pages."""
-        while True:
-            rows = self._read(
-                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT 2000", (after,)
-            )
-            if not rows:
-                return
-            for row in rows:
-                yield Event(*row)
-            after = int(rows[-1][0])
-
-    def compilation_events(self, compilation: int) -> list[Event]:
-        rows = self._read(
-            f"SELECT {_COLUMNS} FROM events WHERE compilation = ? ORDER BY seq", (compilation,)
-        )
-        return [Event(*row) for row in rows]
-
-    def requested_seqs(self) -> list[int]:
-        """The ``seq`` of every ``compilation_requested`` event, in order: compilation
-        ``n`` (its number as the reading commands give it) is the n-th."""
-        rows = self._read(
-            "SELECT seq FROM events WHERE kind = 'compilation_requested' ORDER BY seq"
-        )
-        return [int(row[0]) for row in rows]
-
     def blob(self, sha256: str) -> bytes | None:
         rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = ?", (sha256,))
         if not rows:
@@ -463,23 +466,48 @@ class SqliteStore:
         codec, data = rows[0]
         assert isinstance(data, bytes)
         try:
-            return _decode(codec, data)
+            return artifacts.decode(codec, data)
         except ValueError as exc:
             raise LedgerError(self.path, f"artifact {sha256} cannot be decoded: {exc}") from None
 
-    def blob_index(self) -> Iterator[tuple[str, int]]:
-        """Every stored artifact's key and decoded size, in key order, read in pages."""
-        after = ""
-        while True:
-            rows = self._read(
-                "SELECT sha256, size FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT 5000",
-                (after,),
-            )
-            if not rows:
-                return
-            for key, size in rows:
-                yield str(key), int(size)
-            after = str(rows[-1][0])
+    def blobs(self, keys: Sequence[str]) -> dict[str, bytes]:
+        """The artifacts of ``keys`` that are stored, decoded."""
+        found = {}
+        for key in keys:
+            data = self.blob(key)
+            if data is not None:
+                found[key] = data
+        return found
+
+    def _entry(self, conn: sqlite3.Connection, key: str) -> SessionEntry | None:
+        row = conn.execute(
+            "SELECT opened, version, compilation, delta FROM sessions WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else SessionEntry(key, *row)
+
+    def session_entry(self, key: str) -> SessionEntry | None:
+        import sqlite3
+
+        with self._lock:
+            try:
+                return self._entry(self._connection(), key)
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):
+                    return None  # a ledger of schema version 2 or older, read as it is
+                raise self._error(exc, "cannot read") from None
+
+    def close_session(self, key: str) -> bool:
+        """Remove session ``key``'s entry; whether there was one."""
+        import sqlite3
+
+        if self.readonly:
+            raise LedgerError(self.path, "cannot write: opened read-only")
+        with self._lock:
+            try:
+                done = self._connection().execute("DELETE FROM sessions WHERE key = ?", (key,))
+            except sqlite3.Error as exc:
+                raise self._error(exc, "cannot write") from None
+            return done.rowcount > 0
 
     def structure_problems(self) -> list[str]:
         """SQLite's own check of the file's pages and indexes ([] when sound)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
@@ -64,9 +65,6 @@ E = TypeVar("E", bound=StrEnum)
 # Python strings can hold lone surrogates (from a JSON "\ud800" escape, or a caller);
 # UTF-8 cannot encode them, so they would fail later, when the result is written.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# characters a key may not hold: C0 and C1 controls, DEL, line and paragraph separators
-# (a key is printed by tools and terminals as it is: these would move or recolour them)
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # a key shown as .key in a path; anything else is shown quoted, as ['key']
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 _SHOWN_CHARACTERS = 40
@@ -236,23 +234,52 @@ def name(value: Any, place: Place, key: Any, limits: Limits) -> str:
 
 
 def key(value: Any, place: Place, field: Any, limits: Limits) -> str:
-    """A name that is also safe to print: no control characters and no line breaks
-    (the server's session keys, which ``ledger list`` and logs show as they are)."""
+    """A name that is also safe to print and shows only itself (the server's session
+    keys, which ``ledger list`` and logs show as they are): every character printable
+    by ``str.isprintable`` (no control, format, separator but the space, private-use,
+    surrogate or unassigned character: no bidirectional override, zero width or
+    no-break space can make one key look like another) and the text in Unicode NFC (a
+    letter and its accent, or the letter they compose, are one key, written one way)."""
     checked: str = name(value, place, field, limits)
-    bad = _UNPRINTABLE.search(checked)
-    if bad is not None:
+    if checked.isascii() and checked.isprintable():
+        return checked
+    for at, character in enumerate(checked):
+        if not character.isprintable():
+            place.fail(
+                field,
+                f"holds {_described(character)} at character {at}; a key is printable text"
+                " (no control, format or separator character but the space)",
+            )
+    if not unicodedata.is_normalized("NFC", checked):
         place.fail(
             field,
-            f"holds the control character U+{ord(bad.group()):04X} at character"
-            f" {bad.start()}; a key is printable text",
+            "is not in Unicode NFC (a character is written decomposed); send it as"
+            f" {shown(unicodedata.normalize('NFC', checked))}",
         )
     return checked
 
 
+# what a character a key may not hold is, by its Unicode general category
+_KINDS = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use",
+          "Cn": "unassigned", "Zs": "space", "Zl": "line separator",
+          "Zp": "paragraph separator"}  # fmt: skip
+
+
+def _described(character: str) -> str:
+    """``U+202E (RIGHT-TO-LEFT OVERRIDE, a format character)``."""
+    kind = _KINDS.get(unicodedata.category(character), "")
+    described = unicodedata.name(character, "")
+    inside = ", ".join(part for part in (described, f"a {kind} character" if kind else "") if part)
+    return f"U+{ord(character):04X}" + (f" ({inside})" if inside else "")
+
+
 def printable(text: str) -> str:
-    """``text`` with each character a key may not hold escaped (``\\x1b``), for showing
-    names that were never judged by ``key`` (a task id, a session named in Python)."""
-    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
+    """``text`` with each character a key may not hold escaped (``\\x1b``, ``\\u202e``),
+    for showing names that were never judged by ``key`` (a task id, a session named in
+    Python)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _too_long(value: str, place: Place, key: object, limits: Limits) -> NoReturn:

@@ -39,6 +39,8 @@ __all__ = [
     "SessionUnknown",
     "TimeLimitReached",
     "Unauthorized",
+    "VersionConflict",
+    "WriteTimeout",
     "error_reply",
 ]
 
@@ -77,6 +79,22 @@ class SessionExpired(ServeError, ValueError):
         super().__init__(f"session {key!r} expired ({why}): open it again with its request")
 
 
+class VersionConflict(ServeError, ValueError):
+    """A delta named the version it was made for, and the session is at another (not
+    the one the same delta already made): its client is behind or ahead of the
+    session. ``version`` is the session's now (None: it was closed meanwhile)."""
+
+    code = "session-conflict"
+    exit = EXIT_INVALID
+    http = 409
+
+    def __init__(self, key: str, version: int | None, given: int) -> None:
+        self.key = key
+        self.version = version
+        at = "was closed" if version is None else f"is at version {version}"
+        super().__init__(f"session {key!r} {at}, not {given}: the delta was not applied")
+
+
 class TimeLimitReached(ServeError):
     """No answer within the request's time limit (waiting for the session or for a
     solver slot, or a solve that overran); a delta was not applied."""
@@ -89,11 +107,14 @@ class TimeLimitReached(ServeError):
 
 
 class ServerBusy(ServeError):
-    """Every session slot is held by a session with a request in flight."""
+    """The server cannot take this call now (calls, memory, connections or sessions at
+    their limits, or it is shutting down); ``retry_after``, when known, is the seconds
+    after which a retry is expected to find room (HTTP: also ``Retry-After``)."""
 
     code = "server-busy"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
         super().__init__(message)
 
 
@@ -116,6 +137,23 @@ class ReadTimeout(ServeError, ValueError):
         super().__init__(
             f"the call did not send {what} within {seconds:g} s ({option}){got};"
             " the connection is closed"
+        )
+
+
+class WriteTimeout(ServeError, ValueError):
+    """A client that did not take its reply within ``write_timeout``: its connection is
+    cut and the reply's bytes given back. Nobody reads this error; ``/healthz`` counts
+    it."""
+
+    code = "write-timeout"
+    exit = EXIT_INVALID
+    http = 408
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"the client did not take its reply within {seconds:g} s (--write-timeout);"
+            " the connection was cut"
         )
 
 
@@ -159,12 +197,16 @@ def error_reply(exc: BaseException) -> ErrorReply:
     body: dict[str, Any] = {"code": None, "type": type(exc).__name__, "message": _one_line(exc)}
     if isinstance(exc, ServeError):
         body["code"] = exc.code
-        if isinstance(exc, SessionUnknown | SessionExpired):
+        if isinstance(exc, SessionUnknown | SessionExpired | VersionConflict):
             body["session"] = exc.key
+        if isinstance(exc, VersionConflict):
+            body["version"] = exc.version
         if isinstance(exc, TimeLimitReached):
             body["time_limit"] = exc.seconds
         if isinstance(exc, ReadTimeout):
             body.update(timeout=exc.timeout, seconds=exc.seconds, received=exc.received)
+        if isinstance(exc, ServerBusy) and exc.retry_after is not None:
+            body["retry_after"] = round(exc.retry_after, 3)
         return ErrorReply(exc.exit, exc.http, body)
     if isinstance(exc, RenderError):
         body.update(code="render-error", render_code=exc.code, rule=exc.rule, items=list(exc.items))

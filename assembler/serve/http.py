@@ -25,17 +25,23 @@ With a token (``ServerConfig.token``) every route but ``/healthz`` needs
 What a client can hold is bounded: its headers must arrive within ``header_timeout``
 (from the connection, or the end of the previous reply on it), its body within
 ``body_timeout`` of its headers, both cut with ``read-timeout`` (408) and the
-connection closed; the bytes of bodies being read or answered together within
-``max_body_memory`` (beyond: ``server-busy`` before the body is read further);
-``max_connections`` open connections; ``max_pending`` calls read and not yet
-answered. A body being read is not a call held: clients that stall their bodies take
-nothing from the others but a connection each, until their deadline. Starlette and
-Uvicorn are imported only here (the ``serve`` extra).
+connection closed; its reply must be taken within ``write_timeout`` or the connection
+is cut. The bytes of bodies being read or answered and of replies not yet taken
+together within ``max_body_memory`` (``memory.py``: beyond, ``server-busy`` before a
+body is read further, and no solve starts). Calls wait for one of ``max_pending``
+places in a queue served client by client (``admission.py``); connections are capped
+in all and per client, idle ones given up first (``connections.py``). A body being
+read is not a call held: clients that stall their bodies take nothing from the others
+but a connection each, until their deadline. Replies are written in chunks, each
+waiting for the client to take the one before, so that a reply is held once, never
+copied whole into a transport's buffer. Starlette and Uvicorn are imported only here
+and in ``connections.py`` (the ``serve`` extra).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import math
@@ -47,10 +53,12 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from ..exits import EXIT_INTERNAL, EXIT_INTERRUPTED
+from ..exits import EXIT_BUNDLE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_UNDECIDED
 from ..model.errors import InvalidRequest, RequestTooLarge
+from .admission import Admission
+from .connections import Connections, protocol_class, retry_after_header
 from .errors import ClientDisconnected, ReadTimeout, ServerBusy, Unauthorized
 from .messages import Op, call_from_http, session_key
 from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
@@ -63,77 +71,103 @@ _ROUTES = (
 )
 
 
-@dataclass(slots=True)
-class _Connections:
-    """What the transport holds, for the limits and ``/healthz``."""
+# a reply is handed to the transport this many bytes at a time
+_CHUNK = 1 << 18
 
-    open: int = 0
-    reading: int = 0
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """An HTTP reply to write: its status, headers and body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    # its bytes already held in the body memory (a call's reply)
+    counted: bool = False
 
 
 def build_app(
     service: Service,
     announce: Callable[[], None] = lambda: None,
-    counts: _Connections | None = None,
+    counts: Connections | None = None,
+    admission: Admission | None = None,
 ) -> Any:
     """The ASGI application answering ``service``'s calls; ``announce`` is called once
     it is ready (the listening socket already queues connections)."""
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import Response
 
     config = service.config
-    held = _Connections() if counts is None else counts
+    held = (
+        Connections(config.max_connections, config.max_client_connections)
+        if counts is None
+        else counts
+    )
+    if admission is None:
+        admission = Admission(config.max_pending, config.max_queue)
     service.transport_health = lambda: {
-        "connections": held.open,
-        "max_connections": config.max_connections,
-        "reading": held.reading,
+        **held.figures(),
+        "queued": admission.queued,
+        "admitted": admission.admitted,
+        "max_queue": config.max_queue,
         "header_timeout": config.header_timeout,
         "body_timeout": config.body_timeout,
+        "write_timeout": config.write_timeout,
     }
     token = None if config.token is None else config.token.encode("utf-8")
 
     def respond(
-        reply: Reply, headers: dict[str, str] | None = None, status: int | None = None
-    ) -> Response:
+        reply: Reply,
+        headers: dict[str, str] | None = None,
+        status: int | None = None,
+        counted: bool = False,
+    ) -> _Answer:
         extra = dict(headers or {})
-        if reply.code in ("read-timeout", "client-disconnected"):
-            # the rest of a body that did not come is not waited for on this connection
+        if reply.code in ("read-timeout", "client-disconnected", "request-too-large"):
+            # the rest of a body that did not come, or is refused unread, is not waited
+            # for on this connection (a body told server-busy is read and dropped, so
+            # that its client reads when to retry)
             extra["Connection"] = "close"
         if reply.code == "unauthorized":
             extra["WWW-Authenticate"] = 'Bearer realm="assembler"'
-        return Response(
+        if reply.retry_after is not None:
+            extra["Retry-After"] = retry_after_header(reply.retry_after)
+        return _Answer(
+            reply.http if status is None else status,
+            {"X-Assembler-Exit": str(reply.exit), **extra},
             reply.body,
-            status_code=reply.http if status is None else status,
-            media_type="application/json",
-            headers={"X-Assembler-Exit": str(reply.exit), **extra},
+            counted,
         )
 
-    async def dispatch(request: Request) -> Response:
+    async def dispatch(request: Request) -> _Answer:
         raw = request.scope.get("raw_path") or request.url.path.encode("utf-8")
         path = raw.split(b"?", 1)[0]
         if path == b"/healthz":
             if request.method not in ("GET", "HEAD"):
                 return _wrong_method(request, "GET")
             health = service.health()
-            return Response(
-                json.dumps(health),
-                status_code=200 if health["status"] == "ok" else 503,
-                media_type="application/json",
+            ok = health["status"] == "ok"
+            # the exit header as a call now would be answered: at once, or told to retry
+            return _Answer(
+                200 if ok else 503,
+                {"X-Assembler-Exit": str(EXIT_BUNDLE if ok else EXIT_UNDECIDED)},
+                json.dumps(health).encode("utf-8"),
             )
-        route = _route(request, path)
-        if isinstance(route, Response):
-            return route
-        op, key_bytes = route
+        # the token before the route: without it, a caller learns nothing of the routes
         if token is not None and not _authorised(request, token):
             return respond(service.count(error(Unauthorized())))
+        route = _route(request, path)
+        if isinstance(route, _Answer):
+            return route
+        op, key_bytes = route
         try:
             key = None if key_bytes is None else session_key(key_bytes, config.limits)
         except InvalidRequest as exc:
             return respond(service.count(error(exc)))
-        return respond(await call(request, op, key))
+        reply, counted = await call(request, op, key)
+        return respond(reply, counted=counted)
 
-    def _route(request: Request, path: bytes) -> tuple[Op, bytes | None] | Response:
+    def _route(request: Request, path: bytes) -> tuple[Op, bytes | None] | _Answer:
         method = request.method
         parts = path.split(b"/")
         if path == b"/assemble":
@@ -147,48 +181,79 @@ def build_app(
                 return (Op.DELTA, parts[2]) if method == "POST" else _wrong_method(request, "POST")
         return _unknown(request, 404, "not found")
 
-    def _wrong_method(request: Request, allow: str) -> Response:
+    def _wrong_method(request: Request, allow: str) -> _Answer:
         return _unknown(request, 405, "method not allowed", allow)
 
-    def _unknown(request: Request, status: int, what: str, allow: str | None = None) -> Response:
+    def _unknown(request: Request, status: int, what: str, allow: str | None = None) -> _Answer:
         wrong = InvalidRequest(
             "$", f"{request.method} {json.dumps(request.url.path[:80])}: {what}; {_ROUTES}"
         )
         allowed = {} if allow is None else {"Allow": allow}
         return respond(service.count(error(wrong)), allowed, status)
 
-    async def call(request: Request, op: Op, key: str | None) -> Reply:
-        if held.open > config.max_connections:
-            busy = ServerBusy(
-                f"{held.open} connections are open (--max-connections"
-                f" {config.max_connections}); try again"
-            )
-            return service.count(error(busy))
-        busy = ServerBusy(f"{config.max_pending} calls are in flight (--max-pending); try again")
-        if service.in_flight >= config.max_pending:
-            return service.count(error(busy))
+    async def call(request: Request, op: Op, key: str | None) -> tuple[Reply, bool]:
+        """The call's reply, and whether its bytes are already held (a result's)."""
+        peer = request.scope.get("client")
+        try:
+            await admission.turn(str(peer[0]) if peer else "", config.time_limit)
+        except ServerBusy as busy:
+            return service.count(error(busy)), False
         taken = [0]
         try:
             try:
                 body = None if op is Op.CLOSE else await _body(request, service, held, taken)
-                if service.in_flight >= config.max_pending:
-                    # bodies read side by side: the limit holds for calls, not for reads
-                    return service.count(error(busy))
                 made = call_from_http(
                     op,
                     key,
                     dict(request.query_params),
-                    body,
+                    # a payload the service decodes as bytes or a bytearray alike
+                    cast(bytes | None, body),
                     config.limits,
                     config.time_limit,
                 )
             except ClientDisconnect:
-                return service.count(error(ClientDisconnected()))
+                return service.count(error(ClientDisconnected())), False
+            except ServerBusy as busy:
+                # the body memory is full: room comes when a reply is taken, at the
+                # latest when the first one being written meets its write deadline
+                after = held.next_cut()
+                after = admission.retry_after() if after is None else after
+                return service.count(error(ServerBusy(str(busy), after))), False
             except Exception as exc:
-                return service.count(error(exc))
-            return await service.handle(made, time.monotonic())
+                return service.count(error(exc)), False
+            reply = await service.handle(made, time.monotonic())
+            # the reply is counted before its request is given back: the bytes held
+            # never dip between the two, so no solve waiting for room starts in between
+            service.bodies.hold_reply(len(reply.body))
+            return reply, True
         finally:
             service.bodies.give(taken[0])
+            admission.done()
+
+    async def write(answer: _Answer, scope: Any, send: Any) -> None:
+        """``answer`` in chunks, each handed over once the client took the one before
+        (Uvicorn waits while the transport's buffer is full), its bytes counted until
+        the last is out, or its client cut at the write deadline."""
+        body = answer.body
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(body)).encode("ascii"))]  # fmt: skip
+        headers += [
+            (k.lower().encode("ascii"), v.encode("ascii")) for k, v in answer.headers.items()
+        ]
+        if not answer.counted:
+            service.bodies.hold_reply(len(body))
+        try:
+            connection = held.of(scope.get("client"))
+            if connection is not None:
+                connection.write_deadline(config.write_timeout)
+            await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+            view = memoryview(body)
+            for start in range(0, max(1, len(body)), _CHUNK):
+                last = start + _CHUNK >= len(body)
+                chunk = bytes(view[start : start + _CHUNK])
+                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        finally:
+            service.bodies.drop_reply(len(body))
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -208,8 +273,13 @@ def build_app(
         if scope["type"] != "http":
             await lifespan_app(scope, receive, send)
             return
-        response = await dispatch(Request(scope, receive))
-        await response(scope, receive, send)
+        try:
+            answer = await dispatch(Request(scope, receive))
+        except Exception as exc:
+            # a bug is one internal-error reply with its exit header, not the
+            # transport's bare 500
+            answer = respond(service.count(error(exc)))
+        await write(answer, scope, send)
 
     return app
 
@@ -220,7 +290,7 @@ def _authorised(request: Any, token: bytes) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), token)
 
 
-async def _body(request: Any, service: Service, held: _Connections, taken: list[int]) -> bytes:
+async def _body(request: Any, service: Service, held: Connections, taken: list[int]) -> bytearray:
     """The body's bytes, read within the body deadline, no further than the size
     limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
     for the caller to give back once the call is answered)."""
@@ -233,7 +303,9 @@ async def _body(request: Any, service: Service, held: _Connections, taken: list[
             raise _too_large(int(declared), limit)
         if memory.held + int(declared) > memory.limit:
             raise _memory_full(memory.held, memory.limit)
-    chunks: list[bytes] = []
+    # one buffer grown in place (a large one is remapped, not copied): the body is held
+    # once while it is read, not as its chunks and their join
+    body = bytearray()
     total = 0
     held.reading += 1
     try:
@@ -245,12 +317,12 @@ async def _body(request: Any, service: Service, held: _Connections, taken: list[
                 if not memory.try_take(len(chunk)):
                     raise _memory_full(memory.held, memory.limit)
                 taken[0] += len(chunk)
-                chunks.append(chunk)
+                body += chunk
     except TimeoutError:
         raise ReadTimeout("body_timeout", config.body_timeout, total) from None
     finally:
         held.reading -= 1
-    return b"".join(chunks)
+    return body
 
 
 def _too_large(size: int | None, limit: int) -> RequestTooLarge:
@@ -263,69 +335,6 @@ def _memory_full(held: int, limit: int) -> ServerBusy:
         f"the bodies in flight hold {held} bytes of the {limit} this server keeps for them"
         " (--max-body-memory); try again"
     )
-
-
-def _protocol(service: Service, held: _Connections) -> type:
-    """Uvicorn's h11 protocol, counting connections and cutting a request whose
-    headers have not all arrived within ``header_timeout``."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    seconds = service.config.header_timeout
-
-    class Protocol(H11Protocol):
-        _header_timer: asyncio.TimerHandle | None = None
-        _partial = False
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            held.open += 1
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            held.open -= 1
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            if self.conn.their_state is h11.IDLE:
-                self._partial = True
-            super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-                self._partial = False
-                self._arm()
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._header_timer = self.loop.call_later(seconds, self._expired)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _expired(self) -> None:
-            self._header_timer = None
-            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
-                return
-            if self._partial:
-                reply = service.count(error(ReadTimeout("header_timeout", seconds, None)))
-                head = (
-                    f"HTTP/1.1 {reply.http} Request Timeout\r\n"
-                    "content-type: application/json\r\n"
-                    f"content-length: {len(reply.body)}\r\n"
-                    f"x-assembler-exit: {reply.exit}\r\n"
-                    "connection: close\r\n\r\n"
-                )
-                self.transport.write(head.encode("ascii") + reply.body)
-            self.transport.close()
-
-    return Protocol
 
 
 def serve_http(service: Service, host: str, port: int) -> int:
@@ -341,13 +350,14 @@ def serve_http(service: Service, host: str, port: int) -> int:
         sys.stdout.write(json.dumps({"listening": where, "port": bound}) + "\n")
         sys.stdout.flush()
 
-    held = _Connections()
+    held = Connections(service.config.max_connections, service.config.max_client_connections)
+    admission = Admission(service.config.max_pending, service.config.max_queue)
     config = uvicorn.Config(
-        build_app(service, announce, held),
+        build_app(service, announce, held, admission),
         lifespan="on",
         log_level="warning",
         access_log=False,
-        http=_protocol(service, held),
+        http=protocol_class(service, held),
         loop="asyncio",
         timeout_graceful_shutdown=math.ceil(
             service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
@@ -360,6 +370,9 @@ def serve_http(service: Service, host: str, port: int) -> int:
                 # a second signal: leave now, unanswered calls and all
                 os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
             service.draining = True
+            # calls waiting for their turn are told at once; those admitted are answered
+            with contextlib.suppress(RuntimeError):  # no loop yet: nothing waits
+                asyncio.get_running_loop().call_soon_threadsafe(admission.close)
             super().handle_exit(sig, frame)
 
     server = Server(config)

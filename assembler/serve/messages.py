@@ -21,8 +21,10 @@ with the options ``strategy``, ``render`` and ``headers`` (assemble and open: a
 session keeps those it was opened with), ``cache`` (open only, with ``render``: a
 provider's name, or in JSON lines a request's ``cache`` section without its previous
 call; the session then carries its previous rendering into each next call, as
-``Session(request, cache=...)`` does), ``time_limit`` (any; at most the server's) and
-``id`` (any JSON value, echoed in the reply).
+``Session(request, cache=...)`` does), ``time_limit`` (any; at most the server's),
+``version`` (a delta only: the session version it was made for, so that a delta sent
+again, to this replica or another, is applied once) and ``id`` (any JSON value, echoed
+in the reply).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ __all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_k
 
 _MESSAGE_KEYS = (
     "id", "request", "session", "delta", "close", "strategy", "render", "headers", "cache",
-    "time_limit",
+    "time_limit", "version",
 )  # fmt: skip
-_QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit")
+_QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit", "version")
 # the options a session keeps from its opening call (a delta may not name them)
 _KEPT = ("strategy", "render", "headers", "cache")
 # the options that are the call's ``Settings``
@@ -76,6 +78,8 @@ class ServedCall:
     # a session's cache: a provider's name or a cache section (``Session(cache=...)``)
     cache: str | Mapping[str, Any] | None = None
     id: Any = None
+    # a delta's: the session version it was made for (None: whatever the session's is)
+    version: int | None = None
 
 
 def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> ServedCall:
@@ -120,6 +124,7 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Se
         payload=payload,
         cache=_cache(message.get("cache"), op, settings, sections=True),
         id=message.get("id"),
+        version=_version(message.get("version"), op),
     )
 
 
@@ -156,6 +161,7 @@ def call_from_http(
         key=None if key is None else session_key(key, limits),
         payload=body,
         cache=_cache(query.get("cache"), op, settings, sections=False),
+        version=_version(_number(query.get("version")), op),
     )
 
 
@@ -175,6 +181,25 @@ def session_key(value: Any, limits: Limits) -> str:
             ) from None
     checked: str = key_rule(value, Place("$"), "session", limits)
     return checked
+
+
+def _number(text: str | None) -> Any:
+    """A query parameter that is a whole number, as one (anything else as it is, for
+    ``_version`` to name)."""
+    if text is not None and text.isascii() and text.isdigit() and len(text) <= 18:
+        return int(text)
+    return text
+
+
+def _version(value: Any, op: Op) -> int | None:
+    """A delta's ``version``: the session version it was made for."""
+    if value is None:
+        return None
+    if op is not Op.DELTA:
+        raise InvalidRequest("version", "is an option of a delta (the version it was made for)")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidRequest("version", f"must be a whole number >= 0, not {shown(value)}")
+    return value
 
 
 def _settings(options: Mapping[str, Any], limits: Limits, maximum: float) -> Settings:

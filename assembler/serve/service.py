@@ -20,8 +20,10 @@ reply is a result).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,17 +32,26 @@ from typing import Any, TypeVar
 from ..deadline import Deadline
 from ..exits import EXIT
 from ..ledger import Ledger
-from ..ledger.store import SqliteStore
+from ..ledger.sessions import SessionCommit, SessionEntry, SessionMoved
+from ..ledger.store import open_store
 from ..model.arguments import DEFAULT_TIME_LIMIT
-from ..model.jsontext import load_json
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..model.types import Result
+from ..model.types import Result, Status
 from ..pipeline import run
 from ..session import Session
-from .errors import TimeLimitReached, error_reply
+from . import fleet
+from .errors import (
+    ServerBusy,
+    SessionExpired,
+    SessionUnknown,
+    TimeLimitReached,
+    VersionConflict,
+    error_reply,
+)
 from .memory import BodyMemory, give_back
 from .messages import Op, ServedCall
 from .store import SessionStore, weight
+from .text import load_utf8_json
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -48,6 +59,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_MEMORY",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_SESSION_MEMORY",
+    "DEFAULT_WRITE_TIMEOUT",
     "OVERRUN_GRACE",
     "SHUTDOWN_MARGIN",
     "Reply",
@@ -69,6 +81,8 @@ DEFAULT_MAX_BODY_MEMORY = DEFAULT_LIMITS.max_request_bytes
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 1000
+# HTTP: seconds for a client to take its whole reply once it is written
+DEFAULT_WRITE_TIMEOUT = 30.0
 # the sessions kept, by their estimated memory (``store.weight``)
 DEFAULT_MAX_SESSION_MEMORY = 4 * 2**30
 # below this much time left a solve is not started: it could only answer undecided
@@ -100,6 +114,11 @@ class ServerConfig:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    # HTTP: open connections of one client (its address); calls waiting for a place;
+    # seconds for a client to take its reply
+    max_client_connections: int = DEFAULT_MAX_CONNECTIONS // 2
+    max_queue: int = DEFAULT_MAX_CONNECTIONS
+    write_timeout: float = DEFAULT_WRITE_TIMEOUT
     # HTTP: the shared secret every call but /healthz must present (a Bearer token)
     token: str | None = None
 
@@ -111,6 +130,8 @@ class Reply:
     body: bytes
     # the error's code (None for a result)
     code: str | None = None
+    # server-busy: the seconds after which a retry is expected to find room
+    retry_after: float | None = None
 
 
 class Service:
@@ -124,7 +145,9 @@ class Service:
         self.bodies = BodyMemory(config.max_body_memory)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._pool = ThreadPoolExecutor(config.concurrency, thread_name_prefix="solve")
-        self._store = None if config.ledger is None else SqliteStore(config.ledger)
+        self._store = None if config.ledger is None else open_store(config.ledger)
+        # beside each session held, with a ledger: the entry it stands at (fleet.py)
+        self._held: weakref.WeakKeyDictionary[Session, fleet.Held] = weakref.WeakKeyDictionary()
         # calls being answered; of them, those on a solver thread; calls answered so far
         self.in_flight = 0
         self.answered = 0
@@ -171,6 +194,7 @@ class Service:
             or self.bodies.held >= self.bodies.limit
             or (self.solving >= config.concurrency and waiting > 0)
             or transport.get("connections", 0) >= config.max_connections
+            or transport.get("queued", 0) > 0
         )
         status = "draining" if self.draining else "saturated" if saturated else "ok"
         return {
@@ -185,6 +209,8 @@ class Service:
             "max_pending": config.max_pending,
             "body_memory": self.bodies.held,
             "max_body_memory": self.bodies.limit,
+            "reply_memory": self.bodies.replies,
+            "replies_unread": self.bodies.unread,
             **transport,
             "time_limit": config.time_limit,
             "errors": dict(sorted(self.errors.items())),
@@ -209,7 +235,7 @@ class Service:
             # every call on a key, a close too, waits for the calls before it
             async with self.sessions.key(call.key, deadline, call.settings.seconds):
                 if call.op is Op.CLOSE:
-                    return self._close(call)
+                    return await self._close(call)
                 if call.op is Op.OPEN:
                     return await self._open(call, call.key, deadline)
                 return await self._delta(call, call.key, deadline)
@@ -234,7 +260,10 @@ class Service:
 
     async def _open(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
         self.sessions.room(key)
-        settings = call.settings.but(ledger=self._ledger(key))
+        ledger = None if self._store is None else fleet.ledger_for(self._store, key)
+        if ledger is not None:
+            ledger.commit = SessionCommit(key)  # opening: whatever the session was
+        settings = call.settings.but(ledger=ledger)
 
         def work() -> tuple[Session, Result, str]:
             session = Session(_decoded(call.payload, settings.limits), settings, cache=call.cache)
@@ -243,28 +272,120 @@ class Service:
             return session, result, _encoded(result)
 
         session, result, encoded = await self._solve(work, deadline, call.settings.seconds)
+        if ledger is not None:
+            self._held[session] = fleet.Held.opened(key, ledger)
         self.sessions.put(key, session, weight(session.state))
         return _reply(result, encoded, call.id, _about(key, session))
 
     async def _delta(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
-        session = self.sessions.get(key)
+        store = self._store
+        if store is None:
+            # no ledger: the session is this process's alone
+            return await self._step(call, key, deadline, self.sessions.get(key), None, None)
+        try:
+            session = self.sessions.get(key)
+        except (SessionUnknown, SessionExpired) as missing:
+            # evicted, idle or never here: the ledger may hold it
+            return await self._step(call, key, deadline, None, None, missing)
+        return await self._step(call, key, deadline, session, self._held.get(session), None)
+
+    async def _step(
+        self,
+        call: ServedCall,
+        key: str,
+        deadline: Deadline,
+        session: Session | None,
+        held: fleet.Held | None,
+        missing: Exception | None,
+    ) -> Reply:
+        """Apply the call's delta to ``session`` (None: rebuilt from the ledger first,
+        or ``missing`` raised, what this replica knows of the key, when it holds none)."""
+        store, limits = self._store, self.config.limits
         limit = call.settings.time_limit
 
-        def work() -> tuple[Any, str]:
-            delta = _decoded(call.payload, session.settings.limits)
-            proposal = session.propose(delta, time_limit=limit, deadline=deadline)
-            return proposal, _encoded(proposal.result)
+        def work() -> Any:
+            delta = _decoded(call.payload, limits)
+            named = fleet.digest(delta) if store is not None else None
+            current, kept = session, held
+            for attempt in (1, 2):
+                if current is None or (store is not None and kept is None):
+                    assert store is not None
+                    found = fleet.rebuilt(store, key, limits)
+                    if found is None:
+                        raise missing or SessionUnknown(key)
+                    current, kept = found
+                if call.version is not None and call.version != current.version:
+                    if store is None:
+                        raise VersionConflict(key, current.version, call.version)
+                    entry = store.session_entry(key)
+                    if attempt == 1 and kept is not None and entry != kept.entry:
+                        current = None  # this copy is behind the ledger: rebuild it
+                        continue
+                    if entry is None or (entry.version, entry.delta) != (call.version + 1, named):
+                        raise VersionConflict(key, None if entry is None else entry.version,
+                                              call.version)  # fmt: skip
+                    # the same delta, already answered (here or by another replica)
+                    return entry, *fleet.replayed(store, entry)
+                if kept is not None:
+                    assert named is not None
+                    kept.next(named)
+                try:
+                    proposal = current.propose(delta, time_limit=limit, deadline=deadline)
+                except SessionMoved as moved:
+                    if attempt == 2 or moved.found is None:
+                        raise VersionConflict(
+                            key, None if moved.found is None else moved.found.version,
+                            current.version,
+                        ) from None  # fmt: skip
+                    current = None  # another replica answered since: rebuild, once
+                    continue
+                return current, kept, proposal, _encoded(proposal.result)
+            raise AssertionError("unreachable")
 
-        proposal, encoded = await self._solve(work, deadline, call.settings.seconds)
-        # a session that grew must fit beside the others (ServerBusy leaves it as it was)
-        self.sessions.resize(key, weight(proposal.state))
+        try:
+            done = await self._solve(work, deadline, call.settings.seconds)
+        except VersionConflict:
+            self._forget(key, session)
+            raise
+        if isinstance(done[0], SessionEntry):
+            entry, candidates, encoded = done
+            if session is not None and session.version != entry.version:
+                self._forget(key, session)  # it was behind: the next call rebuilds it
+            about = {"key": key, "version": entry.version, "candidates": candidates}
+            return _reply_encoded(_exit_of(encoded), encoded, call.id, about)
+        current, kept, proposal, encoded = done
+        try:
+            # a session that grew must fit beside the others (ServerBusy leaves it as it
+            # was); with a ledger it has moved on there, and is simply not kept here
+            if current is session:
+                self.sessions.resize(key, weight(proposal.state))
+        except ServerBusy:
+            if kept is None:
+                raise
+            self._forget(key, session)
         # committed here, on the event loop, only now that the reply is a result
-        session.commit(proposal)
-        return _reply(proposal.result, encoded, call.id, _about(key, session))
+        current.commit(proposal)
+        if kept is not None:
+            kept.moved()
+            if current is not session:
+                self._held[current] = kept
+                with contextlib.suppress(ServerBusy):
+                    self.sessions.put(key, current, weight(current.state))
+        return _reply(proposal.result, encoded, call.id, _about(key, current))
 
-    def _close(self, call: ServedCall) -> Reply:
+    def _forget(self, key: str, session: Session | None) -> None:
+        """Stop holding ``session`` (a stale copy): the next call rebuilds it."""
+        if session is not None and self._store is not None:
+            self.sessions.close(key)
+
+    async def _close(self, call: ServedCall) -> Reply:
         assert call.key is not None
         closed = self.sessions.close(call.key)
+        if self._store is not None:
+            # closed for every replica: the ledger's entry goes
+            loop = asyncio.get_running_loop()
+            gone = await loop.run_in_executor(self._pool, self._store.close_session, call.key)
+            closed = closed or gone
         body = {"id": call.id, "exit": 0, "closed": closed, "session": {"key": call.key}}
         return Reply(0, 200, _json(body))
 
@@ -281,6 +402,13 @@ class Service:
                 await asyncio.wait_for(self._slots.acquire(), deadline.left())
             except TimeoutError:
                 raise TimeLimitReached(limit, "every solver thread was busy") from None
+        if not await self.bodies.room(deadline.left()):
+            # what clients do not read stops growing: no solve starts while it fills
+            # the memory bound (serve/memory.py), the thread held while it waits
+            self._slots.release()
+            raise TimeLimitReached(
+                limit, "replies their clients had not read filled --max-body-memory"
+            )
         left = deadline.left()
         if left < _LEAST_SOLVE:
             self._slots.release()
@@ -322,7 +450,7 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 def _decoded(payload: Any, limits: Limits) -> Any:
     """An HTTP body (bytes) decoded within the limits; a JSON-lines payload as is."""
     if isinstance(payload, bytes | bytearray):
-        return load_json(bytes(payload), limits)
+        return load_utf8_json(bytes(payload), limits)
     return payload
 
 
@@ -340,7 +468,15 @@ def _json(body: dict[str, Any]) -> bytes:
 
 
 def _reply(result: Result, encoded: str, id_: Any, session: dict[str, Any] | None) -> Reply:
-    code = EXIT[result.status]
+    return _reply_encoded(EXIT[result.status], encoded, id_, session)
+
+
+def _exit_of(encoded: str) -> int:
+    """The exit code of a recorded result (its JSON), as of a fresh one."""
+    return EXIT[Status(json.loads(encoded)["status"])]
+
+
+def _reply_encoded(code: int, encoded: str, id_: Any, session: dict[str, Any] | None) -> Reply:
     head: dict[str, Any] = {"id": id_, "exit": code}
     if session is not None:
         head["session"] = session
@@ -353,4 +489,4 @@ def error(exc: BaseException, id_: Any = None) -> Reply:
     """The reply for an error."""
     told = error_reply(exc)
     body = _json({"id": id_, "exit": told.exit, "error": told.body})
-    return Reply(told.exit, told.http, body, told.body["code"])
+    return Reply(told.exit, told.http, body, told.body["code"], told.body.get("retry_after"))

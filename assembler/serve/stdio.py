@@ -12,10 +12,11 @@ other, in the order of their lines) but replied to in order. Every line gets its
 reply, a blank one too; a line that is not JSON, is too long (``max_request_bytes``),
 too deeply nested or not a valid message gets its error line, and the next line is
 read as usual: no input ends the server but the end of input or a signal. On
-SIGTERM (or SIGINT) no further line is read, every message already read is answered
-and its reply written, and the process exits; if stdout is not being read, the
-replies are given up once the time limit, the overrun grace and a margin have passed
-(said on stderr). A second signal exits at once.
+SIGTERM (or SIGINT) no further line is read, every message in flight is answered and
+its reply written (lines read ahead but not started are answered ``server-busy``, the
+server shutting down: a signal never waits for a slot), and the process exits; if
+stdout is not being read, the replies are given up once the time limit, the overrun
+grace and a margin have passed (said on stderr). A second signal exits at once.
 
 stdin is read by a thread of its own and stdout written by another (either may be a
 pipe, a file or a terminal), each reply whole: a write that returns short, because a
@@ -39,15 +40,18 @@ from typing import Any
 
 from ..exits import EXIT_INTERRUPTED
 from ..model.errors import InvalidRequest, RequestTooLarge
-from ..model.jsontext import load_json
+from .errors import ServerBusy
 from .memory import BodyMemory
 from .messages import call_from_message
 from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
+from .text import load_utf8_json
 
 __all__ = ["serve_stdio"]
 
 _CHUNK = 1 << 16
 _SIGNALS = {signal.SIGTERM, signal.SIGINT}
+# of the shutdown's grace, what closing the service and the process takes
+_EXIT_RESERVE = 0.5
 
 
 def serve_stdio(service: Service) -> int:
@@ -61,6 +65,10 @@ class _Line:
 
     data: bytes | RequestTooLarge
     held: int = 0
+
+
+class _Stopped(Exception):
+    """The server took its last line: the reader ends."""
 
 
 def _helper_thread(target: Callable[[], None], name: str) -> None:
@@ -86,9 +94,23 @@ class _Lines:
         self._loop = loop
         self._limit = limit
         self._memory = memory
+        # set once the server stops taking lines: the reader reads no more
+        self._stopped = threading.Event()
         _helper_thread(self._read, "stdin")
 
+    def stop(self) -> list[_Line]:
+        """Read no further; the lines read and not yet taken (on the event loop)."""
+        self._stopped.set()
+        left = []
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if item is not None:
+                left.append(item)
+        return left
+
     def _put(self, item: _Line | None) -> None:
+        if self._stopped.is_set():
+            raise _Stopped
         asyncio.run_coroutine_threadsafe(self.queue.put(item), self._loop).result()
 
     def _read(self) -> None:
@@ -124,6 +146,8 @@ class _Lines:
                 self._put(_Line(_too_long(skipping, self._limit)))
             elif buffer:
                 self._put(self._line(buffer))
+        except _Stopped:
+            return
         except Exception:
             # stdin closed under us, or the loop gone (a put cancelled at shutdown): the
             # end of input either way
@@ -244,27 +268,109 @@ async def _serve(service: Service) -> int:
     memory = service.bodies
     lines = _Lines(loop, config.limits.max_request_bytes, config.max_pending, memory)
     output = _Output(loop, stopping.set)
-    # replies in the order of the lines; a slot is given back once a reply is written
-    replies: asyncio.Queue[tuple[asyncio.Task[Reply], int] | None] = asyncio.Queue()
+    # a slot is given back once a reply is written
+    replies = _Replies()
     slots = asyncio.Semaphore(config.max_pending)
     writer = asyncio.create_task(_write(replies, slots, output, memory))
     sweeper = asyncio.create_task(service.sweep_forever())
     try:
         while (line := await _next(lines, stopping)) is not None:
-            await slots.acquire()
+            if not await _slot(slots, stopping):
+                # a signal while every slot is held (stdout unread): this line and those
+                # read ahead are told the server stopped, not left waiting for a slot
+                _refuse(replies, [line], service)
+                break
             task = asyncio.create_task(_answer(service, line.data, time.monotonic()))
-            replies.put_nowait((task, line.held))
+            replies.due(_Pending(task, line.held, True))
+        if stopping.is_set():
+            _refuse(replies, lines.stop(), service)
         service.draining = True
-        replies.put_nowait(None)
-        await _drain(writer, output, signalled, service)
+        replies.queue.put_nowait(None)
+        await _drain(writer, output, signalled, service, replies)
     finally:
         sweeper.cancel()
         await loop.run_in_executor(None, service.close)
     return EXIT_INTERRUPTED if caught and caught[0] == signal.SIGINT else 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A line's reply to come, the bytes its line holds, and whether it holds a slot."""
+
+    task: asyncio.Task[Reply]
+    held: int
+    slot: bool
+
+
+class _Replies:
+    """The replies due, in the order of the lines, and how many are not yet written
+    (what a shutdown that gives up on stdout says it lost)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[_Pending | None] = asyncio.Queue()
+        self.unwritten = 0
+
+    def due(self, pending: _Pending) -> None:
+        self.unwritten += 1
+        self.queue.put_nowait(pending)
+
+
+async def _slot(slots: asyncio.Semaphore, stopping: asyncio.Event) -> bool:
+    """Take a slot for the next line, or False once the server is stopping (the wait
+    for a slot never outlasts a signal)."""
+    if stopping.is_set():
+        return False
+    if not slots.locked():
+        await slots.acquire()  # at once
+        return True
+    take = asyncio.ensure_future(slots.acquire())
+    stop = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait({take, stop}, return_when=asyncio.FIRST_COMPLETED)
+    stop.cancel()
+    if not take.done():
+        take.cancel()
+        return False
+    if stopping.is_set():
+        slots.release()
+        return False
+    return True
+
+
+def _refuse(replies: _Replies, lines: list[_Line], service: Service) -> None:
+    """Reply to lines read but not started once the server stops: ``server-busy``."""
+    for line in lines:
+        task = asyncio.create_task(_stopped(service, line.data))
+        replies.due(_Pending(task, line.held, False))
+
+
+async def _stopped(service: Service, line: bytes | RequestTooLarge) -> Reply:
+    busy = ServerBusy(
+        "the server is shutting down (a signal): this line was read but not answered;"
+        " send it again to a server that is running"
+    )
+    id_ = None
+    if isinstance(line, bytes) and line.strip():
+        # decoded off the loop, only for the id to echo: a second signal is still heard
+        id_ = await asyncio.get_running_loop().run_in_executor(
+            None, _id_of, line, service.config.limits
+        )
+    return service.count(error(busy, id_))
+
+
+def _id_of(line: bytes, limits: Any) -> Any:
+    try:
+        message = load_utf8_json(line, limits)
+    except Exception:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
 async def _drain(
-    writer: asyncio.Task[None], output: _Output, signalled: asyncio.Event, service: Service
+    writer: asyncio.Task[None],
+    output: _Output,
+    signalled: asyncio.Event,
+    service: Service,
+    replies: _Replies,
 ) -> None:
     """Wait for every reply to be written: after the end of input for as long as it
     takes, after a signal no longer than a call can take and a margin."""
@@ -276,9 +382,10 @@ async def _drain(
             return
     grace = service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
     try:
-        await asyncio.wait_for(asyncio.shield(done), grace)
+        # what is left of the grace once the replies are given up is for the exit itself
+        await asyncio.wait_for(asyncio.shield(done), grace - _EXIT_RESERVE)
     except TimeoutError:
-        left = output.pending + service.in_flight
+        left = replies.unwritten
         print(
             f"assembler serve: {left} replies not written: stdout was not read within"
             f" {grace:g} s of the signal",
@@ -317,7 +424,7 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
     limits = service.config.limits
     message: Any = None
     try:
-        message = load_json(line, limits)
+        message = load_utf8_json(line, limits)
         call = call_from_message(message, limits, service.config.time_limit)
     except Exception as exc:
         id_ = message.get("id") if isinstance(message, dict) else None
@@ -326,17 +433,21 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
 
 
 async def _write(
-    replies: asyncio.Queue[tuple[asyncio.Task[Reply], int] | None],
+    replies: _Replies,
     slots: asyncio.Semaphore,
     output: _Output,
     memory: BodyMemory,
 ) -> None:
-    while (item := await replies.get()) is not None:
-        task, held = item
-        reply = await task
+    while (item := await replies.queue.get()) is not None:
+        reply = await item.task
+        # the reply's bytes are held until the pipe took them (memory.py)
+        memory.hold_reply(len(reply.body))
 
-        def written(held: int = held) -> None:
-            memory.give(held)
-            slots.release()
+        def written(item: _Pending = item, size: int = len(reply.body)) -> None:
+            replies.unwritten -= 1
+            memory.drop_reply(size)
+            memory.give(item.held)
+            if item.slot:
+                slots.release()
 
         output.write(reply.body, written)

@@ -31,6 +31,7 @@ from ..deadline import Deadline
 from ..model.bugs import internal_errors
 from ..model.cache import PreviousBlock, parse_cache
 from ..model.errors import AssemblerError
+from ..model.limits import Limits
 from ..model.parse import parse_request, vouched
 from ..model.rendering import Rendering
 from ..model.serialise import request_as_json
@@ -89,6 +90,26 @@ class Session:
         # what the stages of the last answer kept (None: nothing yet)
         self._kept: Kept | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def resumed(
+        cls,
+        request: Mapping[str, Any] | Request,
+        settings: Settings,
+        *,
+        version: int,
+        rendering: Rendering | None,
+    ) -> Session:
+        """The session whose last answer, its ``version``-th, solved ``request`` (as
+        recorded: with a cache section, at that answer's time) and rendered
+        ``rendering``: what the session that gave that answer holds, so that its next
+        answer is the same (a server replica rebuilds a session from a ledger so)."""
+        session = cls(request, settings)
+        solved = session._state.request
+        session._state = _held(
+            replace(session._state, version=version), solved, rendering, session.settings.limits
+        )
+        return session
 
     @property
     def state(self) -> State:
@@ -186,16 +207,22 @@ class Session:
             request = vouched(replace(request, cache=now), settings.limits)
         result, after = run(request, settings, kept, keep=True, deadline=deadline)
         if request.cache is not None and result.rendering is not None:
-            held = replace(
-                request.cache,
-                previous=_sent(result.rendering),
-                previous_at=request.cache.now,
-                now=None,
-            )
-            state = replace(
-                state, request=vouched(replace(state.request, cache=held), settings.limits)
-            )
+            state = _held(state, request, result.rendering, settings.limits)
         return result, after, state
+
+
+def _held(state: State, solved: Request, rendering: Rendering | None, limits: Limits) -> State:
+    """``state`` once the answer that solved ``solved`` (with its cache section, at
+    that answer's time) rendered ``rendering``: the provider holds what it sent."""
+    cache = solved.cache
+    if cache is None:
+        return state
+    held = (
+        replace(cache, now=None)
+        if rendering is None
+        else replace(cache, previous=_sent(rendering), previous_at=cache.now, now=None)
+    )
+    return replace(state, request=vouched(replace(state.request, cache=held), limits))
 
 
 def _sent(rendering: Rendering) -> tuple[PreviousBlock, ...]:
