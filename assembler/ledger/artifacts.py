@@ -1,5 +1,5 @@
 """The stored form both stores share: the clock events are stamped with, the codecs
-of artifacts, an artifact's row and an event's columns.
+of artifacts, an artifact's row and an event's columns, how long a writer waits.
 
 Input: bytes or text to store, or a stored codec and bytes. Output: rows
 (``blob_row``: sha256, decoded size, codec, stored bytes), decoded bytes (``decode``,
@@ -17,6 +17,7 @@ from typing import Any
 from .events import Event
 
 __all__ = [
+    "BUSY_TIMEOUT_SECONDS",
     "COLUMNS",
     "COMPRESS_FROM",
     "KNOWN_ARTIFACTS",
@@ -33,6 +34,9 @@ KNOWN_ARTIFACTS = 65_536
 COMPRESS_FROM = 256
 
 COLUMNS = "seq, kind, compilation, session, recorded_at, payload, prev_hash, hash"
+
+# a writer waits this long for another process's transaction before giving up
+BUSY_TIMEOUT_SECONDS = 60.0
 
 # the last whole second and its text: every event of a compilation is stamped, and
 # formatting a time on caches a solve has just emptied is dear beside the rest
