@@ -17,7 +17,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .model import errors as _errors
+from . import kernels as _kernels
+
+# before any other module of the package loads: each kernel, compiled or its twin
+_kernels.install()
+
+from .model import errors as _errors  # noqa: E402  (after the kernels, as every module)
 
 __all__ = [
     "DEFAULT_LIMITS",

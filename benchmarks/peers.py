@@ -130,7 +130,6 @@ def trim(request: dict[str, Any], messages: list[dict[str, Any]]) -> Callable[[]
         HumanMessage,
         SystemMessage,
         ToolMessage,
-        trim_messages,
     )
 
     full = _full(request)
@@ -151,7 +150,13 @@ def trim(request: dict[str, Any], messages: list[dict[str, Any]]) -> Callable[[]
             native.append(AIMessage(text, id=c["id"], tool_calls=calls))
         else:
             native.append(HumanMessage(text, id=c["id"]))
-    budget = request["task"]["budget"]
+    return trim_runner(native, size, request["task"]["budget"])
+
+
+def trim_runner(native: list[Any], size: dict[str, int], budget: int) -> Callable[[], Picked]:
+    """``trim_messages`` over ``native`` (LangChain messages whose ids are form ids),
+    counting each by ``size``; what it keeps, by id."""
+    from langchain_core.messages import BaseMessage, trim_messages
 
     def counter(kept: list[BaseMessage]) -> int:
         return sum(size[str(m.id)] for m in kept)
@@ -182,31 +187,36 @@ def _known(request: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
 
 
 def ctxbudgeter(request: dict[str, Any]) -> Callable[[], Picked]:
-    from ctxbudgeter import ContextItem, TokenCounter, compile_items
-
     size, text = _known(request)
+    shorter = {c["identity"]: c["id"] for c in request["candidates"] if c["form"] == "trimmed"}
+    entries = [
+        {
+            "name": c["id"],
+            "content": text[c["id"]],
+            "priority": round(100 * c["relevance"]),
+            "relevance": c["relevance"],
+            "required": bool(c.get("required")),
+            "compressible": c["identity"] in shorter,
+            "compressed_content": text.get(shorter.get(c["identity"], "")),
+        }
+        for c in _full(request)
+    ]
+    return ctxbudgeter_runner(entries, size, text, request["task"]["budget"])
+
+
+def ctxbudgeter_runner(
+    entries: list[dict[str, Any]], size: dict[str, int], text: dict[str, str], budget: int
+) -> Callable[[], Picked]:
+    """ctxbudgeter's ``compile_items`` over ``entries`` (``ContextItem`` fields), each
+    text counted by ``size``; what it keeps, by form id (a compressed item: its form's)."""
+    from ctxbudgeter import ContextItem, TokenCounter, compile_items
 
     class Known(TokenCounter):
         def count(self, body: str) -> int:
             return size[body] if body in size else len(body) // 4
 
     counter = Known("gpt-4o")
-    shorter = {c["identity"]: c["id"] for c in request["candidates"] if c["form"] == "trimmed"}
-    items = [
-        ContextItem.model_validate(
-            {
-                "name": c["id"],
-                "content": text[c["id"]],
-                "priority": round(100 * c["relevance"]),
-                "relevance": c["relevance"],
-                "required": bool(c.get("required")),
-                "compressible": c["identity"] in shorter,
-                "compressed_content": text.get(shorter.get(c["identity"], "")),
-            }
-        )
-        for c in _full(request)
-    ]
-    budget = request["task"]["budget"]
+    items = [ContextItem.model_validate(entry) for entry in entries]
     back = {body: key for key, body in text.items()}
 
     def run() -> Picked:
@@ -223,18 +233,27 @@ def ctxbudgeter(request: dict[str, Any]) -> Callable[[], Picked]:
 
 
 def contextcram(request: dict[str, Any]) -> Callable[[], Picked]:
+    size, text = _known(request)
+    entries: list[tuple[str, str | int, str]] = [
+        (text[c["id"]], "required" if c.get("required") else round(100 * c["relevance"]), c["id"])
+        for c in _full(request)
+    ]
+    return contextcram_runner(entries, size, request["task"]["budget"])
+
+
+def contextcram_runner(
+    entries: list[tuple[str, str | int, str]], size: dict[str, int], budget: int
+) -> Callable[[], Picked]:
+    """contextcram's ``Packer`` (drop, not truncate) over ``entries`` (text, priority,
+    name), each text counted by ``size``; what it keeps, by name."""
     from contextcram import CallableTokenizer, Packer, Strategy
 
-    size, text = _known(request)
     tokenizer = CallableTokenizer(lambda body: size[body] if body in size else len(body) // 4)
-    full = _full(request)
-    budget = request["task"]["budget"]
 
     def run() -> Picked:
         packer = Packer(budget, tokenizer=tokenizer)
-        for c in full:
-            priority: str | int = "required" if c.get("required") else round(100 * c["relevance"])
-            packer.add(text[c["id"]], priority=priority, name=c["id"], strategy=Strategy.DROP)
+        for body, priority, name in entries:
+            packer.add(body, priority=priority, name=name, strategy=Strategy.DROP)
         result = packer.fit()
         return {str(item.name) for item in result.items}
 
@@ -432,10 +451,13 @@ def _markdown(record: dict[str, Any]) -> str:
                 f"{ours_time / median:.1f}x | {valid}/{len(mine)} | {orphaned} | {missing} | "
                 f"{100 * kept:.1f}% |"
             )
+    return "\n".join(lines + violations_seen(rows))
+
+
+def violations_seen(rows: list[dict[str, Any]]) -> list[str]:
+    """The lines that close a table: every violation any row shows, once."""
     problems = sorted({v for r in rows for v in r["violations"]})
-    if problems:
-        lines += ["", "Violations seen: " + "; ".join(problems) + "."]
-    return "\n".join(lines)
+    return ["", "Violations seen: " + "; ".join(problems) + "."] if problems else []
 
 
 if __name__ == "__main__":

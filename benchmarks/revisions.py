@@ -54,12 +54,13 @@ def checked_out(*revisions: str | None) -> Iterator[list[Path]]:
                 )
 
 
-def run_side(path: Path, argv: list[str], what: str) -> Any:
-    """``python argv...`` importing the package at ``path``; its stdout as JSON. A failed
-    child ends the benchmark with its stderr's end, naming ``what`` ran."""
+def run_side(path: Path, argv: list[str], what: str, env: dict[str, str] | None = None) -> Any:
+    """``python argv...`` importing the package at ``path`` (``env`` over the
+    environment); its stdout as JSON. A failed child ends the benchmark with its
+    stderr's end, naming ``what`` ran."""
     done = subprocess.run(
         [sys.executable, *argv],
-        env={**os.environ, "PYTHONPATH": str(path)},
+        env={**os.environ, "PYTHONPATH": str(path), **(env or {})},
         cwd=tempfile.gettempdir(),
         capture_output=True,
         text=True,
@@ -70,7 +71,9 @@ def run_side(path: Path, argv: list[str], what: str) -> Any:
     return json.loads(done.stdout)
 
 
-def call_in(path: Path, module: Path, function: str, *args: Any) -> Any:
+def call_in(
+    path: Path, module: Path, function: str, *args: Any, env: dict[str, str] | None = None
+) -> Any:
     """``function(*args)`` of the benchmark file ``module``, in a child importing the
     package at ``path`` (the file is loaded by its path, so that the package it imports
     is the side's own); the function prints its JSON answer. ``args`` are given as
@@ -82,4 +85,4 @@ def call_in(path: Path, module: Path, function: str, *args: Any) -> Any:
         " m = u.module_from_spec(spec); spec.loader.exec_module(m);"
         f" m.{function}({given})"
     )
-    return run_side(path, ["-c", code], f"{module.stem}.{function}")
+    return run_side(path, ["-c", code], f"{module.stem}.{function}", env)

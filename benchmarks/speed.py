@@ -1,6 +1,8 @@
 """The speed cases of issue 28, before and after a change, side by side in one run.
 
-Run ``python -m benchmarks.speed --before REV [--after REV] [--label NAME]`` (``--help``).
+Run ``python -m benchmarks.speed --before REV [--after REV] [--label NAME]`` (``--help``),
+or ``python -m benchmarks.speed --kernels`` for the working tree's pure-Python twins
+(``ASSEMBLER_KERNELS=python``, the "before" side) beside its compiled kernels.
 Output: a table on stdout and appended to ``benchmarks/results/SPEED.md``, every time
 in ``benchmarks/results/speed.json``; exit 1 when an answer differs between the sides.
 
@@ -29,7 +31,8 @@ Cases:
   result, sometimes more) on a first request of 5,000 forms;
 * ``rescore-5000`` and ``fresh-5000``: relevance-only deltas (the conversation's
   candidates re-scored by recency) on that session, and a fresh ``assemble`` of the
-  same request.
+  same request; ``rescore-400`` and ``fresh-400`` the same on the 100-round transcript
+  (~400 candidates), rendered to ``openai-chat``.
 """
 
 from __future__ import annotations
@@ -94,6 +97,9 @@ def _inputs(quick: bool) -> dict[str, Any]:
                 "request": t.request(),
             }
         )
+        if rounds == 100:
+            # ~400 candidates: a session re-scoring its conversation, and a fresh call
+            cases.append({"name": "rescore-400", "kind": "rescore", "request": t.request()})
     sizes = (100, 1000) if quick else (100, 1000, 10_000)
     for n in sizes:
         seeds = 2 if n >= 10_000 else 5
@@ -195,6 +201,19 @@ def _case(
                 result, seconds = _timed(lambda d=delta, s=session: s.apply(d))
                 note(name, seconds)
         answers.append(_digest(result))
+    elif kind == "rescore":
+        session = assembler.Session(case["request"], time_limit=_LIMIT, render="openai-chat")
+        session.answer()
+        for _ in range(max(2, repeats)):
+            rescore = _rescore(session.to_dict())
+            result, seconds = _timed(lambda d=rescore: session.apply(d))
+            note(name, seconds)
+            request = session.to_dict()
+            fresh, seconds = _timed(
+                lambda r=request: assembler.assemble(r, time_limit=_LIMIT, render="openai-chat")
+            )
+            note("fresh-400", seconds)
+            answers += [_digest(result), _digest(fresh)]
     elif kind == "loop":
         session = assembler.Session(case["first"], time_limit=_LIMIT)
         session.answer()
@@ -240,10 +259,11 @@ def _side(inputs: Path, repeats: int) -> None:
 # -- both sides ----------------------------------------------------------------------
 
 
-def _run_side(path: Path, inputs: Path, repeats: int) -> dict[str, Any]:
+def _run_side(path: Path, inputs: Path, repeats: int, kernels: str | None = None) -> dict[str, Any]:
     from benchmarks.revisions import call_in
 
-    answers: dict[str, Any] = call_in(path, Path(__file__), "_side", inputs, repeats)
+    env = None if kernels is None else {"ASSEMBLER_KERNELS": kernels}
+    answers: dict[str, Any] = call_in(path, Path(__file__), "_side", inputs, repeats, env=env)
     return answers
 
 
@@ -265,7 +285,10 @@ def _commit(path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__)
-    parser.add_argument("--before", required=True, help="the git revision to compare with")
+    parser.add_argument("--before", help="the git revision to compare with")
+    parser.add_argument(
+        "--kernels", action="store_true", help="the pure-Python twins beside the compiled kernels"
+    )
     parser.add_argument("--after", help="a git revision instead of the working tree")
     parser.add_argument("--label", default="", help="what the change is, for the table")
     parser.add_argument("--rounds", type=int, default=3, help="child processes per side")
@@ -273,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="no 10,000-form requests")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
+    if (args.before is None) == (not args.kernels):
+        parser.error("give --before REV or --kernels")
     sys.path.insert(0, str(ROOT))
     from benchmarks import machine
 
@@ -281,16 +306,20 @@ def main(argv: list[str] | None = None) -> int:
     sides: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     from benchmarks.revisions import checked_out
 
+    revisions = (None, None) if args.kernels else (args.before, args.after)
+    twins, compiled = ("python", "compiled") if args.kernels else (None, None)
     with (
-        checked_out(args.before, args.after) as (before, after),
+        checked_out(*revisions) as (before, after),
         tempfile.TemporaryDirectory() as scratch,
     ):
         given = Path(scratch) / "inputs.json"
         given.write_text(json.dumps(inputs), encoding="utf-8")
         for _ in range(args.rounds):
-            sides["before"].append(_run_side(before, given, args.repeats))
-            sides["after"].append(_run_side(after, given, args.repeats))
+            sides["before"].append(_run_side(before, given, args.repeats, twins))
+            sides["after"].append(_run_side(after, given, args.repeats, compiled))
         measured = _commit(after)
+    if args.kernels:
+        args.before, measured = f"{measured} pure-Python twins", f"{measured} compiled"
     load_after = os.getloadavg()
     differ = [
         name

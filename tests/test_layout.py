@@ -21,6 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 LAYERS = (
     # the contract's files (schemas, examples, corpus) as the package carries them
     "shipped",
+    # which modules load compiled (Cython, from their own source) or as that source
+    "kernels",
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",

@@ -238,8 +238,8 @@ from assembler.cli import main
 import dataclasses
 # the current code renders differently: every framed item now ends with a blank line
 original = layout.item_block
-def changed(candidate, headers=layout.DEFAULT_HEADERS):
-    block = original(candidate, headers)
+def changed(candidate, *args, **kwargs):
+    block = original(candidate, *args, **kwargs)
     return dataclasses.replace(block, footer=block.footer + "\\n") if block.footer else block
 layout.item_block = changed
 sys.exit(main(["ledger", "replay", sys.argv[1], "1"]))

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 from conftest import form, request, solve
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from profiles import examples
 
 import assembler
 from assembler import InvalidRequest, parse_request, request_from_json
@@ -550,3 +553,58 @@ def test_the_candidate_shell_still_pays() -> None:
 
     calls = [i for i in dis.get_instructions(Candidate.__init__) if i.argval == "__setattr__"]
     assert len(calls) == len(Candidate.__slots__)
+
+
+# -- the typed decoding (model/decode.py) against the rules ---------------------------
+
+_ODD_VALUES = (
+    None, "", "\ud800", "x" * 5000, -1, 0, 1, 2, 1.5, 0.25, 120.0, True, False, [], {},
+    ["a", "a"], ["\udfff"], [""], {"from": "p"}, {"from": ""}, {"to": "p"}, 2**53, 2**60,
+    "tool_call", "system", "instruction", "evidence", math.nan, -0.0,
+)  # fmt: skip
+
+
+class _Named(str):
+    """A str subclass: the rules keep it as a plain str."""
+
+
+def _judged_both_ways(candidates: list[Any]) -> None:
+    from assembler.model.decode import decoded_candidates
+    from assembler.model.limits import DEFAULT_LIMITS
+    from assembler.model.parse import parse_candidate
+
+    decoded = decoded_candidates(candidates, DEFAULT_LIMITS.max_name_length)
+    try:
+        ruled = [parse_candidate(c, i, DEFAULT_LIMITS) for i, c in enumerate(candidates)]
+    except InvalidRequest:
+        assert decoded is None, "decoded what the rules refuse"
+        return
+    if decoded is not None:
+        assert decoded == ruled
+        for a, b in zip(decoded, ruled, strict=True):
+            assert a.position == b.position
+            assert all(type(getattr(a, f)) is type(getattr(b, f)) for f in a.__slots__)
+
+
+@given(st.integers(0, 2**32), st.integers(0, 40))
+@settings(max_examples=examples(300))
+def test_decoding_gives_the_rules_candidates_or_leaves_them_the_judging(
+    seed: int, mutations: int
+) -> None:
+    import random as _random
+
+    from assembler.model.decode import decoded_candidates
+    from assembler.model.fields import CANDIDATE_FIELDS
+    from assembler.tooling.generate import Shape, generate
+
+    rng = _random.Random(seed)
+    candidates = generate(rng, Shape.small(rng.randint(1, 14)))["candidates"]
+    # a generated request is plainly valid: the typed decoding takes it
+    assert decoded_candidates(candidates, 4096) is not None
+    _judged_both_ways(candidates)
+    for _ in range(mutations % 4):
+        c = rng.choice(candidates)
+        key = rng.choice([*CANDIDATE_FIELDS, "unknown", "cosst"])
+        value = rng.choice(_ODD_VALUES)
+        c[key] = _Named(value) if isinstance(value, str) and rng.random() < 0.2 else value
+    _judged_both_ways(candidates)

@@ -4,12 +4,16 @@ stopped by the time limit."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 from drawn import problem_of, problems
 from hypothesis import HealthCheck, given, settings
 from profiles import examples
 
+import assembler
 from assembler.deadline import NEVER, Deadline
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import Problem
@@ -111,3 +115,39 @@ def test_a_remembered_basis_takes_the_next_lp_of_a_session_in_a_few_iterations()
     assert cold.proven_bound == warm.proven_bound
     assert cold_memory.iterations is not None and memory.iterations is not None
     assert memory.iterations * 10 < cold_memory.iterations
+
+
+def test_an_lp_that_cannot_start_within_its_share_is_not_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS reads no clock while it starts an LP: one whose entries (forms, dependency
+    edges, memberships) need longer than its share is left out, the budget row's
+    Lagrangian bounding the value instead; with time to start, it runs."""
+    import sys
+
+    from assembler.deadline import Deadline
+    from assembler.exact import fixings
+    from assembler.exact.closure import build_problem
+    from assembler.stages.gates import apply_gates
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.dense import dense_request
+
+    parsed = assembler.parse_request(dense_request(600, 30, seed=4))
+    problem = build_problem(parsed, apply_gates(parsed))
+    assert problem.entries > 30 * 500
+    started: list[int] = []
+    real = fixings.relax
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fixings, "relax", counted)
+    short = problem.entries * fixings.LP_START_SECONDS_PER_ENTRY / 2
+    tight = fixings.plan(problem, deadline=Deadline.after(short))
+    assert started == [] and tight.bound is not None and tight.incumbent is not None
+    assert sum(problem.cost[f] for f in tight.incumbent) <= (problem.budget or 0)
+    roomy = fixings.plan(problem, deadline=Deadline.after(30))
+    assert started == [1] and roomy.relaxation is not None
+    assert roomy.bound is not None and roomy.bound <= tight.bound

@@ -418,3 +418,29 @@ def test_a_rescored_or_placed_candidate_is_the_one_replace_makes() -> None:
             made = _but(candidate, name, value)
             assert made == dataclasses.replace(candidate, **{name: value})
             assert type(made) is type(candidate) and made is not candidate
+
+
+def test_a_rescoring_that_cannot_reorder_the_optimum_is_proven_by_the_kept_one() -> None:
+    """Selected forms more relevant, the others less: the kept optimum is the new one's
+    (timed ``kept-optimum``, no backend); any other rescoring solves afresh (timed
+    ``fresh-solve``). Either way the answer is a fresh call's."""
+    request = generate(random.Random(7), Shape.scale(300))
+    session = Session(request, time_limit=TIME_LIMIT)
+    first = session.answer()
+    chosen = set(first.selected)
+    relevance = {c["id"]: c.get("relevance", 0.0) for c in request["candidates"]}
+    calm = {
+        i: round(min(1.0, r + 0.05), 3) if i in chosen else round(r * 0.5, 3)
+        for i, r in relevance.items()
+    }
+    kept = session.apply({"relevance": calm})
+    timed = dict(kept.timings)
+    assert "kept-optimum" in timed and timed["solve"] == 0.0 and "fresh-solve" not in timed
+    assert kept.selected == first.selected and kept.value > first.value
+    assert kept == assembler.assemble(session.to_dict(), time_limit=TIME_LIMIT)
+    # an unselected form gaining value may overtake it: solved again
+    left_out = sorted(set(relevance) - chosen)
+    moved = session.apply({"relevance": {i: 1.0 for i in left_out[:20]}})
+    timed = dict(moved.timings)
+    assert "fresh-solve" in timed and "kept-optimum" not in timed
+    assert moved == assembler.assemble(session.to_dict(), time_limit=TIME_LIMIT)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import random
 
 from conftest import form, request, solve
 
+import assembler
 from assembler.cli.table import render_text
+from assembler.tooling.generate import Shape, generate
 
 
 def base() -> dict:  # type: ignore[type-arg]
@@ -158,3 +161,31 @@ def _a_refusal():  # type: ignore[no-untyped-def]
     from assembler.model.types import Refusal, RefusalCode
 
     return Refusal(RefusalCode.MANDATORY_OVER_BUDGET, 100, message="m")
+
+
+def test_a_bundles_decisions_are_worded_when_first_read() -> None:
+    """The trace decides every verdict and reason (the identities read them) and words
+    the decisions once, when first read; the words are those of a kept trace's."""
+    import pickle
+
+    from assembler.deadline import Deadline
+    from assembler.exact.solve import exact_strategy
+    from assembler.model.types import Decisions
+    from assembler.stages.gates import apply_gates
+    from assembler.stages.trace import trace
+
+    request = generate(random.Random(11), Shape.scale(300))
+    parsed = assembler.parse_request(request)
+    gates = apply_gates(parsed)
+    result = trace(parsed, gates, "exact", exact_strategy(parsed, gates, Deadline.after(30), 1))[0]
+    decisions = result.decisions
+    assert isinstance(decisions, Decisions) and decisions._made is None
+    worded = tuple(decisions)
+    assert decisions._made == worded and decisions._word is None
+    kept = assembler.Session(request).answer()  # the kept path words every decision
+    assert tuple(kept.decisions) == worded and kept == result == assembler.assemble(request)
+    assert decisions == worded == decisions and hash(decisions) == hash(worded)
+    assert decisions[0] == worded[0] and decisions[-2:] == worded[-2:]
+    assert len(decisions) == len(worded)
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert result.to_dict()["decisions"] == [d.to_dict() for d in worded]

@@ -62,10 +62,14 @@ print(schema["$schema"], len(best(sys.argv[1], 4000)))
 """
 
 
-def _run(args: list[str], cwd: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False, **kwargs)  # type: ignore[call-overload]  # fmt: skip
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    given = os.environ if env is None else env
+    env = {k: v for k, v in given.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # the wheel's kernels as the wheel has them (CI's pure-Python pass sets this)
+    env.pop("ASSEMBLER_KERNELS", None)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -75,20 +79,37 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in _SOURCE:
         path = ROOT / name
         if path.is_dir():
-            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(path, source / name, ignore=_NOT_IN_A_CLONE)
         else:
             shutil.copy(path, source / name)
+    return _built(work, source)
+
+
+# what a build leaves in a checkout and a fresh clone does not have
+_NOT_IN_A_CLONE = shutil.ignore_patterns("__pycache__", "*.so", "kernels.json")
+
+
+def _built(work: Path, source: Path, **env: str) -> Path:
+    """The wheel of ``source``, built without build isolation (``env`` over the test
+    environment's variables: ``CC`` naming no compiler, for one)."""
+    dist = work / f"dist-{len(list(work.glob('dist-*')))}"
     built = _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(work / "dist"), str(source)],
-        cwd=work,
+         "-w", str(dist), str(source)],
+        cwd=work, env={**os.environ, **env},
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
-    return next((work / "dist").glob("assembler-*.whl"))
+    return next(dist.glob("assembler-*.whl"))
 
 
 @pytest.fixture(scope="module")
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _installed(wheel, tmp_path_factory)
+
+
+def _installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment with ``wheel`` installed (no dependencies: the test
+    environment's are visible through a ``.pth`` file)."""
     home = tmp_path_factory.mktemp("venv") / "env"
     made = _run([sys.executable, "-m", "venv", "--without-pip", str(home)], cwd=home.parent)
     assert made.returncode == 0, made.stderr
@@ -184,3 +205,45 @@ def test_a_user_script_passes_mypy_strict_against_the_wheel(venv: Path, tmp_path
                    cwd=tmp_path)  # fmt: skip
     ran = _run([str(venv / "bin" / "python"), str(script), example.stdout.strip()], cwd=tmp_path)
     assert ran.returncode == 0 and ran.stdout.split()[-1] == "10", ran.stderr
+
+
+def test_the_wheel_carries_every_kernel_compiled(wheel: Path, venv: Path, tmp_path: Path) -> None:
+    from assembler.kernels import KERNELS
+
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        record = json.loads(archive.read("assembler/kernels.json"))
+    for kernel in KERNELS:
+        stem = kernel.replace(".", "/")
+        assert any(n.startswith(stem + ".cpython-") and n.endswith(".so") for n in names), kernel
+        assert stem + ".py" in names  # its pure-Python twin ships beside it
+    assert sorted(record) == sorted(KERNELS)
+    code = "import json, assembler.kernels as k; print(json.dumps(k.status()))"
+    where = _run([str(venv / "bin" / "python"), "-W", "always", "-c", code], cwd=tmp_path)
+    assert set(json.loads(where.stdout).values()) == {"compiled"}, where.stderr
+    assert "KernelFallback" not in where.stderr
+
+
+def test_a_build_without_a_compiler_installs_and_answers_alike(
+    wheel: Path, venv: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    work = next(p for p in wheel.parents if (p / "source").is_dir())
+    # a copy without the first build's products (its compiled modules would be reused)
+    source = work / "source-plain"
+    shutil.copytree(work / "source", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    plain = _built(work, source, CC="/bin/false")
+    with zipfile.ZipFile(plain) as archive:
+        assert not [n for n in archive.namelist() if n.endswith(".so")]
+    home = _installed(plain, tmp_path_factory)
+    answers = []
+    for env in (venv, home):
+        example = _run([str(env / "bin" / "assembler"), "example", "review-migration", "--path"],
+                       cwd=tmp_path)  # fmt: skip
+        done = _run([str(env / "bin" / "assembler"), "compile", example.stdout.strip(),
+                     "--render", "openai-chat"], cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        answers.append((done.stdout, done.stderr))
+    assert answers[0][0] == answers[1][0]
+    # the fallback is announced once, on stderr, and never by the compiled wheel
+    assert answers[0][1].count("KernelFallback") == 0
+    assert answers[1][1].count("KernelFallback") == 1, answers[1][1]

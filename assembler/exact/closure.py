@@ -48,6 +48,12 @@ class Problem:
     def size(self) -> int:
         return len(self.form_ids)
 
+    @property
+    def entries(self) -> int:
+        """Forms, dependency edges and group memberships: what the LP's rows and the
+        CP-SAT model's constraints follow (a dense request has a hundred edges a form)."""
+        return self.size + sum(map(len, self.needs)) + sum(map(len, self.groups))
+
     def forms_of(self) -> tuple[tuple[int, ...], ...]:
         """Form indices of each identity, in canonical order."""
         identity_of = self.identity_of

@@ -52,9 +52,10 @@ class CoreSearch:
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
     # requests
     TIGHT_CORE = 250
-    # Seconds to build a CP-SAT model, per form, with a margin of two: a core that
-    # cannot be modelled in what is left is not handed to CP-SAT
-    MODEL_SECONDS_PER_FORM = 2e-5
+    # Seconds to build a CP-SAT model, per entry of its problem (a form, a dependency
+    # edge, a group membership), with a margin of two: a core that cannot be modelled
+    # in what is left is not handed to CP-SAT
+    MODEL_SECONDS_PER_ENTRY = 2e-5
 
     # the strategy this backend answers for (``Result.strategy``), whatever its inner
     # backend: CP-SAT is one link of its chain
@@ -156,7 +157,7 @@ class CoreSearch:
         def search(current: Reduction, **phases: bool) -> SolveOutcome | None:
             """The inner backend on the core, or None with no time to build its model."""
             core = current.core
-            if deadline.left() < self.MODEL_SECONDS_PER_FORM * core.size:
+            if deadline.left() < self.MODEL_SECONDS_PER_ENTRY * core.entries:
                 return None
             hint = _restrict(current, current.incumbent)
             ask = Ask(deadline, workers, hint=hint, proven=proven_levels(current), **phases)
@@ -260,7 +261,7 @@ class CoreSearch:
             return unchanged  # nothing reaches t: the greedy's fixings stand
         left = deadline.left()
         if trial.core.size > 4 * self.TIGHT_CORE or left < (
-            self.MODEL_SECONDS_PER_FORM * trial.core.size
+            self.MODEL_SECONDS_PER_ENTRY * trial.core.entries
         ):
             return unchanged
         # Only a bundle worth t settles the trial, and only one worth more than the

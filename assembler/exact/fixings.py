@@ -40,14 +40,20 @@ __all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 
 # Below this many forms the LP costs more than the search it would save.
 LP_MIN_FORMS = 24
-# Seconds per open form the work after the LP takes (incumbent, fixings, propagation,
+# Seconds per entry of the problem (a form, a dependency edge, a group membership:
+# ``Problem.entries``) the work after the LP takes (incumbent, fixings, propagation,
 # the core), with a margin of two: kept back from the LP's time limit, so that the LP
 # never takes the time its answer needs.
-AFTER_LP_SECONDS_PER_FORM = 4e-6
+AFTER_LP_SECONDS_PER_ENTRY = 4e-6
 LP_SHARE = 0.8
-# What the value LP takes per form at worst: with less than twice this left, the budget
-# row's Lagrangian bound is secured before the LP, so that a stopped LP leaves a bound.
-EXPECTED_LP_SECONDS_PER_FORM = 2.5e-5
+# What the value LP takes per entry at worst: with less than twice this left, the
+# budget row's Lagrangian bound is secured before the LP, so that a stopped LP leaves a
+# bound.
+EXPECTED_LP_SECONDS_PER_ENTRY = 2.5e-5
+# Building the LP's arrays and HiGHS' start (the simplex's first iteration, the interior
+# point's setup) read no clock, so an LP whose share of the time cannot hold them is
+# not started (the budget row's Lagrangian bounds the value instead).
+LP_START_SECONDS_PER_ENTRY = 5e-6
 
 
 class Level(StrEnum):
@@ -169,7 +175,8 @@ def plan(
     by_value = level is Level.VALUE and problem.budget is not None
     open_forms = np.flatnonzero(state == FREE)
     fallback: tuple[int, Any] | None = None
-    if by_value and deadline.left() < 2 * EXPECTED_LP_SECONDS_PER_FORM * problem.size:
+    entries = problem.entries
+    if by_value and deadline.left() < 2 * EXPECTED_LP_SECONDS_PER_ENTRY * entries:
         # The LP may not finish in time: secure the budget row's Lagrangian first (a
         # fraction of the LP's time), so that an LP stopped by the limit still leaves a
         # bound within a fraction of a percent and a bundle.
@@ -183,13 +190,14 @@ def plan(
                 cap = sum(problem.cost[f] for f in known)
         # HiGHS reads its clock between iterations, and one iteration of a large LP can
         # run past the limit: a fifth of the LP's share is kept back for the incumbent
-        share = deadline.less(AFTER_LP_SECONDS_PER_FORM * problem.size)
-        if not share.passed:
+        share = deadline.less(AFTER_LP_SECONDS_PER_ENTRY * entries)
+        lp = share.share(LP_SHARE)
+        if not share.passed and lp.left() > LP_START_SECONDS_PER_ENTRY * entries:
             relaxation = relax(
                 problem,
                 state,
                 objective,
-                deadline=share.share(LP_SHARE),
+                deadline=lp,
                 value_floor=floor,
                 cost_cap=cap,
                 memory=memory,

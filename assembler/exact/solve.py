@@ -11,8 +11,13 @@ required refusals -> closure/groups -> backend solve -> refusal pricing.
 
 What is kept, and why reusing it is exact: the problem and the backend's outcome. When
 the new problem is equal to the kept one and the outcome was proven OPTIMAL, no backend
-runs: the lexicographic order has one optimum, so every proof finds that one. Anything
-less than a proof (a time-out's incumbent, a refusal) is never reused. The kept problem
+runs: the lexicographic order has one optimum, so every proof finds that one. The same
+holds when only values moved, none of the optimum's forms lost value and none of the
+others gained any (``still_optimal``: every other selection gains at most what the
+optimum gains, so none overtakes it, and a tie on value leaves cost and weight as they
+were). Anything less than a proof (a time-out's incumbent, a refusal) is never reused.
+A session's result says which: its timings hold ``kept-optimum`` (the seconds the
+check took) when the previous optimum answered, ``fresh-solve`` when a backend ran. The kept problem
 also lends the tie-break weights of the forms both share, and a session's LP starts from
 the basis the previous LP ended with (``relaxation.LpMemory``: a start, never a premise).
 """
@@ -33,7 +38,7 @@ from .refusal import over_budget_refusal, required_refusal
 if TYPE_CHECKING:
     from .relaxation import LpMemory
 
-__all__ = ["ExactKept", "decide_exact", "exact_backend", "exact_strategy"]
+__all__ = ["ExactKept", "decide_exact", "exact_backend", "exact_strategy", "still_optimal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,18 +83,24 @@ def decide_exact(
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
     if (
         kept is not None
+        and known is not None
         and kept.outcome is not None
         and kept.outcome.status is SolveStatus.OPTIMAL
-        and known == problem
+        and still_optimal(known, problem, kept.outcome.selection)
     ):
+        clock.lap("kept-optimum")
         clock.mark("solve", 0.0)
-        return _chosen(
-            problem, kept.outcome, clock.timings, ExactKept(problem, kept.outcome, memory)
+        selection = kept.outcome.selection
+        outcome = SolveOutcome(
+            SolveStatus.OPTIMAL, selection, bound=sum(problem.value[f] for f in selection)
         )
+        return _chosen(problem, outcome, clock.timings, ExactKept(problem, outcome, memory))
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
     outcome = backend.solve(problem, Ask(deadline, workers))
     clock.lap("solve")
+    if known is not None:
+        clock.mark("fresh-solve", 0.0)
     after = ExactKept(problem, outcome, memory)
     if outcome.status is SolveStatus.INFEASIBLE:
         refusal = over_budget_refusal(
@@ -104,6 +115,31 @@ def decide_exact(
     if outcome.status is SolveStatus.UNKNOWN:
         return Choice.undecided(outcome.bound, timings=clock.timings, kept=after)
     return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
+
+
+def still_optimal(before: Problem, after: Problem, selection: tuple[int, ...]) -> bool:
+    """Whether ``selection``, the unique optimum of ``before``, is that of ``after``
+    without a search: the same problem, or one whose values alone moved, the selected
+    forms' up or not at all, every other form's down or not at all (module docstring)."""
+    if before.value == after.value:
+        return before == after
+    if (
+        before.form_ids != after.form_ids
+        or before.cost != after.cost
+        or before.budget != after.budget
+        or before.identity_of != after.identity_of
+        or before.needs != after.needs
+        or before.groups != after.groups
+        or before.required != after.required
+        or before.weight != after.weight
+        or before.identities != after.identities
+    ):
+        return False
+    chosen = set(selection)
+    for form, (old, new) in enumerate(zip(before.value, after.value, strict=True)):
+        if new != old and (new < old) == (form in chosen):
+            return False
+    return True
 
 
 def _bundle(

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from .bugs import internal_errors
 from .cache import Cache, parse_cache
+from .decode import _CandidateShell, decoded_candidates
 from .errors import InvalidRequest, RequestTooLarge
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
@@ -144,7 +145,13 @@ def _parse(data: Any, limits: Limits) -> Request:
             maximum=limits.max_candidates,
             actual=len(raw_candidates),
         )
-    candidates = [parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
+    # the common case decoded in C (decode.py); any fault is judged by the rules below
+    decoded = decoded_candidates(raw_candidates, limits.max_name_length)
+    candidates = (
+        [parse_candidate(raw, index, limits) for index, raw in enumerate(raw_candidates)]
+        if decoded is None
+        else decoded
+    )
     cache = parse_cache(root["cache"], limits) if "cache" in root else None
     return _assembled(task, candidates, sources, authority, has_table, cache)
 
@@ -243,37 +250,6 @@ def _fields(
 
 # ---------------------------------------------------------------------------
 # candidates
-
-
-class _CandidateShell:
-    """Candidate's slots without its frozen ``__setattr__``: the parser fills one, then
-    makes it the ``Candidate`` it stands for (the same slots, so ``__class__`` may be
-    assigned); the result is an ordinary, frozen ``Candidate``."""
-
-    __slots__ = Candidate.__slots__
-    # Candidate's fields, typed as there (tests/test_parse.py checks they match)
-    id: str
-    identity: str
-    cost: int
-    form: str
-    relevance: float
-    required: bool
-    scope: str
-    transfer_from: str | None
-    source: str | None
-    version: str | None
-    channel: str | None
-    role: Role
-    depends_on: tuple[str, ...]
-    group: str | None
-    lineage: tuple[str, ...]
-    content: str | None
-    labels: tuple[str, ...]
-    kind: Kind
-    tool_call_id: str | None
-    tool_name: str | None
-    turn: int
-    position: int
 
 
 def parse_candidate(

@@ -9,7 +9,8 @@ These types know nothing about any solver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -23,6 +24,7 @@ __all__ = [
     "TOOL_CALL_GROUP_PREFIX",
     "Candidate",
     "Decision",
+    "Decisions",
     "Kind",
     "Operation",
     "Reason",
@@ -213,6 +215,18 @@ class Request:
     # yields a request that is checked again, while passing a parsed request back in
     # costs nothing (judging 100k typed candidates again took longer than parsing JSON).
     validated_under: Limits | None = field(default=None, init=False, compare=False, repr=False)
+    # Each content's sha256 and UTF-8 length, by the content object's id (with the
+    # object, so the id cannot be reused while held): the identities, the layout and the
+    # manifest each read them, and the content is hashed once (stages/identities.py).
+    # A session hands it on to the request after a delta. Never part of the value.
+    digests: dict[int, tuple[str, str, int]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    # Each selected candidate's rendered block by the candidate object's id, with the
+    # object and the header choice (render/layout.py); handed on like ``digests``.
+    blocks: dict[int, tuple[Any, str, Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def candidate(self, candidate_id: str) -> Candidate:
         for candidate in self.candidates:
@@ -260,6 +274,60 @@ class Decision(NamedTuple):
             "reason": self.reason.value,
             "detail": self.detail,
         }
+
+
+class Decisions(Sequence[Decision]):
+    """A result's decisions, in the result's order, worded when first read.
+
+    The identities read only each decision's id, verdict and reason, which the trace
+    decides for every candidate; the words (``Decision.detail``) are built by ``word``
+    the first time any decision is read, all at once, and then kept: a caller that
+    sends the bundle and never reads why pays for no sentence. Equal to any sequence
+    of the same decisions (a tuple included), hashed and pickled as that tuple."""
+
+    __slots__ = ("_lock", "_made", "_word")
+
+    def __init__(self, word: Callable[[], Sequence[Decision]]) -> None:
+        self._word: Callable[[], Sequence[Decision]] | None = word
+        self._made: tuple[Decision, ...] | None = None
+        self._lock = threading.Lock()
+
+    def _all(self) -> tuple[Decision, ...]:
+        made = self._made
+        if made is None:
+            with self._lock:
+                made = self._made
+                if made is None:
+                    word = self._word
+                    assert word is not None
+                    made = self._made = tuple(word())
+                    self._word = None  # what it read is no longer held
+        return made
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Decision]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Decisions):
+            return self._all() == other._all()
+        if isinstance(other, tuple | list):
+            return self._all() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self._all(),))
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +389,8 @@ class Result:
     value: int
     budget: int
     optimal: bool
-    decisions: tuple[Decision, ...]
+    # a tuple, or ``Decisions`` (worded when first read) from the trace of a bundle
+    decisions: Sequence[Decision]
     trace_id: str
     package_id: str | None = None
     bound: int | None = None

@@ -28,14 +28,15 @@ own content (the pointer text); its resolver is an item of its own.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
 from ..model.rendering import CONVERSATIONAL, DEFAULT_HEADERS, Headers
 from ..model.types import Candidate, Kind, Request
+from ..stages.identities import content_digest
 
 __all__ = [
     "SECTIONS",
@@ -89,7 +90,12 @@ def _quoted(text: str) -> str:
     return _QUOTE(text)
 
 
-def item_block(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> Block:
+def item_block(
+    candidate: Candidate,
+    headers: Headers = DEFAULT_HEADERS,
+    digests: dict[int, tuple[str, str, int]] | None = None,
+) -> Block:
+    """``candidate``'s block; ``digests``: its request's memo of content digests."""
     content = candidate.content
     if content is None:
         raise RenderError(
@@ -101,12 +107,11 @@ def item_block(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> Bloc
         # a turn is what was said: its message carries its content and nothing else
         header, footer = "", ""
     elif headers is Headers.PROVENANCE:
-        data = content.encode("utf-8")
-        digest = hashlib.sha256(data).hexdigest()
+        digest, size = content_digest(content, digests)
         header = (
             f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
             f" form={_quoted(candidate.form)} sha256={_quoted(digest)}"
-            f" bytes={len(data)}>\n"
+            f" bytes={size}>\n"
         )
         footer = "" if call else _CLOSE
     elif headers is Headers.MINIMAL:
@@ -122,6 +127,23 @@ def item_block(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> Bloc
         footer,
         content_sha256=digest,
     )
+
+
+def _block(
+    candidate: Candidate,
+    headers: Headers,
+    digests: dict[int, tuple[str, str, int]],
+    made: dict[int, tuple[Any, str, Any]],
+) -> Block:
+    """``item_block``, made once per candidate object and header choice (``made``: the
+    request's memo, which a session hands on)."""
+    found = made.get(id(candidate))
+    if found is not None and found[0] is candidate and found[1] == headers:
+        block: Block = found[2]
+        return block
+    block = item_block(candidate, headers, digests)
+    made[id(candidate)] = (candidate, headers.value, block)
+    return block
 
 
 def block_text(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> str:
@@ -156,6 +178,7 @@ def layout(
     previous call's blocks kept first (``cache.prefix``), with the cache breakpoints."""
     by_id = {c.id: c for c in request.candidates}
     chosen = [by_id[i] for i in sorted(set(selected))]
+    digests, made = request.digests, request.blocks
     missing = [c.id for c in chosen if c.content is None]
     if missing:
         raise RenderError(
@@ -172,14 +195,14 @@ def layout(
         count = prefix.kept(range(len(chosen)))
         for form in prefix.forms[:count]:
             if form is not None:
-                kept.append(item_block(chosen[form], headers))
+                kept.append(_block(chosen[form], headers, digests, made))
             elif instruction is not None:  # the run holds it only when the task has one
                 kept.append(instruction)
                 instruction = None
         read_entry = prefix.read(count)[1]
         done = {b.candidate.id for b in kept if b.candidate is not None}
         chosen = [c for c in chosen if c.id not in done]
-    blocks = kept + _canonical(chosen, instruction, kept, headers)
+    blocks = kept + _canonical(chosen, instruction, kept, headers, digests, made)
     if query is not None:
         blocks.append(query)
     if prefix is not None and prefix.cache.breakpoints > 0:
@@ -213,7 +236,12 @@ def _check_pairs(chosen: list[Candidate]) -> None:
 
 
 def _canonical(
-    chosen: list[Candidate], instruction: Block | None, kept: list[Block], headers: Headers
+    chosen: list[Candidate],
+    instruction: Block | None,
+    kept: list[Block],
+    headers: Headers,
+    digests: dict[int, tuple[str, str, int]],
+    made: dict[int, tuple[Any, str, Any]],
 ) -> list[Block]:
     """The canonical order of what the kept blocks leave: tool definitions, the
     instruction, system, developer and memory items, evidence, then the conversation,
@@ -243,10 +271,10 @@ def _canonical(
             volatile.extend(results.pop(str(c.tool_call_id), []))
     tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
     system = [c for c in stable if c.kind is not Kind.TOOL_DEFINITION]
-    blocks = [item_block(c, headers) for c in (*dangling, *tools)]
+    blocks = [_block(c, headers, digests, made) for c in (*dangling, *tools)]
     if instruction is not None:
         blocks.append(instruction)
-    blocks.extend(item_block(c, headers) for c in (*system, *evidence, *volatile))
+    blocks.extend(_block(c, headers, digests, made) for c in (*system, *evidence, *volatile))
     return blocks
 
 

@@ -28,7 +28,7 @@ from ..model.rendering import (
 )
 from ..model.rules import choice
 from ..model.types import Request, Result, Status
-from ..stages.identities import canonical_json, package_id
+from ..stages.identities import canonical_json, content_digest, package_id
 from .counters import Counter
 from .formats import build_body
 from .layout import layout
@@ -82,19 +82,22 @@ def build_rendering(
     envelope: list[tuple[str, int, int]] = []
     envelope_tokens = 0
     offset = 0
+    digests = request.digests
     for block in blocks:
         start = offset + _utf8_length(block.header)
-        data = block.content.encode("utf-8")
-        offset = start + len(data) + _utf8_length(block.footer)
         c = block.candidate
         if c is None:
-            envelope.append((block.kind, start, len(data)))
+            size = _utf8_length(block.content)
+            offset = start + size + _utf8_length(block.footer)
+            envelope.append((block.kind, start, size))
             envelope_tokens += 0 if counter is None else counter.count(block.text)
             continue
+        # an item's content is its candidate's: hashed once for the request (identities)
+        digest, size = content_digest(block.content, digests)
+        offset = start + size + _utf8_length(block.footer)
         tokens = c.cost if counter is None else counter.count(block.text)
-        digest = block.content_sha256 or _sha256(data)
         items.append(
-            ManifestItem(c.id, c.identity, c.form, c.kind.value, digest, start, len(data), tokens)
+            ManifestItem(c.id, c.identity, c.form, c.kind.value, digest, start, size, tokens)
         )
     manifest = Manifest(
         render_version=RENDER_VERSION,

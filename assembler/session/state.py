@@ -136,6 +136,7 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         ),
         limits,
     )
+    _hand_on_digests(state.request, request)
     return State(
         request=request,
         by_id=MappingProxyType(by_id),
@@ -146,6 +147,21 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         content_bytes=content,
         version=state.version + 1,
     )
+
+
+def _hand_on_digests(before: Request, after: Request) -> None:
+    """``after`` reads the content digests and rendered blocks ``before`` made (each
+    entry holds its content or candidate object, so it is only ever read for that very
+    object); a memo is pruned to what is still offered once it holds twice as much."""
+    digests, blocks = before.digests, before.blocks
+    if len(digests) > 2 * len(after.candidates) + 64:
+        live = {id(c.content) for c in after.candidates if c.content is not None}
+        digests = {k: v for k, v in digests.items() if k in live}
+    if len(blocks) > 2 * len(after.candidates) + 64:
+        offered = set(map(id, after.candidates))
+        blocks = {k: v for k, v in blocks.items() if k in offered}
+    object.__setattr__(after, "digests", digests)
+    object.__setattr__(after, "blocks", blocks)
 
 
 def _too_large(what: str, limits: Limits, limit: str, actual: int) -> RequestTooLarge:

@@ -13,7 +13,12 @@ Output: hex sha256 digests of canonical JSON:
   detail, so rewording a message does not change an identity).
 
 Both are built from pieces (one per selected form, one row per decision) joined in C,
-so that a caller keeping the pieces between calls re-encodes only what changed.
+so that a caller keeping the pieces between calls re-encodes only what changed. Each
+content is hashed once per request (``content_digest``, memoised in
+``Request.digests``), however many stages read its digest. ``canonical_json`` writes
+plain JSON (strings, integers, booleans, null, lists, objects) with orjson, which
+writes those byte for byte as the standard encoder does (``tests/test_identities.py``);
+anything else (a float, whose exponent notation differs) goes to the standard encoder.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from json.encoder import encode_basestring as _string
 from operator import attrgetter, itemgetter
 from typing import Any
+
+import orjson
 
 from ..model.cache import cache_identity
 from ..model.types import Candidate, Decision, Reason, Refusal, Request, Role, Status, Verdict
@@ -31,6 +39,7 @@ from ..model.types import Candidate, Decision, Reason, Refusal, Request, Role, S
 __all__ = [
     "ROW_ENDS",
     "canonical_json",
+    "content_digest",
     "decision_row",
     "form_piece",
     "package_id",
@@ -48,12 +57,53 @@ __all__ = [
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_SORTED = orjson.OPT_SORT_KEYS
+# the integers orjson writes (64 bits); the standard encoder writes any other exactly
+_LEAST, _MOST = -(2**63), 2**64 - 1
+
+
 def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 characters as they are (not escaped)."""
+    if _plain(data):
+        try:
+            return orjson.dumps(data, option=_SORTED).decode("utf-8")
+        except TypeError:
+            pass  # a lone surrogate, a subclass orjson refuses: the standard encoder says
     return _CANONICAL.encode(data)
+
+
+def _plain(data: Any) -> bool:
+    """Whether ``data`` holds only what orjson writes as the standard encoder does."""
+    kind = type(data)
+    if kind is str or kind is bool or data is None:
+        return True
+    if kind is int:
+        return bool(_LEAST <= data <= _MOST)
+    if kind is dict:
+        return all(type(k) is str for k in data) and all(map(_plain, data.values()))
+    if kind is list or kind is tuple:
+        return all(map(_plain, data))
+    return False
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_digest(
+    content: str, digests: dict[int, tuple[str, str, int]] | None = None
+) -> tuple[str, int]:
+    """The sha256 (hex) of ``content``'s UTF-8 and its length in bytes; ``digests`` (a
+    request's memo, ``Request.digests``) holds them by the content object's id."""
+    if digests is not None:
+        found = digests.get(id(content))
+        if found is not None and found[0] is content:
+            return found[1], found[2]
+    data = content.encode("utf-8")
+    digest, size = hashlib.sha256(data).hexdigest(), len(data)
+    if digests is not None:
+        digests[id(content)] = (content, digest, size)
+    return digest, size
 
 
 def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
@@ -87,12 +137,13 @@ def policy_json(request: Request) -> dict[str, Any]:
     return {"authority": dict(request.authority)} if request.has_authority_table else {}
 
 
-def form_piece(candidate: Candidate) -> str:
+def form_piece(candidate: Candidate, digests: dict[int, tuple[str, str, int]] | None = None) -> str:
     """One selected form's piece of ``package_id``: the canonical JSON of its id,
-    declared cost and content hash."""
+    declared cost and content hash (keys in sorted order; ``digests``: the request's)."""
     content = candidate.content
-    digest = None if content is None else sha256_text(content)
-    return canonical_json({"id": candidate.id, "cost": candidate.cost, "content_sha256": digest})
+    digest = "null" if content is None else f'"{content_digest(content, digests)[0]}"'
+    cost, name = int(candidate.cost), _string(candidate.id)
+    return f'{{"content_sha256":{digest},"cost":{cost},"id":{name}}}'
 
 
 def package_of_pieces(
@@ -107,7 +158,8 @@ def package_of_pieces(
 def package_id(
     request: Request, selected: list[Candidate], required: tuple[str, ...] | None = None
 ) -> str:
-    return package_of_pieces(request, map(form_piece, render_order(selected)), required)
+    pieces = map(form_piece, render_order(selected), repeat(request.digests))
+    return package_of_pieces(request, pieces, required)
 
 
 def _row_end(verdict: str, reason: str) -> str:
@@ -158,8 +210,8 @@ def trace_of_rows(
     rather than built as a list per row for the encoder to walk."""
     # one flat list id, end, id, end...: each end closes its row and opens the next
     pieces = [""] * (2 * len(ids))
-    pieces[0::2] = map(_string, ids)
-    pieces[1::2] = ends
+    pieces[0::2] = list(map(_string, ids))
+    pieces[1::2] = list(ends)
     if pieces:
         # the last row opens no next one
         pieces[-1] = pieces[-1][: -len(",[")]

@@ -21,11 +21,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import repeat
 from operator import attrgetter
 
 from ..model.objective import form_value
-from ..model.types import Candidate, Decision, Reason, Refusal, Request, Result, Status, Verdict
+from ..model.types import (
+    Candidate,
+    Decision,
+    Decisions,
+    Reason,
+    Refusal,
+    Request,
+    Result,
+    Status,
+    Verdict,
+)
 from .choice import Choice
 from .gates import GateReport
 from .identities import (
@@ -35,7 +46,6 @@ from .identities import (
     package_of_pieces,
     render_order,
     sha256_text,
-    trace_id,
     trace_of_rows,
     trace_text,
 )
@@ -131,17 +141,23 @@ def _bundle(
     context = bundle_context(request, gates, chosen, selected, required)
     ordered = render_order(selected)
     traced = None
+    decisions: Sequence[Decision]
     if keep:
-        traced = _kept_trace(candidates, by_id, gates, context, selected, kept)
+        traced = _kept_trace(request, by_id, gates, context, selected, kept)
         pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
         package = package_of_pieces(request, pieces, required)
         decisions = tuple(map(traced.decisions.__getitem__, ids))
         rows = ",".join(map(traced.rows.__getitem__, ids))
         trace_digest = sha256_text(trace_text(package, Status.BUNDLE, None, rows))
     else:
-        decisions = tuple(bundle_decisions(candidates, gates, context))
-        package = package_of_pieces(request, map(form_piece, ordered), required)
-        trace_digest = trace_id(package, Status.BUNDLE, None, decisions)
+        # verdicts and reasons now (the identities read them), the words when read
+        reasons = bundle_reasons(candidates, gates, context)
+        decisions = Decisions(partial(_worded, candidates, gates, context, reasons))
+        package = package_of_pieces(
+            request, map(form_piece, ordered, repeat(request.digests)), required
+        )
+        ends = map(ROW_ENDS.__getitem__, reasons)
+        trace_digest = trace_of_rows(package, Status.BUNDLE, None, ids, ends)
     value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
     result = Result(
         status=Status.BUNDLE,
@@ -161,7 +177,7 @@ def _bundle(
 
 
 def _kept_trace(
-    candidates: Sequence[Candidate],
+    request: Request,
     by_id: dict[str, Candidate],
     gates: GateReport,
     context: BundleContext,
@@ -170,11 +186,12 @@ def _kept_trace(
 ) -> TraceKept:
     """Every decision with its row and every selected form's piece: those of ``kept``
     where they are exact (module docstring), the others worded again."""
+    candidates, digests = request.candidates, request.digests
     objects = dict(zip(map(id, candidates), candidates, strict=True))
     if kept is None or kept.context.threshold != context.threshold:
         decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
         rows = {i: decision_row(d) for i, d in decisions.items()}
-        pieces = {c.id: form_piece(c) for c in selected}
+        pieces = {c.id: form_piece(c, digests) for c in selected}
         forms_of: dict[str, list[str]] = {}
         for c in candidates:
             forms_of.setdefault(c.identity, []).append(c.id)
@@ -195,7 +212,9 @@ def _kept_trace(
             decisions[decision.id] = decision
         renewed = {c.id for c in fresh}
         pieces = {
-            i: kept.pieces[i] if i in kept.pieces and i not in renewed else form_piece(by_id[i])
+            i: kept.pieces[i]
+            if i in kept.pieces and i not in renewed
+            else form_piece(by_id[i], digests)
             for i in map(_BY_ID, selected)
         }
     return TraceKept(
@@ -299,6 +318,50 @@ def bundle_context(
     return BundleContext(
         chosen, admitted_identity, needed, identity_groups, frozenset(required), threshold
     )
+
+
+def bundle_reasons(
+    candidates: Iterable[Candidate], gates: GateReport, context: BundleContext
+) -> list[tuple[Verdict, Reason]]:
+    """The verdict and reason of each of ``candidates`` in a bundle of ``context``: those
+    of ``bundle_decisions``, without their words (what the identities read)."""
+    chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
+    identity_groups, required, rejected = context.identity_groups, context.required, gates.rejected
+    admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
+    out: list[tuple[Verdict, Reason]] = []
+    append = out.append
+    for c in candidates:
+        identity = c.identity
+        if c.id in chosen:
+            if identity in required:
+                append((admitted, Reason.REQUIRED))
+            elif identity in needed:
+                append((admitted, Reason.DEPENDENCY))
+            elif identity in identity_groups:
+                append((admitted, Reason.GROUP))
+            else:
+                append((admitted, Reason.VALUE))
+            continue
+        gate = rejected.get(c.id)
+        if gate is not None:
+            append((refused, gate[0]))
+        elif identity in admitted_identity:
+            append((refused, Reason.ALTERNATIVE))
+        else:
+            append((refused, Reason.NOT_CHOSEN))
+    return out
+
+
+def _worded(
+    candidates: Sequence[Candidate],
+    gates: GateReport,
+    context: BundleContext,
+    reasons: list[tuple[Verdict, Reason]],
+) -> list[Decision]:
+    """``bundle_decisions``, read for a result whose identities ``reasons`` made."""
+    decisions = bundle_decisions(candidates, gates, context)
+    assert [d[2:4] for d in decisions] == reasons, "a decision's words and its row disagree"
+    return decisions
 
 
 def bundle_decisions(
