@@ -15,6 +15,7 @@ so that a test can find them in the rendered DOM.
 
 from __future__ import annotations
 
+from .billed import billed_section
 from .cacheview import cache_section
 from .comparison import comparison_section
 from .explanation import Explanation
@@ -49,6 +50,7 @@ def render_html(explanation: Explanation) -> str:
         "<main>",
         _capacity(scene),
         cache_section(explanation.cache),
+        billed_section(explanation.billed),
         comparison_section(explanation.comparison),
         _categories(scene),
         _admitted(scene),
