@@ -32,7 +32,7 @@ from assembler.exact.closure import Problem, build_problem
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
-from assembler.tooling.hunt.sessions import turn
+from assembler.tooling.hunt.cachesessions import turn
 
 __all__ = [
     "hostile_values",

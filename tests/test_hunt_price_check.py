@@ -10,10 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from assembler.tooling.hunt.sessions import session_example
+
 import assembler
 from assembler.tooling.hunt.cachejudge import simulated_read
 from assembler.tooling.hunt.judge import _price_check, reference
-from assembler.tooling.hunt.sessions import session_example
 
 
 def test_drawn_examples_agree_with_the_simulator() -> None:

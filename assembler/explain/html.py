@@ -16,11 +16,11 @@ so that a test can find them in the rendered DOM.
 from __future__ import annotations
 
 from .billed import billed_section
+from .cacheview import cache_section
 from .comparison import comparison_section
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure
 from .markup import ROW_LIMIT, cls, e, figure
-from .prefix import cache_section
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
 from .wording import grouped, verdict
