@@ -266,9 +266,12 @@ def test_ctrl_c_after_a_cp_sat_solve_reaches_python(workers: int) -> None:
 
 
 _LONG_SOLVE_CHILD = """
-import sys
+import signal, sys
 import assembler
 from assembler.tooling.adversarial import Adversary, build
+
+# a runner started in the background (SIGINT ignored) hands that on: a terminal's is the default
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # its value phase alone takes CP-SAT ~35 s here, after <1 s of parsing and reduction
 request = build(Adversary.CHAIN, 5_000).request
