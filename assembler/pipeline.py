@@ -157,7 +157,7 @@ def _answer(
     if counter is None:
         result, kept = _decided(request, settings, kept, keep, deadline, clock)
         if result.status is Status.BUNDLE:
-            rendering = build_rendering(request, result, fmt, None, headers=headers)
+            rendering = build_rendering(request, result, fmt, None, headers=headers, vouched=True)
             result = replace(result, rendering=rendering)
             clock.lap("render")
         return result, kept
