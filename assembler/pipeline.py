@@ -124,7 +124,8 @@ def run(
         if recording is not None:
             deadline = deadline.later(clock.skip())
         try:
-            result, kept_now = _answer(parsed, settings, kept or Kept(), keep, deadline, clock)
+            stages = _Stages(settings, keep, deadline, clock)
+            result, kept_now = stages.answer(parsed, kept or Kept())
             result = replace(result, timings=(*clock.laps, ("total", clock.total())))
             for hook in _AUDIT_HOOKS:
                 hook(parsed, settings, result)
@@ -137,72 +138,71 @@ def run(
         return result, kept_now
 
 
-def _answer(
-    request: Request,
-    settings: Settings,
-    kept: Kept,
-    keep: bool,
-    deadline: Deadline,
-    clock: Stopwatch,
-) -> tuple[Result, Kept]:
-    """Stages 2-5 on the parsed request."""
-    fmt, counter = settings.format, settings.counter
-    if fmt is None:
-        return _decided(request, settings, kept, keep, deadline, clock)
-    # the renderer's modules are loaded only by a call that renders
-    from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
-    from .render.manifest import build_rendering
+@dataclass(frozen=True, slots=True)
+class _Stages:
+    """Stages 2-5 of one call: what they share (its settings, whether to keep, its
+    deadline and stopwatch), with the request and the kept work threaded through."""
 
-    headers = settings.framing
-    if counter is None:
-        result, kept = _decided(request, settings, kept, keep, deadline, clock)
-        if result.status is Status.BUNDLE:
-            rendering = build_rendering(request, result, fmt, None, headers=headers, vouched=True)
-            result = replace(result, rendering=rendering)
-            clock.lap("render")
-        return result, kept
-    # the budget guarantee: solve the priced request, render and count the whole text;
-    # while it is over the budget, keep the measured excess back and solve again
-    budget = request.task.budget
-    envelope = envelope_fits(request, counter)
-    priced = priced_request(request, counter, headers=headers)
-    rounds = Rounds(budget)
-    while True:
-        items = max(0, budget - envelope - rounds.reserve)
-        attempt = replace(priced, task=replace(priced.task, budget=items))
-        result, kept = _decided(attempt, settings, kept, keep, deadline, clock)
-        if result.status is not Status.BUNDLE:
+    settings: Settings
+    keep: bool
+    deadline: Deadline
+    clock: Stopwatch
+
+    def answer(self, request: Request, kept: Kept) -> tuple[Result, Kept]:
+        """Stages 2-5 on the parsed request."""
+        settings, clock = self.settings, self.clock
+        fmt, counter = settings.format, settings.counter
+        if fmt is None:
+            return self.decided(request, kept)
+        # the renderer's modules are loaded only by a call that renders
+        from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
+        from .render.manifest import build_rendering
+
+        headers = settings.framing
+        if counter is None:
+            result, kept = self.decided(request, kept)
+            if result.status is Status.BUNDLE:
+                rendering = build_rendering(
+                    request, result, fmt, None, headers=headers, vouched=True
+                )
+                result = replace(result, rendering=rendering)
+                clock.lap("render")
             return result, kept
-        rendering = counted_rendering(attempt, result, fmt, counter, budget, headers)
-        clock.lap("render")
-        if rounds.fits(rendering.manifest.total_tokens or 0):
-            return replace(result, rendering=rendering), kept
+        # the budget guarantee: solve the priced request, render and count the whole
+        # text; while it is over the budget, keep the measured excess back, solve again
+        budget = request.task.budget
+        envelope = envelope_fits(request, counter)
+        priced = priced_request(request, counter, headers=headers)
+        rounds = Rounds(budget)
+        while True:
+            items = max(0, budget - envelope - rounds.reserve)
+            attempt = replace(priced, task=replace(priced.task, budget=items))
+            result, kept = self.decided(attempt, kept)
+            if result.status is not Status.BUNDLE:
+                return result, kept
+            rendering = counted_rendering(attempt, result, fmt, counter, budget, headers)
+            clock.lap("render")
+            if rounds.fits(rendering.manifest.total_tokens or 0):
+                return replace(result, rendering=rendering), kept
 
-
-def _decided(
-    request: Request,
-    settings: Settings,
-    kept: Kept,
-    keep: bool,
-    deadline: Deadline,
-    clock: Stopwatch,
-) -> tuple[Result, Kept]:
-    """Stages 2-4: the gates, the decision and the trace."""
-    gates = apply_gates(request, require_content=settings.format is not None)
-    reserve = min(
-        TRACE_PER_GATES_SECOND * clock.lap("gates"),
-        TRACE_SECONDS_PER_CANDIDATE * len(request.candidates),
-    )
-    strategy = load_strategy(settings.strategy)
-    choice = strategy(
-        request,
-        gates,
-        deadline.less(reserve),
-        settings.worker_count,
-        kept=kept.decision,
-        keep=keep,
-    )
-    clock.extend(choice.timings)
-    result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)
-    clock.lap("trace")
-    return result, Kept(choice.kept if keep else None, traced)
+    def decided(self, request: Request, kept: Kept) -> tuple[Result, Kept]:
+        """Stages 2-4: the gates, the decision and the trace."""
+        settings, clock, keep = self.settings, self.clock, self.keep
+        gates = apply_gates(request, require_content=settings.format is not None)
+        reserve = min(
+            TRACE_PER_GATES_SECOND * clock.lap("gates"),
+            TRACE_SECONDS_PER_CANDIDATE * len(request.candidates),
+        )
+        strategy = load_strategy(settings.strategy)
+        choice = strategy(
+            request,
+            gates,
+            self.deadline.less(reserve),
+            settings.worker_count,
+            kept=kept.decision,
+            keep=keep,
+        )
+        clock.extend(choice.timings)
+        result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)
+        clock.lap("trace")
+        return result, Kept(choice.kept if keep else None, traced)

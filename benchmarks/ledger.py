@@ -43,78 +43,14 @@ from typing import Any
 
 import assembler
 from assembler.ledger.replay import replay
-from assembler.recorder import Recorded
-from assembler.tooling.agentloop import words
-from assembler.tooling.generate import Shape, generate
 
 from . import machine
+from .ledger_cases import _answer, _Timed, _verified, _words, instance
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results"
 GOAL_MS = 2.0
 GOAL_FRACTION = 0.10
-
-
-_VOCABULARY = ("lock", "table", "migration", "index", "backfill", "invoice", "deploy",
-               "rollback", "query", "latency", "the", "a", "of", "to", "and", "is")  # fmt: skip
-
-
-def _words(rng: random.Random, size: int) -> str:
-    return words(rng, size, _VOCABULARY)
-
-
-def instance(forms: int, seed: int) -> dict[str, Any]:
-    request = generate(random.Random(seed), Shape.scale(forms))
-    rng = random.Random(seed + 1)
-    for candidate in request["candidates"]:
-        candidate["content"] = _words(rng, 4 * candidate["cost"])
-    return request
-
-
-def _verified(request: Any, result: assembler.Result) -> None:
-    problems = assembler.verify(request, result)
-    if problems:
-        raise SystemExit(f"verifier rejected a bundle: {problems[0]}")
-
-
-def _answer(result: assembler.Result) -> dict[str, Any]:
-    data = result.to_dict()
-    del data["timings"]
-    return data
-
-
-class _Timed:
-    """A recorder that times the ledger's calls inside assemble (the protocol's two
-    calls: ``requested`` before the solve, the outcome after it)."""
-
-    def __init__(self, ledger: assembler.Ledger) -> None:
-        self.ledger = ledger
-        self.seconds = 0.0
-        self.cpu_seconds = 0.0
-
-    def requested(self, request: Any, run: Recorded) -> Any:
-        start, cpu = time.perf_counter(), time.process_time()
-        recording = self.ledger.requested(request, run)
-        self.seconds += time.perf_counter() - start
-        self.cpu_seconds += time.process_time() - cpu
-        return _TimedRecording(self, recording)
-
-    def invalid(self, request: object, run: Any, error: Exception) -> None:
-        self.ledger.invalid(request, run, error)
-
-
-class _TimedRecording:
-    def __init__(self, timer: _Timed, recording: Any) -> None:
-        self.timer, self.recording = timer, recording
-
-    def answered(self, result: assembler.Result) -> None:
-        start, cpu = time.perf_counter(), time.process_time()
-        self.recording.answered(result)
-        self.timer.seconds += time.perf_counter() - start
-        self.timer.cpu_seconds += time.process_time() - cpu
-
-    def failed(self, error: Exception) -> None:
-        self.recording.failed(error)
 
 
 def overhead(
@@ -359,9 +295,7 @@ def _postgres(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             ledger_pg.writers(fresh(), lock, args.writer_seconds)
             for lock in ("advisory", "serializable")
         ]
-        writers.append(
-            ledger_pg.writers(str(folder / "writers.db"), "sqlite", args.writer_seconds)
-        )
+        writers.append(ledger_pg.writers(str(folder / "writers.db"), "sqlite", args.writer_seconds))
     finally:
         if server is not None:
             server.stop()
@@ -381,8 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--replays", type=int, default=200)
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--postgres", metavar="URL",
-                        help="a PostgreSQL server's administrator URL (default: start one)")
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="a PostgreSQL server's administrator URL (default: start one)",
+    )
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--pg-sizes", default="100")
     parser.add_argument("--writer-seconds", type=float, default=60.0)

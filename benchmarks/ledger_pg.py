@@ -58,7 +58,7 @@ def recording(
     flushed to disk before it returns (``synchronous_commit`` on, set in the URL)."""
     if durability == "server":
         url += "?options=-csynchronous_commit%3Don"
-    from .ledger import _answer, _Timed, _verified, instance
+    from .ledger_cases import _answer, _Timed, _verified, instance
 
     load_before = os.getloadavg()
     spent: dict[str, list[float]] = {"sqlite": [], "postgresql": []}
@@ -112,7 +112,7 @@ def wakeup(url: str, repeats: int = 30) -> dict[str, Any]:
     100-form solve: what waking the server's process costs on this machine now."""
     import psycopg
 
-    from .ledger import instance
+    from .ledger_cases import instance
 
     request = instance(100, 7)
     times: dict[str, list[float]] = {"back_to_back": [], "after_a_solve": []}

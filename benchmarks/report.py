@@ -322,7 +322,7 @@ def _stages(data: dict[str, Any]) -> list[str]:
         "The first six columns are `Result.timings` of the end-to-end call (solve = "
         "everything the exact backend does from the closed problem to its selection). "
         "Starred columns are separate calls on the same instance through the stage APIs: "
-        "`fixings.reduce_problem(problem)`, then `cpsat.CpSat().solve(core, workers=1)` on "
+        "`fixings.reduce_problem(problem)`, then `cpsat.CpSat().solve(core, Ask(deadline))` on "
         "the core it leaves (model build + lexicographic solve + uniqueness proof), and "
         "`verify(request, result)`, which callers need not run. Fix counts and core sizes "
         "are `Reduction.stats` medians.",

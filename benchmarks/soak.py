@@ -270,7 +270,11 @@ class _Client:
             if step > len(loop.deltas):
                 break
             delta = json.dumps(loop.deltas[step - 1]).encode()
-            status, reply = self._call("POST", f"/sessions/{key}/delta", delta)
+            # the version makes a delta sent again safe: a reply lost after the delta was
+            # applied (a time-limit reply whose solve finished after all) is answered again
+            status, reply = self._call(
+                "POST", f"/sessions/{key}/delta?version={version}", delta
+            )
             code = reply.get("error", {}).get("code")
             if status == 200:
                 self._check(reply, key, version + 1)
@@ -282,8 +286,8 @@ class _Client:
                 version = None
                 step = 0
             elif status >= 500:
-                # busy, or the time limit: the delta was not applied; send it again when
-                # the server says
+                # busy, or the time limit: send it again, at the same version, when the
+                # server says
                 time.sleep(self._after(reply))
             else:
                 # the session refused a delta its replies said it could take: a reply

@@ -61,6 +61,7 @@ def _ours_once(
 ) -> dict[str, Any]:
     import assembler
     from assembler.deadline import Deadline
+    from assembler.exact.backend import Ask
     from assembler.exact.closure import build_problem
     from assembler.exact.cpsat import CpSat
     from assembler.exact.fixings import reduce_problem
@@ -113,7 +114,7 @@ def _ours_once(
         run["reduce_stats"] = dict(reduction.stats)
         run["reduce_bound"] = reduction.bound
         t = time.perf_counter()
-        outcome = CpSat().solve(reduction.core, deadline=Deadline.after(time_limit), workers=1)
+        outcome = CpSat().solve(reduction.core, Ask(Deadline.after(time_limit), 1))
         stages["core_solve"] = time.perf_counter() - t
         run["core_solve_status"] = outcome.status.value
     run["stages"] = stages

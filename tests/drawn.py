@@ -32,7 +32,7 @@ from assembler.exact.closure import Problem, build_problem
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
-from assembler.tooling.hunt.sessions import turn
+from assembler.tooling.hunt.cachesessions import turn
 
 __all__ = [
     "hostile_values",
@@ -407,3 +407,14 @@ def cache_settings() -> st.SearchStrategy[dict[str, Any]]:
             "headroom": st.sampled_from([0.0, 0.25, 0.5]),
         }
     ).map(lambda c: {**c, "step_tokens": 16} if c["provider"] == "openai" else c)
+
+
+def agent_head() -> list[dict[str, Any]]:
+    """A required 1,200-token system prompt and the user's 40-token task: the head a
+    cache entry is read from in the cache tests."""
+    return [
+        {"id": "sys", "kind": "system", "cost": 1200, "relevance": 1.0, "required": True,
+         "channel": "system", "content": "be brief"},
+        {"id": "user", "kind": "user_turn", "turn": 0, "cost": 40, "relevance": 1.0,
+         "required": True, "content": "fix it"},
+    ]  # fmt: skip

@@ -96,12 +96,13 @@ def test_the_conflict_search_stops_at_the_deadline_with_a_proven_conflict() -> N
     from drawn import problem_of
 
     from assembler.deadline import Deadline
+    from assembler.exact.backend import Ask
     from assembler.exact.refusal import over_budget_refusal
     from assembler.exact.solve import exact_backend
 
     problem = problem_of(build(Adversary.BELOW_MANDATORY, 600).request)
     backend = exact_backend()
-    closure = backend.solve(problem.mandatory(), deadline=Deadline.after(30.0), workers=1)
+    closure = backend.solve(problem.mandatory(), Ask(Deadline.after(30.0), 1))
     refusal = over_budget_refusal(
         problem, backend, deadline=Deadline.after(0.0), workers=1, priced=closure.selection
     )

@@ -20,7 +20,8 @@ BASELINES = {"exact", "hysteresis", "window", "compaction", "trim_messages"}
 
 
 def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path) -> None:
-    argv = ["--turns", "24", "--retrieval-calls", "15", "--cache-aware", "0.05:0.25"]
+    argv = ["--turns", "24", "--retrieval-calls", "15", "--cache-aware", "0.05:0.25",
+            "--planned", "0,0.05"]  # fmt: skip
     assert cache.main([*argv, "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "cache.json").read_text(encoding="utf-8"))
     assert {"machine", "load_before", "load_after", "settings", "sessions"} <= data.keys()
@@ -29,7 +30,8 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
     ]  # fmt: skip
     for session in data["sessions"]:
         rows = {row["policy"]: row for row in session["policies"]}
-        assert set(rows) == BASELINES | {"cache-aware t=0.05 h=0.25"}
+        assert set(rows) == BASELINES | {"cache-aware t=0.05 h=0.25", "planned t=0",
+                                         "planned t=0.05"}  # fmt: skip
         assert rows["exact"]["value_share"] == 1.0
         for row in rows.values():
             # the baselines keep pairs, the head and the budget by construction; the
@@ -41,9 +43,22 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
                 f = row["providers"][provider]
                 assert f["read"] + f["written"] + f["uncached"] == f["tokens"]
                 assert 0 < f["vs_uncached"] <= 1.25
+                # the clairvoyant bound is below every policy's price at its value
+                assert f["limit"] <= f["price"] + 0.1, (row["policy"], provider, f)
         assert rows["exact"]["providers"]["openai/gpt-5"]["vs_exact"] == 1.0
+        # the cache-aware decision's predicted reads against the simulator's replay
+        for name in ("cache-aware t=0.05 h=0.25", "planned t=0.05"):
+            replayed = rows[name]["replayed_read"]
+            assert replayed > 0 and abs(rows[name]["predicted_read"] - replayed) <= 0.01 * replayed
+        # the planner at t=0 sends the cache-blind bytes: the same price, call by call
+        for provider in ("anthropic/claude-sonnet-4-5", "openai/gpt-5"):
+            assert rows["planned t=0"]["providers"][provider] == rows["exact"]["providers"][
+                provider
+            ] | {"limit": rows["planned t=0"]["providers"][provider]["limit"],
+                 "vs_limit": rows["planned t=0"]["providers"][provider]["vs_limit"]}  # fmt: skip
     text = (tmp_path / "CACHE.md").read_text(encoding="utf-8")
     assert text.startswith("# Cache benchmark") and "## coding-static" in text
+    assert "## Goals (issue 33)" in text and "vs limit" in text
     assert (tmp_path / "cache.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -53,3 +68,4 @@ def test_quick_and_full_sizes_and_the_cache_aware_plug() -> None:
     # adding the cache-aware policy is one (tolerance, headroom) pair per sweep point
     names = set(cache.policies([(0.05, 0.25)]))
     assert names == BASELINES | {"cache-aware t=0.05 h=0.25"}
+    assert "planned t=0.05" in cache.policies([], (0.05,))

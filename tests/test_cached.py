@@ -338,3 +338,38 @@ def test_a_rendering_with_a_tool_and_an_instruction_is_a_valid_previous_call() -
                                       "previous": {"blocks": blocks}}}  # fmt: skip
     record = _answer(following).to_dict()["cache"]
     assert record["kept"] == 3 and record["appended"]
+
+
+def test_an_unproven_blind_answer_beaten_in_value_gives_way_to_the_better_one() -> None:
+    # a time limit can leave the cache-blind answer unproven, and the cache-aware search
+    # can then find a legal selection worth more: that one is the blind answer, the
+    # floors are derived from it, and the record stays one the verifier accepts
+    import json
+    from pathlib import Path
+
+    from assembler.deadline import NEVER
+    from assembler.exact.backend import SolveOutcome, SolveStatus, selection_cost, selection_value
+    from assembler.exact.cached import decide_cached
+    from assembler.exact.closure import build_problem
+    from assembler.stages.gates import apply_gates
+    from assembler.strategies.bruteforce import BruteForce
+
+    case = json.loads((Path(__file__).parents[1] / "corpus/cache-append-medium.json").read_text())
+    request = parse_request(case.get("request", case))
+    assert request.cache is not None
+    problem = build_problem(request, apply_gates(request))
+    budget = problem.budget
+    assert budget is not None
+    beaten = 0
+    for selection in BruteForce()._legal(problem):
+        if selection_cost(problem, selection) > budget:
+            continue
+        blind = SolveOutcome(SolveStatus.FEASIBLE, selection)
+        outcome, report = decide_cached(request, problem, blind, BruteForce(), NEVER, 1)
+        assert report.blind_value is not None and report.terms is not None
+        assert report.blind_value >= selection_value(problem, outcome.selection)
+        assert report.terms.rewrite_floor == request.cache.value_floor(report.blind_value)
+        beaten += report.blind_value > selection_value(problem, selection)
+        if beaten >= 3:
+            break
+    assert beaten, "no unproven blind answer was beaten: the case no longer shows it"

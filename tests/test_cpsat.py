@@ -19,6 +19,7 @@ import pytest
 
 from assembler.deadline import Deadline
 from assembler.exact import cpmodel, cpsat
+from assembler.exact.backend import Ask
 from assembler.exact.closure import build_problem
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
@@ -168,8 +169,8 @@ def test_every_model_solved_is_the_one_cp_model_writes(monkeypatch: pytest.Monke
         parsed = parse_request(request)
         problem = build_problem(parsed, apply_gates(parsed))
         for flags in ({}, {"tiebreak": False}, {"value_only": True, "tiebreak": False}):
-            cpsat.CpSat().solve(problem, deadline=Deadline.after(30), workers=1, **flags)
-        cpsat.CpSat().solve(problem.mandatory(), deadline=Deadline.after(30), workers=1)
+            cpsat.CpSat().solve(problem, Ask(Deadline.after(30), 1, **flags))
+        cpsat.CpSat().solve(problem.mandatory(), Ask(Deadline.after(30), 1))
     # every kind of constraint, objective, hint and assumption the phases write
     assert seen == set(_PARTS)
 

@@ -5,7 +5,8 @@ that the README stays a front page (its length, its two set-up commands, the one
 runs) and its architecture map names every layer ``tests/test_layout.py`` knows, and
 the site's map every module; that the site's navigation names every page of
 ``docs/``; and that every release-note fragment in ``changelog.d/`` is named
-``<issue>.<type>.md``. The site itself is built in strict mode by ``.ci/run``.
+``<issue>.<type>.md``; and that the built site browses from ``file://`` (every link
+between its pages names a file). ``.ci/run`` builds the site in strict mode too.
 """
 
 from __future__ import annotations
@@ -79,6 +80,21 @@ def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
     assert "-m unit --hypothesis-profile dev" in README
 
 
+def test_the_readme_sample_output_is_the_real_output_abridged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = README[README.index("prints, abridged") :]
+    sample = sample[sample.index("```\n") + 4 :]
+    shown = [line for line in sample[: sample.index("```")].splitlines() if line.strip()]
+    path = tmp_path / "review.json"
+    path.write_text((ROOT / "models/examples/review-migration.json").read_text())
+    assert main(["compile", str(path), "--format", "text"]) == 0
+    real = iter(capsys.readouterr().out.splitlines())
+    # every line shown is a line of the real output, in the same order
+    missing = [line for line in shown if line != "  ..." and line not in real]
+    assert missing == []
+
+
 def test_the_readme_map_names_every_layer() -> None:
     block = README[README.index("## Architecture") :]
     block = block[block.index("```") : block.index("```", block.index("```") + 3)]
@@ -101,14 +117,72 @@ def test_the_site_map_names_every_module() -> None:
 
 def test_the_navigation_names_every_page() -> None:
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = config[config.index("\nnav:") :]
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     # the mounted folders' pages too (docs/hooks/contract.py)
     pages |= {f"model/{p.name}" for p in (ROOT / "models").glob("*.md")}
-    pages |= {f"performance/results/{p.name}" for p in (ROOT / "benchmarks/results").glob("*.md")}
-    assert {page for page in pages if page not in config} == set()
+    assert {page for page in pages if page not in nav} == set()
+    # the results pages are one entry: the overview, which links every other one
+    results = ROOT / "benchmarks" / "results"
+    assert re.findall(r"performance/results/\S+", nav) == ["performance/results/README.md"]
+    overview = (results / "README.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(([^)#]+\.md)\)", overview))
+    assert {p.name for p in results.glob("*.md")} - linked == {"README.md"}
+
+
+def test_the_navigation_leads_with_the_tutorial_and_the_guides() -> None:
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    top = re.findall(r"^  - ([^:]+):", config[config.index("\nnav:") :], re.MULTILINE)
+    assert top[:3] == ["Home", "Tutorial", "Guides"] and "Performance" in top
+    assert not re.search(r"issue \d", config, re.IGNORECASE)
 
 
 def test_release_note_fragments_are_named_by_issue_and_type() -> None:
     pattern = re.compile(r"\d+\.(added|changed|fixed|deprecated|removed)(\.\d+)?\.md")
     fragments = [p.name for p in (ROOT / "changelog.d").iterdir() if p.name != "README.md"]
     assert [name for name in fragments if not pattern.fullmatch(name)] == []
+
+
+@pytest.mark.integration
+def test_the_built_site_browses_from_files(tmp_path: Path) -> None:
+    # opened from file:// (no server), a link to a folder shows a directory listing, not
+    # its page: every link between pages must name a file that the build wrote
+    import subprocess
+    import sys
+    from html.parser import HTMLParser
+
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            for name, value in attrs:
+                if name in ("href", "src") and value:
+                    self.found.append(value)
+
+    broken = []
+    # 404.html is a web server's page, addressed from the site's root
+    pages = sorted(p for p in site.rglob("*.html") if p.name != "404.html")
+    assert len(pages) > 30
+    for page in pages:
+        parser = Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.found:
+            target = link.split("#", 1)[0].split("?", 1)[0]
+            if not target or re.match(r"[a-z]+:", target):
+                continue  # an anchor on the page, or another site
+            if not (page.parent / target).is_file():
+                broken.append(f"{page.relative_to(site)} -> {link}")
+    assert broken == []

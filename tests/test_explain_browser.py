@@ -239,10 +239,23 @@ def test_the_page_escapes_what_the_request_says(browser: Browser, tmp_path: Path
         page.close()
 
 
+def _recorded_page(tab: Page, ledger_path: Path) -> dict[str, str]:
+    """The last compilation of the ledger explained, written, opened: its figures."""
+    from assembler.explain.recorded import explain_recorded
+
+    with assembler.Ledger(ledger_path, readonly=True) as ledger:
+        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
+    audited(explanation.counterfactuals)
+    path = ledger_path.with_suffix(".html")
+    path.write_text(render_html(explanation), encoding="utf-8")
+    tab.load(path.as_uri())
+    assert tab.requests() == [path.as_uri()]
+    return figures_in(tab.dom())
+
+
 def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
     tab: Page, tmp_path: Path
 ) -> None:
-    from assembler.explain.recorded import explain_recorded
 
     data = request_of("example/review-migration")
     results = []
@@ -251,14 +264,7 @@ def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
             data["task"]["budget"] = budget
             results.append(assembler.assemble(data, ledger=ledger, render="text"))
             assert assembler.verify(data, results[-1]) == []
-    with assembler.Ledger(tmp_path / "run.db", readonly=True) as ledger:
-        explanation = explain_recorded(ledger, "last", limits=ExplainLimits(top=1, audit=True))
-    audited(explanation.counterfactuals)
-    path = tmp_path / "recorded.html"
-    path.write_text(render_html(explanation), encoding="utf-8")
-    tab.load(path.as_uri())
-    assert tab.requests() == [path.as_uri()]
-    shown = figures_in(tab.dom())
+    shown = _recorded_page(tab, tmp_path / "run.db")
     before, after = results
     assert before.rendering is not None and after.rendering is not None
     old, new = before.rendering.data, after.rendering.data
@@ -267,3 +273,32 @@ def test_a_recorded_page_shows_what_changed_since_the_previous_compilation(
     assert shown["first-divergent-byte"] == str(differs)
     assert shown["used"] == str(after.cost) and shown["rendered-bytes"] == str(len(new))
     assert not blank(tab.screenshot())
+
+
+def test_a_recorded_page_shows_what_the_provider_billed_and_where_it_missed(
+    tab: Page, tmp_path: Path
+) -> None:
+    from assembler.cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
+    from assembler.cache.usage import record_result_usage
+
+    system = {"id": "sys", "kind": "system", "cost": 1200, "relevance": 1.0,
+              "required": True, "channel": "system", "content": "be brief"}  # fmt: skip
+    user = {"id": "user", "kind": "user_turn", "turn": 0, "cost": 40, "relevance": 1.0,
+            "required": True, "content": "fix it"}  # fmt: skip
+    simulator = CacheSimulator(cache_rules("anthropic", "claude-sonnet-4-5"))
+    with assembler.Ledger(tmp_path / "billed.db", session="agent") as ledger:
+        for at, content in ((0.0, "be brief"), (30.0, "be briefer")):
+            data = {"task": {"id": "billed", "budget": 4000},
+                    "candidates": [{**system, "content": content}, user]}  # fmt: skip
+            result = assembler.assemble(data, ledger=ledger, render="anthropic-messages")
+            assert assembler.verify(data, result) == [] and result.rendering is not None
+            cost = simulator.call(Call(at, blocks_of_rendering(result.rendering, ttl=300)))
+            usage = {"input_tokens": cost.uncached, "cache_read_input_tokens": cost.read,
+                     "cache_creation_input_tokens": cost.written}  # fmt: skip
+            record_result_usage(ledger, result, usage, model="claude-sonnet-4-5",
+                                provider="anthropic", at=at)  # fmt: skip
+    shown = _recorded_page(tab, tmp_path / "billed.db")
+    assert shown["billed-read"] == "0" and shown["billed-written"] == "1240"
+    assert shown["cache-state"] == "miss" and shown["diverged-block"] == "0"
+    assert shown["replayed-read"] == "0"
+    assert tab.rendered("#billed") and not blank(tab.screenshot())

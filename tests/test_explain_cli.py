@@ -55,6 +55,19 @@ def test_without_a_result_the_request_is_compiled(capsys: pytest.CaptureFixture[
     assert "trace   a2747de50e23b650664bfe149cdaf4a3cb7347df701603ba381da5913f9073c6" in out
 
 
+def test_the_file_is_read_as_the_request_or_the_result_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a request given alone is compiled first, as with --request; a result needs its request
+    page = tmp_path / "page.html"
+    assert main(["explain", str(EXAMPLE), "--counterfactuals", "0", "--html", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "trace   a2747de50e23b650664bfe149cdaf4a3cb7347df701603ba381da5913f9073c6" in out
+    assert page.read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert main(["explain", str(compiled(tmp_path, EXAMPLE))]) == 2
+    assert "is a result: give the request it answers with --request" in capsys.readouterr().err
+
+
 def test_the_result_can_come_from_a_pipe(tmp_path: Path) -> None:
     compiled_out = subprocess.run(
         [sys.executable, "-m", "assembler", "compile", str(EXAMPLE)],

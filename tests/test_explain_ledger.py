@@ -108,7 +108,7 @@ def test_a_failed_compilation_has_nothing_to_explain(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--ledger", "{db}", "99"], "holds no compilation 99"),
-        (["--ledger", "{db}", "last", "--request", "x.json"], "give no RESULT, --request"),
+        (["--ledger", "{db}", "last", "--request", "x.json"], "give no FILE, --request"),
         (["--request", "x.json", "--against", "1"], "--against compares recorded"),
         (["--ledger", "{missing}", "1"], "no such ledger file"),
     ],

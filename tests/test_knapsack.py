@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from profiles import examples
 
 from assembler.deadline import Deadline
-from assembler.exact.backend import SolveOutcome, SolveStatus
+from assembler.exact.backend import Ask, SolveOutcome, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.cpsat import CpSat
 from assembler.exact.knapsack import cheapest_reaching, solve_knapsack
@@ -184,7 +184,7 @@ def test_larger_programs_give_cpsats_answer() -> None:
         if found is None:
             continue
         answered += 1
-        expected = CpSat().solve(problem, deadline=Deadline.after(60), workers=1)
+        expected = CpSat().solve(problem, Ask(Deadline.after(60), 1))
         assert expected.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE)
         assert found.status is expected.status
         assert found.selection == expected.selection

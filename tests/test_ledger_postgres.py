@@ -495,3 +495,26 @@ def test_a_session_moves_on_by_one_answer_at_a_time_in_either_store(
         with pytest.raises(SessionMoved, match="the session is closed"):
             assembler.assemble(turn, ledger=assembler.Ledger(address, store=store, commit=step))
         assert verify(ledger).ok
+
+
+def test_billed_cache_usage_is_recorded_and_reported_on_postgresql(postgres_url: str) -> None:
+    from assembler.cache.usage import record_result_usage
+    from assembler.ledger.usage import cache_usage
+
+    data = json.loads((EXAMPLES / "agent-tool-call.json").read_text(encoding="utf-8"))
+    result = assembler.assemble(data, render="anthropic-messages")
+    billed = [{"input_tokens": 10, "cache_read_input_tokens": 0,
+               "cache_creation_input_tokens": 400},
+              {"input_tokens": 10, "cache_read_input_tokens": 400,
+               "cache_creation_input_tokens": 0}]  # fmt: skip
+    with assembler.Ledger.open(postgres_url, session="agent") as ledger:
+        for at, usage in enumerate(billed):
+            record_result_usage(ledger, result, usage, model="claude-sonnet-4-5",
+                                provider="anthropic", at=float(at))  # fmt: skip
+    with assembler.Ledger.open(postgres_url, readonly=True) as ledger:
+        report = cache_usage(ledger, "agent")
+    assert [(r.hit, r.miss, r.billed.read) for r in report.rows] == [
+        (False, False, 0), (True, False, 400)
+    ]  # fmt: skip
+    shown = cli("ledger", "cache", postgres_url)
+    assert shown.returncode == 0 and shown.stdout.startswith("2 sent bodies: 1 hits, 0 misses")

@@ -135,4 +135,4 @@ def test_the_command_line_names_them(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert main(["compile", str(path)]) == 2
         assert said in capsys.readouterr().err
     assert main(["explain", str(EXAMPLE), "--request", str(EXAMPLE)]) == 2
-    assert "this is a request, not a result" in capsys.readouterr().err
+    assert "is a request: give it alone (it is compiled first)" in capsys.readouterr().err

@@ -20,7 +20,7 @@ from tests_support import solve_exact
 import assembler
 from assembler.deadline import Deadline
 from assembler.exact import fixings as fixings_module
-from assembler.exact.backend import SolveStatus
+from assembler.exact.backend import Ask, SolveStatus
 from assembler.exact.closure import build_problem
 from assembler.exact.core_search import CoreSearch
 from assembler.exact.cpsat import CpSat
@@ -111,7 +111,7 @@ def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_cor
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
-        reduced = CoreSearch(BruteForce()).solve(problem, deadline=Deadline.after(10), workers=1)
+        reduced = CoreSearch(BruteForce()).solve(problem, Ask(Deadline.after(10), 1))
     finally:
         fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = original
     assert reduced.status == plain.status
@@ -127,8 +127,8 @@ def test_reduced_and_unreduced_exact_agree_on_realistic_requests(seed: int) -> N
     req = generate(random.Random(seed), Shape.scale(60 + 20 * seed))
     request = parse_request(req)
     problem = build_problem(request, apply_gates(request))
-    plain = CpSat().solve(problem, deadline=Deadline.after(30), workers=1)
-    reduced = CoreSearch(CpSat()).solve(problem, deadline=Deadline.after(30), workers=1)
+    plain = CpSat().solve(problem, Ask(Deadline.after(30), 1))
+    reduced = CoreSearch(CpSat()).solve(problem, Ask(Deadline.after(30), 1))
     assert (reduced.status, reduced.selection) == (plain.status, plain.selection)
 
 
@@ -145,7 +145,7 @@ def test_cp_sat_with_its_eager_lp_matches_the_oracle(req: dict[str, Any]) -> Non
     original = cpsat_module.EAGER_LP_FROM
     cpsat_module.EAGER_LP_FROM = 0
     try:
-        found = CpSat().solve(problem, deadline=Deadline.after(30), workers=1)
+        found = CpSat().solve(problem, Ask(Deadline.after(30), 1))
     finally:
         cpsat_module.EAGER_LP_FROM = original
     assert (found.status, found.selection) == (expected.status, expected.selection)
@@ -173,9 +173,9 @@ class _Noted:
         self.inner = CpSat()
         self.sizes: list[int] = []
 
-    def solve(self, problem: Any, **kwargs: Any) -> Any:
+    def solve(self, problem: Any, ask: Any) -> Any:
         self.sizes.append(problem.size)
-        return self.inner.solve(problem, **kwargs)
+        return self.inner.solve(problem, ask)
 
 
 # (seeds 0 and 3 are settled without CP-SAT, by the small search or the knapsack program:

@@ -408,13 +408,13 @@ def test_the_time_limit_holds_and_a_late_delta_is_not_applied(servers: Any) -> N
     )
     review = _example("review-migration.json")
     assert server.call("PUT", "/sessions/s?strategy=sleepy", review)[0] == 200
-    started = time.monotonic()
     status, headers, reply = server.call("POST", "/sessions/s/delta?time_limit=0.5", {"remove":
                                          ["ci-bot-comment"]})  # fmt: skip
-    took = time.monotonic() - started
     assert (status, headers["x-assembler-exit"], reply["error"]["code"]) == (503, "3", "time-limit")
-    # the limit, plus the server's grace of 1 s for an overrunning solve, plus slack for load
-    assert 1.4 <= took < 3.0, took
+    # answered by the deadline's own rule, the grace for an overrunning solve included,
+    # not by the solve's end (the sleepy solve would have answered a result)
+    assert reply["error"]["time_limit"] == 0.5
+    assert "the solve had not returned 1 s after the limit" in reply["error"]["message"]
     # the overrunning solve still holds the only solver thread; when it ends, its
     # result is dropped and the next delta is the session's first
     status, _, reply = server.call("POST", "/sessions/s/delta", {})
@@ -425,12 +425,12 @@ def test_the_time_limit_holds_and_a_late_delta_is_not_applied(servers: Any) -> N
     slow = threading.Thread(target=server.call, args=("POST", "/assemble?strategy=sleepy", review))
     slow.start()
     time.sleep(0.5)
-    started = time.monotonic()
     status, _, reply = server.call("POST", "/assemble?time_limit=1", review)
-    took = time.monotonic() - started
+    # the slow call still holds the thread: this one was answered while waiting for it
+    still_slow = slow.is_alive()
     slow.join()
     assert (status, reply["error"]["code"]) == (503, "time-limit")
-    assert "busy" in reply["error"]["message"] and 0.9 <= took < 2.5, took
+    assert "every solver thread was busy" in reply["error"]["message"] and still_slow
 
 
 def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(servers: Any) -> None:

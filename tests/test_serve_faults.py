@@ -81,11 +81,12 @@ def test_a_client_that_stops_reading_does_not_make_the_server_deaf_to_signals(
     time.sleep(4.0)  # the writer is blocked on the full pipe
     lines.proc.send_signal(signal.SIGTERM)
     time.sleep(0.3)
-    started_at = time.monotonic()
     lines.proc.send_signal(second)
     code = lines.proc.wait(timeout=WAIT)
-    assert time.monotonic() - started_at < 3.0
     assert code == (130 if second == signal.SIGINT else 0)
+    # it left at once: the first signal's drain would have said, after its grace, what
+    # it could not write
+    assert "not written" not in lines.stderr()
 
 
 def test_a_client_that_stops_reading_is_given_up_after_the_shutdown_grace(
@@ -99,12 +100,11 @@ def test_a_client_that_stops_reading_is_given_up_after_the_shutdown_grace(
         lines.send({"id": number, "request": request, "render": "text"})
     time.sleep(4.0)
     lines.proc.send_signal(signal.SIGTERM)
-    started_at = time.monotonic()
     code = lines.proc.wait(timeout=WAIT)
-    # --time-limit 1, the overrun grace of 1 s and the shutdown margin of 5 s
-    assert time.monotonic() - started_at < 7.0 + 3.0
     assert code == 0
-    assert "not written" in lines.stderr()
+    # it gave up by its own grace (--time-limit 1, the overrun grace of 1 s and the
+    # shutdown margin of 5 s), and said so
+    assert "replies not written: stdout was not read within 7 s" in lines.stderr()
 
 
 def test_every_line_gets_a_reply_blank_ones_too(servers: Starter) -> None:
@@ -171,10 +171,10 @@ def test_stalled_bodies_do_not_keep_others_from_being_served(servers: Starter) -
         health = server.health()
         # 64 bodies being read are not 64 calls held: the server is not saturated by them
         assert health["status"] == "ok" and health["in_flight"] == 0, health
-        started_at = time.monotonic()
         status, headers, reply = server.call("POST", "/assemble", review)
+        # answered within its time limit (else it would be told server-busy or
+        # time-limit), the stalled bodies cut at their deadline meanwhile
         assert (status, reply["exit"]) == (200, 0), reply
-        assert time.monotonic() - started_at < 5.0
         same(review, reply["result"])
         # the stalled ones are cut at their deadline, each with its own error
         for sock in stalled:
@@ -194,18 +194,21 @@ def test_headers_sent_a_byte_at_a_time_are_cut_at_the_header_deadline(
 ) -> None:
     server: Http = servers(Http, "--header-timeout", "1.5")
     sock = server.socket()
-    started_at = time.monotonic()
+    head = b"POST /assemble HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 100
+    sent = 0
     cut = False
     try:
-        for byte in b"POST /assemble HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * 100:
+        # a byte every 0.1 s would take 14 s: the 1.5 s deadline cuts it long before
+        for byte in head:
             sock.sendall(bytes([byte]))
+            sent += 1
             time.sleep(0.1)
-            if time.monotonic() - started_at > 4.0:
+            if server.health()["errors"].get("read-timeout"):
                 break
     except (BrokenPipeError, ConnectionResetError):
         cut = True
     status, _, body = read_response(sock) if not cut else (408, {}, b"")
-    assert time.monotonic() - started_at < 4.0
+    assert sent < len(head), "the header deadline never cut the connection"
     assert status == 408
     if body:
         assert json.loads(body)["error"]["code"] == "read-timeout"
@@ -227,10 +230,10 @@ def test_a_content_length_longer_than_the_body_is_cut_at_the_body_deadline(
         b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (len(body) + 10)
         + body
     )
-    started_at = time.monotonic()
     status, _, data = read_response(sock)
-    assert time.monotonic() - started_at < 5.0
-    assert (status, json.loads(data)["error"]["code"]) == (408, "read-timeout")
+    error = json.loads(data)["error"]
+    # cut by the body deadline (the server would otherwise wait for the missing bytes)
+    assert (status, error["code"], error["timeout"]) == (408, "read-timeout", "body_timeout")
     sock.close()
 
 

@@ -81,15 +81,28 @@ class Fitted:
     model: str = ""
     counted: int = 0
 
-    def record_usage(self, ledger: Ledger, usage: Any) -> float:
+    def record_usage(self, ledger: Ledger, usage: Any, *, at: float | None = None) -> float:
         """Record the provider's billed ``usage`` for this body (an SDK response's
         ``usage``, a LangChain ``usage_metadata``, or their dict) in ``ledger``; the
         next ``fit(..., ledger=ledger)`` for this model scales its counts by the
-        ledger's calibration. Returns billed / counted."""
+        ledger's calibration. The cache tokens it reports (read, written) are recorded
+        with the body's blocks (``at``: when it was sent, default now), so that
+        ``assembler ledger cache`` shows its hits and misses. Returns billed / counted."""
+        from ..cache.usage import SentBlock, cache_record, parse_usage
+
         billed = billed_input_tokens(usage)
+        cached = parse_usage(usage)
+        selected = set(self.result.selected)
+        blocks = [
+            SentBlock(str(c["id"]), _sha(str(c.get("content", ""))), int(c["cost"]))
+            for c in self.request["candidates"]
+            if c["id"] in selected
+        ]
+        record = cache_record(blocks, cached, provider=self.provider, model=self.model, at=at)
         ledger.record_usage(
-            model=self.model, counter=self.counter, counted=max(1, self.counted), billed=billed
-        )
+            model=self.model, counter=self.counter, counted=max(1, self.counted),
+            billed=billed, cache=record,
+        )  # fmt: skip
         return billed / max(1, self.counted)
 
     def body(self) -> dict[str, Any]:
@@ -122,6 +135,12 @@ class Fitted:
                 langchain.tool_dicts(self.tools) if self.provider == "langchain" else self.tools
             )
         return body
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def billed_input_tokens(usage: Any) -> int:

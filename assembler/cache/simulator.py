@@ -39,7 +39,22 @@ Rules, the same as ``models/cache-providers.md``:
   tokens are written when the provider bills writes (``bills_writes``, at the TTL's
   write rate), else sent uncached (billed as plain input, as the provider reports
   them).
-* **Price** = read x ``rules.read`` + written x the TTL's write rate + uncached.
+* **Entries** (OpenAI GPT-5.6 and later). A call may mark breakpoints (any number;
+  TTLs of the rules); with ``Call.implicit`` the provider adds its own at the prompt's
+  end. Only the last ``rules.breakpoints`` breakpoints are written (the implicit one
+  among them), those whose prefix reaches ``min_prefix_tokens``. A read is the longest
+  prefix of the prompt ending where one of the conversation's latest
+  ``rules.recent_entries`` entries ends, alive, with no lookback in blocks and no
+  rounding; the tokens from it to each later written breakpoint are written at the
+  breakpoint's TTL rate, the rest uncached; hits are refreshed.
+* **Explicit caches** (Gemini; other automatic caches ignore breakpoints). A
+  breakpoint of TTL s marks an explicit cache of the prefix through its block:
+  alive, it is read; else it is created, its tokens billed as plain input plus
+  their storage for s seconds (``rules.storage`` per token and hour, prepaid: the
+  provider bills storage for the time held). An explicit cache is not refreshed by
+  use. The implicit cache may read a longer live prefix as before.
+* **Price** = read x ``rules.read`` + written x the TTL's write rate + uncached
+  (+ storage).
 
 Each call costs time linear in its blocks (a breakpoint's lookback is bounded), so a
 session is linear in its total blocks; the cache keeps one entry per distinct
@@ -53,7 +68,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.errors import AssemblerError
-from ..model.providers import CacheMode, CacheRules, UnknownCacheModel
+from ..model.providers import CacheMode, CacheRules, Provider, UnknownCacheModel
 from ..model.rendering import RenderFormat, Rendering
 
 __all__ = [
@@ -94,6 +109,8 @@ class CacheBlock:
 class Call:
     at: float
     blocks: tuple[CacheBlock, ...]
+    # entries mode: the provider's own breakpoint at the end (False: explicit mode)
+    implicit: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +129,8 @@ class CallCost:
     # units of the base input price per token
     price: float
     usd: float | None
+    # explicit caches created: their storage, in units of the base input price
+    storage: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +142,7 @@ class SessionCost:
     uncached: int
     price: float
     usd: float | None
+    storage: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -159,6 +179,10 @@ class CacheSimulator:
     def __init__(self, rules: CacheRules) -> None:
         self.rules = rules
         self._entries: dict[bytes, _Entry] = {}
+        # entries mode: entries in the order last written or refreshed (newest last)
+        self._recent: dict[bytes, None] = {}
+        # explicit caches (Gemini): prefix hash -> expiry
+        self._held: dict[bytes, float] = {}
         self._calls = 0
         self._last: float | None = None
 
@@ -170,7 +194,9 @@ class CacheSimulator:
         hashes, tokens, spans = _chain(call.blocks)
         if self.rules.mode is CacheMode.BREAKPOINTS:
             return self._explicit(index, call, hashes, tokens, spans)
-        return self._automatic(call, hashes, tokens)
+        if self.rules.mode is CacheMode.ENTRIES:
+            return self._latest_entries(index, call, hashes, tokens)
+        return self._automatic(index, call, hashes, tokens)
 
     def _check(self, index: int, call: Call) -> None:
         if self._last is not None and call.at < self._last:
@@ -248,10 +274,63 @@ class CacheSimulator:
         total = tokens[-1] if tokens else 0
         return self._cost(at, total, read, hit + 1, _merged(writes))
 
-    def _automatic(self, call: Call, hashes: list[bytes], tokens: list[int]) -> CallCost:
+    def _latest_entries(
+        self, index: int, call: Call, hashes: list[bytes], tokens: list[int]
+    ) -> CallCost:
+        at, rules = call.at, self.rules
+        marks: list[tuple[int, int]] = []
+        for j, block in enumerate(call.blocks):
+            if block.breakpoint is not None:
+                try:
+                    rules.ttl(block.breakpoint)
+                except UnknownCacheModel as error:
+                    raise SessionError(index, f"blocks[{j}].breakpoint", str(error)) from None
+                marks.append((j, block.breakpoint))
+        last = len(call.blocks) - 1
+        if call.implicit and last >= 0 and (not marks or marks[-1][0] != last):
+            marks.append((last, rules.default_ttl.seconds))
+        # the request writes its last few breakpoints only
+        written_marks = [
+            (j, ttl) for j, ttl in marks[-rules.breakpoints :]
+            if tokens[j] >= rules.min_prefix_tokens
+        ]  # fmt: skip
+        recent = list(self._recent)
+        if rules.recent_entries is not None:
+            recent = recent[-rules.recent_entries :]
+        candidates = set(recent)
+        hit = -1
+        for j in range(len(hashes) - 1, -1, -1):
+            if hashes[j] in candidates and self._alive(hashes[j], at) is not None:
+                hit = j
+                break
+        read = tokens[hit] if hit >= 0 else 0
+        writes: list[tuple[int, int]] = []
+        done = read
+        for j, ttl in written_marks:
+            if j > hit:
+                writes.append((ttl, tokens[j] - done))
+                done = tokens[j]
+        if hit >= 0 and rules.refresh_on_hit:
+            entry = self._entries[hashes[hit]]
+            entry.expiry = max(entry.expiry, at + entry.ttl)
+            self._touch(hashes[hit])
+        for j, ttl in written_marks:
+            self._keep(hashes[j], at, ttl)
+            self._touch(hashes[j])
+        total = tokens[-1] if tokens else 0
+        return self._cost(at, total, read, hit + 1, _merged(writes))
+
+    def _touch(self, digest: bytes) -> None:
+        self._recent.pop(digest, None)
+        self._recent[digest] = None
+
+    def _automatic(
+        self, index: int, call: Call, hashes: list[bytes], tokens: list[int]
+    ) -> CallCost:
         at, rules = call.at, self.rules
         minimum, step = rules.min_prefix_tokens, rules.step_tokens
         total = tokens[-1] if tokens else 0
+        stored, held = self._stored(index, call, hashes, tokens)
         hit = -1
         for j in range(len(hashes) - 1, -1, -1):
             if self._alive(hashes[j], at) is not None:
@@ -259,6 +338,9 @@ class CacheSimulator:
                 break
         matched = tokens[hit] if hit >= 0 else 0
         read = minimum + (matched - minimum) // step * step if matched >= minimum else 0
+        blocks = hit + 1 if read else 0
+        if held >= 0 and tokens[held] >= read:
+            read, blocks = tokens[held], held + 1
         writes: tuple[tuple[int, int], ...] = ()
         if total >= minimum:
             ttl = rules.default_ttl.seconds
@@ -266,18 +348,54 @@ class CacheSimulator:
                 self._keep(digest, at, ttl)
             if rules.bills_writes and total > read:
                 writes = ((ttl, total - read),)
-        return self._cost(at, total, read, hit + 1 if read else 0, writes)
+        return self._cost(at, total, read, blocks, writes, stored)
+
+    def _stored(
+        self, index: int, call: Call, hashes: list[bytes], tokens: list[int]
+    ) -> tuple[float, int]:
+        """Explicit caches (a breakpoint in automatic mode): the storage of those
+        created now, and the last block of the longest one alive (-1: none). Other
+        providers' automatic caches ignore breakpoints."""
+        storage, held = 0.0, -1
+        if self.rules.provider is not Provider.GEMINI:
+            return storage, held
+        for j, block in enumerate(call.blocks):
+            ttl = block.breakpoint
+            if ttl is None:
+                continue
+            rate = self.rules.storage
+            if rate is None:
+                raise SessionError(
+                    index, f"blocks[{j}].breakpoint",
+                    f"{self.rules.provider.value} {self.rules.family} has no explicit cache"
+                    " with a known storage price (pass storage_usd_per_mtok_hour in the rules)",
+                )  # fmt: skip
+            if ttl < 1:
+                raise SessionError(index, f"blocks[{j}].breakpoint", "a TTL must be >= 1 second")
+            expiry = self._held.get(hashes[j])
+            if expiry is not None and call.at < expiry:
+                held = j
+                continue
+            self._held[hashes[j]] = call.at + ttl
+            storage += tokens[j] * ttl / 3600 * rate
+        return storage, held
 
     def _cost(
-        self, at: float, total: int, read: int, blocks: int, writes: tuple[tuple[int, int], ...]
+        self,
+        at: float,
+        total: int,
+        read: int,
+        blocks: int,
+        writes: tuple[tuple[int, int], ...],
+        storage: float = 0.0,
     ) -> CallCost:
         rules = self.rules
         written = sum(n for _ttl, n in writes)
         uncached = total - read - written
-        price = read * rules.read + uncached
+        price = read * rules.read + uncached + storage
         price += sum(n * rules.ttl(ttl).write for ttl, n in writes)
         usd = rules.usd_per_mtok(price / 1e6)
-        return CallCost(at, total, read, written, uncached, writes, blocks, price, usd)
+        return CallCost(at, total, read, written, uncached, writes, blocks, price, usd, storage)
 
 
 def _merged(writes: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
@@ -300,6 +418,7 @@ def simulate(rules: CacheRules, calls: Iterable[Call]) -> SessionCost:
         uncached=sum(c.uncached for c in costs),
         price=sum(c.price for c in costs),
         usd=usd,
+        storage=sum(c.storage for c in costs),
     )
 
 

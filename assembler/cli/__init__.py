@@ -7,7 +7,8 @@ one line saying how to report it, never 1 (a refusal) and never a traceback, unl
 ``entry_point`` is the process's entry (it sets the process's collector policy first).
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``explain`` (inspect a compilation), ``serve`` (the warm server),
-``schema`` and ``example`` (the contract's files the package carries), ``bench``
+``cache plan`` (a session's clairvoyant limit), ``schema`` and ``example`` (the
+contract's files the package carries), ``bench``
 (the benchmarks of a source clone: a development command);
 ``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
 A new command is a module here and one branch in ``_run``.
@@ -33,6 +34,9 @@ commands:
   explain --ledger PATH ID [--html OUT.html]
                          inspect a compilation, with exact counterfactuals
   ledger                 list, show, replay, diff, verify, export a ledger
+  cache plan SESSION.json
+                         the least price of a whole session at each value (the
+                         clairvoyant limit: exact, or a proven lower bound)
   serve [--port N]       answer requests and session deltas: JSON lines on
                          stdin/stdout, or HTTP on a loopback port
   corpus run             run every strategy over the conformance corpus
@@ -143,6 +147,10 @@ def _run(command: str, rest: list[str]) -> int:
         from .ledger import ledger_command
 
         return ledger_command(rest)
+    if command == "cache":
+        from .cache import cache_command
+
+        return cache_command(rest)
     if command == "serve":
         from .serve import serve_command
 

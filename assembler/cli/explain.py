@@ -1,17 +1,19 @@
-"""``assembler explain RESULT.json --request REQUEST.json``, or ``assembler explain
---ledger PATH ID``: inspect one compilation.
+"""``assembler explain FILE``, ``assembler explain RESULT.json --request REQUEST.json``,
+or ``assembler explain --ledger PATH ID``: inspect one compilation.
 
 Input: the arguments after ``explain``. Output: the terminal report on stdout, with
 ``--html OUT.html`` also the self-contained inspector page, and an exit code: 0 when
 the compilation was explained (whatever its status), 2 for invalid input or usage
 (one line on stderr, never a traceback).
 
-Without RESULT the request is compiled first (with the counterfactuals' exact
-strategy). ``-`` reads the result from standard input, so ``assembler compile R.json |
-assembler explain - --request R.json`` works. With ``--ledger PATH ID`` the recorded
-request and result are explained (the ledger is opened read-only) and compared with
-the previous compilation of the session, or with ``--against ID``; the report then
-ends with the same diff as ``assembler ledger diff``.
+FILE is a request or a result, read from the document itself: a request (a ``task``
+and ``candidates``, given alone) is compiled first, with the counterfactuals' exact
+strategy; a result needs ``--request`` naming the request it answers (and a request
+may come as ``--request`` alone). ``-`` reads FILE from standard input, so ``assembler
+compile R.json | assembler explain - --request R.json`` works. With ``--ledger PATH ID``
+the recorded request and result are explained (the ledger is opened read-only) and
+compared with the previous compilation of the session, or with ``--against ID``; the
+report then ends with the same diff as ``assembler ledger diff``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..explain.explanation import Explanation
 from ..explain.limits import ExplainLimits
 from ..model.errors import AssemblerError
+from ..model.lookalikes import is_request
 from ..model.rendering import RenderFormat
 from ..settings import Settings
 from .arguments import CommandParser, UsageError, positive_float, positive_int, read_request
@@ -43,9 +46,15 @@ def _explain_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "result", nargs="?", help="result JSON file, or - for standard input (default: compile)"
+        "result",
+        nargs="?",
+        metavar="FILE",
+        help="a request (compiled, then explained) or a result (with --request); - for"
+        " standard input",
     )
-    parser.add_argument("--request", metavar="REQUEST.json", help="the request the result answers")
+    parser.add_argument(
+        "--request", metavar="REQUEST.json", help="the request a result FILE answers"
+    )
     parser.add_argument(
         "--ledger",
         nargs=2,
@@ -119,15 +128,31 @@ def _from_files(args: argparse.Namespace, limits: ExplainLimits) -> Explanation:
         raise UsageError("--against compares recorded compilations: it needs --ledger")
     if args.result == "-" and args.request == "-":
         raise UsageError("the result and the request cannot both come from standard input")
-    if args.render is not None and args.result is not None:
-        raise UsageError("--render compiles the request: give no RESULT with it")
-    request = request_from_json(read_request(args.request))
     result = None
-    if args.result is not None:
+    if args.result is None:
+        request = request_from_json(read_request(args.request))
+    else:
+        data = read_request(args.result)
         try:
-            result = json.loads(read_request(args.result))
+            document = json.loads(data)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{args.result} is not JSON: {exc}") from None
+        if is_request(document):
+            if args.request is not None:
+                raise UsageError(
+                    f"{args.result} is a request: give it alone (it is compiled first), or"
+                    " give the result that answers --request"
+                )
+            request = request_from_json(data)
+        else:
+            if args.request is None:
+                raise UsageError(
+                    f"{args.result} is a result: give the request it answers with --request"
+                )
+            if args.render is not None:
+                raise UsageError("--render compiles the request: give no result with it")
+            request = request_from_json(read_request(args.request))
+            result = document
     return explain(request, result, limits=limits, render=args.render)
 
 
@@ -137,8 +162,7 @@ def _from_ledger(args: argparse.Namespace, limits: ExplainLimits) -> Explanation
 
     if args.result is not None or args.request is not None or args.render is not None:
         raise UsageError(
-            "--ledger explains a recorded compilation: give no RESULT,"
-            " --request or --render with it"
+            "--ledger explains a recorded compilation: give no FILE, --request or --render with it"
         )
     path, ref = args.ledger
     with Ledger(path, readonly=True) as ledger:
@@ -154,8 +178,8 @@ def explain_command(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.counterfactuals < 0:
         parser.error(f"--counterfactuals must be 0 or more, not {args.counterfactuals}")
-    if args.ledger is None and args.request is None:
-        parser.error("give --request REQUEST.json, or --ledger PATH ID")
+    if args.ledger is None and args.request is None and args.result is None:
+        parser.error("give a request or a result FILE (with --request), or --ledger PATH ID")
     try:
         limits = ExplainLimits(
             top=args.counterfactuals,

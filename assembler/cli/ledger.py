@@ -1,4 +1,5 @@
-"""``assembler ledger <list|show|replay|diff|verify|export|copy> LEDGER ...``: read a ledger.
+"""``assembler ledger <list|show|replay|diff|verify|export|copy|cache> LEDGER ...``: read a
+ledger.
 
 Input: the arguments after ``ledger``. Output: text (or JSON with ``--json``) on
 stdout and an exit code: 0 done (replay identical, verify clean), 1 a replay differs
@@ -70,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="the differences as JSON")
     verify = command("verify", "check the hash chain and every stored artifact")
     verify.add_argument("--json", action="store_true", help="the checks and faults as JSON")
+    usage = command("cache", "predicted against billed: each sent body's cache hits and misses,"
+                    " and where a miss's bytes diverged from the previous body's")  # fmt: skip
+    usage.add_argument("--session", help="only this session's bodies")
+    usage.add_argument("--json", action="store_true", help="the report as JSON")
     export = command("export", "write every event (and its artifacts) as JSON lines")
     export.add_argument("--out", help="a file to write (default: stdout)")
     export.add_argument("--no-artifacts", action="store_true", help="events only")
@@ -361,7 +366,36 @@ def _export(ledger: Ledger, args: argparse.Namespace) -> int:
     return EXIT_BUNDLE
 
 
+def _cache(ledger: Ledger, args: argparse.Namespace) -> int:
+    from ..ledger.usage import cache_usage
+
+    report = cache_usage(ledger, args.session)
+    if args.json:
+        _json(report.to_dict())
+        return EXIT_BUNDLE
+    reads = report.reads()
+    lines = [
+        f"{len(report.rows)} sent bodies: {report.hits} hits, {report.misses} misses;"
+        f" tokens read: billed {reads['billed']}, predicted {_dash(reads['predicted'])},"
+        f" replayed {_dash(reads['replayed'])}",
+        "seq    of     billed read/written/input   predicted   replayed    cache",
+    ]
+    for r in report.rows:
+        predicted = "-" if r.predicted is None else f"{r.predicted[0]}/{r.predicted[1]}"
+        replayed = "-" if r.replayed is None else f"{r.replayed[0]}/{r.replayed[1]}"
+        state = "hit" if r.hit else "miss" if r.miss else "first"
+        if r.diverged is not None and not r.hit:
+            index, item = r.diverged
+            state += f", diverged at block {index}" + (f" ({printable(item)})" if item else "")
+        billed = f"{r.billed.read}/{r.billed.written}/{r.billed.input}"
+        lines.append(f"{r.seq:<6} {_dash(r.of):<6} {billed:<27} {predicted:<11} {replayed:<11}"
+                     f" {state}")  # fmt: skip
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_BUNDLE
+
+
 _COMMANDS = {
+    "cache": _cache,
     "list": _list,
     "show": _show,
     "replay": _replay,

@@ -1,6 +1,7 @@
 """The narrow interface between the pipeline and an exact backend.
 
-Input: a ``Problem`` (and a ``Deadline`` and a worker count).
+Input: a ``Problem`` and an ``Ask``: by when, with how many searches, and how much of
+the order the answer must prove.
 Output: a ``SolveOutcome``: a status, the selected form indices and, when the search
 stopped early, an upper bound on the value.
 
@@ -15,10 +16,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from ..deadline import Deadline
+from ..deadline import NEVER, Deadline
 from .closure import Problem
 
-__all__ = ["Backend", "SolveOutcome", "SolveStatus", "selection_cost", "selection_value"]
+__all__ = [
+    "UNBOUNDED",
+    "Ask",
+    "Backend",
+    "SolveOutcome",
+    "SolveStatus",
+    "selection_cost",
+    "selection_value",
+]
 
 
 class SolveStatus(StrEnum):
@@ -41,27 +50,35 @@ class SolveOutcome:
     cost_floor: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What a backend is asked, beside the problem. Past ``deadline`` it answers what it
+    has proven or found (its own reads of the clock go through the deadline, shares of
+    it through ``within``/``less``); ``workers``: the searches it may race. With
+    ``tiebreak=False`` any selection optimal in value and cost will do (enough to price
+    a closure), with ``value_only`` any selection optimal in value, and OPTIMAL means
+    just that. ``hint`` is a selection to start from; it never changes the answer.
+    ``proven`` holds the optimal value (and cost) when an earlier search proved them: a
+    backend may fix instead of re-proving."""
+
+    deadline: Deadline
+    workers: int = 1
+    tiebreak: bool = True
+    hint: tuple[int, ...] | None = None
+    value_only: bool = False
+    proven: tuple[int, ...] = ()
+
+
+# the ask of work that has no deadline (an oracle's, a test's): the whole order
+UNBOUNDED = Ask(NEVER)
+
+
 class Backend(Protocol):
     name: str
 
-    def solve(
-        self,
-        problem: Problem,
-        *,
-        deadline: Deadline,
-        workers: int,
-        tiebreak: bool = True,
-        hint: tuple[int, ...] | None = None,
-        value_only: bool = False,
-        proven: tuple[int, ...] = (),
-    ) -> SolveOutcome:
-        """The best selection; with ``tiebreak=False`` any selection optimal in value
-        and cost will do (enough to price a closure), with ``value_only`` any selection
-        optimal in value, and OPTIMAL means just that. ``hint`` is a selection to start
-        from; it never changes the answer. ``proven`` holds the optimal value (and cost)
-        when an earlier search proved them: a backend may fix instead of re-proving.
-        Past ``deadline`` it answers what it has proven or found (its own reads of the
-        clock go through the deadline, shares of it through ``within``/``less``)."""
+    def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        """The best selection of ``problem`` under the whole lexicographic order, or as
+        much of it as ``ask`` asks for."""
         ...
 
 

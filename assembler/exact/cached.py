@@ -30,7 +30,7 @@ from ..cache.prefix import Prefix, build_prefix
 from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
-from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .incumbent import is_legal
 
@@ -45,17 +45,11 @@ __all__ = [
 
 class CachedBackend(Protocol):
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline,
-        workers: int,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
     ) -> SolveOutcome:
         """The least-price feasible selection, then section 6's order; OPTIMAL when
-        proven. ``cost_floor`` carries a proven lower bound on the price when stopped."""
+        proven (``ask``: its deadline, workers and hint). ``cost_floor`` carries a
+        proven lower bound on the price when stopped."""
         ...
 
 
@@ -67,43 +61,53 @@ def decide_cached(
     deadline: Deadline,
     workers: int,
 ) -> tuple[SolveOutcome, CacheOutcome]:
-    """The cache-aware answer, from the cache-blind optimum ``blind`` of ``problem``."""
+    """The cache-aware answer, from the cache-blind optimum ``blind`` of ``problem``.
+
+    A cache-blind answer the time limit left unproven may be beaten in value by what the
+    cache-aware search finds: that selection is legal within the budget, so it is the
+    better cache-blind answer known, and the order's floors are derived again from it
+    (the value only grows, so this ends)."""
     cache = request.cache
     prefix = build_prefix(request, problem.form_ids, problem.cost)
     assert cache is not None and prefix is not None and problem.budget is not None
-    blind_value = selection_value(problem, blind.selection)
-    floor = cache.value_floor(blind_value)
-    rewrite_budget = cache.rewrite_budget(problem.budget)
-    rewrite_hint: tuple[int, ...] | None = None
-    if selection_cost(problem, blind.selection) > rewrite_budget:
-        # the headroom holds only where the tolerance allows it: the best value within
-        # it must reach the floor, else a rewrite may fill the whole budget
-        rewrite_hint = _reaching(
-            replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
-        )
-        if rewrite_hint is None:
-            rewrite_budget = problem.budget
-    terms = CacheTerms(
-        append_floor=floor if prefix.complete else None,
-        rewrite_budget=rewrite_budget,
-        rewrite_floor=floor,
-    )
-    blind_price = prefix.price(blind.selection).price
-    hint = blind.selection if rewrite_hint is None else rewrite_hint
     solve_cached = getattr(backend, "solve_cached", None)
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
-    outcome: SolveOutcome = solve_cached(
-        problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
-    )
-    if outcome.status is SolveStatus.UNKNOWN or not feasible(
-        problem, prefix, terms, outcome.selection
-    ):
-        # nothing feasible found in time: the cache-blind optimum, legal, unproven here
-        outcome = SolveOutcome(SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor)
-    proven = None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor
-    report = prefix.outcome(outcome.selection, terms, (blind_value, blind_price), proven)
-    return outcome, report
+    while True:
+        blind_value = selection_value(problem, blind.selection)
+        floor = cache.value_floor(blind_value)
+        rewrite_budget = cache.rewrite_budget(problem.budget)
+        rewrite_hint: tuple[int, ...] | None = None
+        if selection_cost(problem, blind.selection) > rewrite_budget:
+            # the headroom holds only where the tolerance allows it: the best value
+            # within it must reach the floor, else a rewrite may fill the whole budget
+            rewrite_hint = _reaching(
+                replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
+            )
+            if rewrite_hint is None:
+                rewrite_budget = problem.budget
+        terms = CacheTerms(
+            append_floor=floor if prefix.complete else None,
+            rewrite_budget=rewrite_budget,
+            rewrite_floor=floor,
+        )
+        hint = blind.selection if rewrite_hint is None else rewrite_hint
+        outcome: SolveOutcome = solve_cached(
+            problem, prefix, terms, Ask(deadline, workers, hint=hint)
+        )
+        if outcome.status is SolveStatus.UNKNOWN or not feasible(
+            problem, prefix, terms, outcome.selection
+        ):
+            # nothing feasible found in time: the cache-blind answer, legal, unproven here
+            outcome = SolveOutcome(
+                SolveStatus.FEASIBLE, blind.selection, cost_floor=outcome.cost_floor
+            )
+        if selection_value(problem, outcome.selection) <= blind_value:
+            proven = None if outcome.status is SolveStatus.OPTIMAL else outcome.cost_floor
+            blind_price = prefix.price(blind.selection).price
+            report = prefix.outcome(outcome.selection, terms, (blind_value, blind_price), proven)
+            return outcome, report
+        blind = SolveOutcome(SolveStatus.FEASIBLE, outcome.selection)
 
 
 def _reaching(
@@ -123,7 +127,7 @@ def _reaching(
     grown = build_incumbent(problem, every, preference, deadline=deadline)
     if grown is not None and selection_value(problem, grown) >= floor:
         return grown
-    best = backend.solve(problem, deadline=deadline, workers=workers, value_only=True)
+    best = backend.solve(problem, Ask(deadline, workers, value_only=True))
     if best.status is SolveStatus.OPTIMAL and selection_value(problem, best.selection) >= floor:
         return best.selection
     return None

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from ..deadline import Deadline
-from .backend import Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
 from .closure import Problem
 from .core import Reduction
 from .fixings import Level, Plan, plan
@@ -45,14 +45,16 @@ class CoreSearch:
     bound has nothing to prune there.
     """
 
-    # forms up to which the small search is tried first (the quickest cap measured)
+    # forms up to which the small search is tried first: below it the search ends
+    # sooner than a CP-SAT session starts, above it the session wins
     SMALL_CORE = 96
     # Core size aimed at by the first, hypothetical threshold (``_tighten``): small
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
     # requests
     TIGHT_CORE = 250
     # Seconds to build a CP-SAT model, per entry of its problem (a form, a dependency
-    # edge, a group membership: twice what it was measured to take)
+    # edge, a group membership), with a margin of two: a core that cannot be modelled
+    # in what is left is not handed to CP-SAT
     MODEL_SECONDS_PER_ENTRY = 2e-5
 
     # the strategy this backend answers for (``Result.strategy``), whatever its inner
@@ -65,17 +67,10 @@ class CoreSearch:
         # basis the previous solve's left (``relaxation.LpMemory``)
         self.memory = memory
 
-    def solve(
-        self,
-        problem: Problem,
-        *,
-        deadline: Deadline,
-        workers: int,
-        tiebreak: bool = True,
-        hint: tuple[int, ...] | None = None,
-        value_only: bool = False,
-        proven: tuple[int, ...] = (),
-    ) -> SolveOutcome:
+    def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        # this backend answers the whole order (or, without tiebreak, value then cost);
+        # hints, value-only searches and proven levels it asks of its inner backend
+        deadline, workers, tiebreak = ask.deadline, ask.workers, ask.tiebreak
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
         first = plan(problem, deadline=deadline, memory=self.memory)
@@ -119,14 +114,7 @@ class CoreSearch:
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
 
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline,
-        workers: int,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
     ) -> SolveOutcome:
         """The cache-aware order's optimum: settled by the knapsack program class by
         class (``cached.settled_by_program``) or by a bound (``cached.settled_by_bound``)
@@ -134,15 +122,13 @@ class CoreSearch:
         bound the value, which the price does not follow)."""
         from .cached import settled_by_bound, settled_by_program
 
-        settled = settled_by_program(problem, prefix, terms, deadline)
+        settled = settled_by_program(problem, prefix, terms, ask.deadline)
         if settled is None:
             settled = settled_by_bound(problem, prefix, terms)
         if settled is not None:
             return settled
         inner = cast("CachedBackend", self.inner)
-        return inner.solve_cached(
-            problem, prefix, terms, deadline=deadline, workers=workers, hint=hint
-        )
+        return inner.solve_cached(problem, prefix, terms, ask)
 
     def _levels(
         self,
@@ -173,14 +159,9 @@ class CoreSearch:
             core = current.core
             if deadline.left() < self.MODEL_SECONDS_PER_ENTRY * core.entries:
                 return None
-            return self.inner.solve(
-                core,
-                deadline=deadline,
-                workers=workers,
-                hint=_restrict(current, current.incumbent),
-                proven=proven_levels(current),
-                **phases,
-            )
+            hint = _restrict(current, current.incumbent)
+            ask = Ask(deadline, workers, hint=hint, proven=proven_levels(current), **phases)
+            return self.inner.solve(core, ask)
 
         for level, proving in ((Level.COST, 0), (Level.WEIGHT, 1)):
             core = reduction.core
@@ -241,12 +222,7 @@ class CoreSearch:
         sub, forms = required_reach(problem)
         reduction = plan(sub, use_lp=False).reduction()
         assert reduction is not None, "without a budget the gated material always fits"
-        found = self.inner.solve(
-            reduction.core,
-            deadline=deadline,
-            workers=workers,
-            tiebreak=tiebreak,
-        )
+        found = self.inner.solve(reduction.core, Ask(deadline, workers, tiebreak=tiebreak))
         # without the LP nothing is fixed in (presolve and propagation only rule forms
         # out): the core's selection lifts alone and its cost floor is the whole one
         assert not reduction.chosen
@@ -306,12 +282,9 @@ class CoreSearch:
         else:
             # a quarter of the time left at most: a trial that stalls must not starve
             # the search it was meant to shorten
+            share = deadline.within(max(0.02, left / 4))
             found = self.inner.solve(
-                trial.core,
-                deadline=deadline.within(max(0.02, left / 4)),
-                workers=workers,
-                value_only=True,
-                tiebreak=False,
+                trial.core, Ask(share, workers, value_only=True, tiebreak=False)
             )
         if found.status not in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
             return unchanged

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deadline import Deadline
 from ..model.errors import SolverError
-from .backend import SolveOutcome, SolveStatus
+from .backend import Ask, SolveOutcome, SolveStatus
 from .closure import Problem
 from .cpmodel import Linear, ProtoModel, cp_helper
 from .incumbent import is_legal
@@ -64,9 +64,9 @@ if TYPE_CHECKING:
 __all__ = ["CachedSearch", "CpSat", "CpSatSearch", "racers"]
 
 # The racing configurations, in the order more workers add them: each a single-worker
-# CP-SAT search on top of the one-worker parameters. Core-based optimisation proves
-# lower bounds where the LP search does not (10k forms, seed 1: it won the cost and
-# uniqueness proofs); pseudo-cost branching and quick restarts won some proofs too.
+# CP-SAT search on top of the one-worker parameters, each chosen for the proofs it wins
+# where the one-worker search is slow: core-based optimisation proves lower bounds the
+# LP search does not; pseudo-cost branching and quick restarts win others.
 _RACERS = (
     "optimize_with_core: true",
     "search_branching: PSEUDO_COST_SEARCH",
@@ -93,34 +93,20 @@ class CpSat:
     # sooner, and on the long proofs a second search can win
     ALONE = 0.5
 
-    def solve(
-        self,
-        problem: Problem,
-        *,
-        deadline: Deadline,
-        workers: int,
-        tiebreak: bool = True,
-        hint: tuple[int, ...] | None = None,
-        value_only: bool = False,
-        proven: tuple[int, ...] = (),
-    ) -> SolveOutcome:
-        search = CpSatSearch(cp_helper(), problem, deadline, workers)
-        if hint is not None:
-            search.hint(hint)
-        return search.run(tiebreak=tiebreak, value_only=value_only, proven=proven, hint=hint)
+    def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        search = CpSatSearch(cp_helper(), problem, ask.deadline, ask.workers)
+        if ask.hint is not None:
+            search.hint(ask.hint)
+        return search.run(
+            tiebreak=ask.tiebreak, value_only=ask.value_only, proven=ask.proven, hint=ask.hint
+        )
 
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline,
-        workers: int,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
     ) -> SolveOutcome:
         """The cache-aware order's optimum (``CachedSearch``)."""
-        return CachedSearch(problem, prefix, terms, deadline, workers).run_cached(hint)
+        search = CachedSearch(problem, prefix, terms, ask.deadline, ask.workers)
+        return search.run_cached(ask.hint)
 
 
 def _count(forms: Sequence[int]) -> Linear:
@@ -301,9 +287,9 @@ class CpSatSearch:
 
         With an answer in hand (the cost phase's), the first solve minimises the weight
         with that answer forbidden: when nothing else is lighter, that one solve settles
-        both phases (on 10k-form requests the cost phase's answer usually is the
-        lightest). Otherwise the lightest found is checked the same way. The weight's
-        minimum is never stated as a constraint before these solves: as a floor it makes
+        both phases (on large requests the cost phase's answer usually is the lightest).
+        Otherwise the lightest found is checked the same way. The weight's minimum is
+        never stated as a constraint before these solves: as a floor it makes
         them several times slower."""
         problem = self.problem
         weights = self._sum(problem.weight)

@@ -42,16 +42,17 @@ __all__ = ["LP_MIN_FORMS", "Level", "Plan", "plan", "reduce_problem"]
 LP_MIN_FORMS = 24
 # Seconds per entry of the problem (a form, a dependency edge, a group membership:
 # ``Problem.entries``) the work after the LP takes (incumbent, fixings, propagation,
-# the core): kept back from the LP's time limit (twice what it was measured to take).
+# the core), with a margin of two: kept back from the LP's time limit, so that the LP
+# never takes the time its answer needs.
 AFTER_LP_SECONDS_PER_ENTRY = 4e-6
 LP_SHARE = 0.8
-# What the value LP takes per entry, roughly (the slowest measured, at 100k forms): below
-# twice this the budget row's Lagrangian is secured before the LP.
+# What the value LP takes per entry at worst: with less than twice this left, the
+# budget row's Lagrangian bound is secured before the LP, so that a stopped LP leaves a
+# bound.
 EXPECTED_LP_SECONDS_PER_ENTRY = 2.5e-5
 # Building the LP's arrays and HiGHS' start (the simplex's first iteration, the interior
-# point's setup) read no clock: 1.1 + 1.4-3 us per entry measured at 2.8M edges on a
-# loaded machine. An LP whose share of the time cannot hold that much is not started
-# (the budget row's Lagrangian bounds the value instead).
+# point's setup) read no clock, so an LP whose share of the time cannot hold them is
+# not started (the budget row's Lagrangian bounds the value instead).
 LP_START_SECONDS_PER_ENTRY = 5e-6
 
 

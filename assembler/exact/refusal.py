@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ..deadline import Deadline
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
 from ..stages.gates import GateReport
-from .backend import Backend, SolveOutcome, SolveStatus, selection_cost
+from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost
 from .closure import Problem
 from .reach import group_index, reach
 
@@ -96,7 +96,7 @@ def over_budget_refusal(
     if priced:
         closure = SolveOutcome(SolveStatus.OPTIMAL, priced)
     elif not deadline.passed:
-        closure = backend.solve(problem.mandatory(), deadline=deadline, workers=workers)
+        closure = backend.solve(problem.mandatory(), Ask(deadline, workers))
         if closure.cost_floor is not None:
             lower = max(lower, closure.cost_floor)
     if closure is None or not closure.selection:
@@ -173,9 +173,7 @@ def _conflict(
         cut = _reached(problem, current, trial, forms_of, groups_of)
         if selection_cost(problem, cut) <= budget:
             continue  # the rest fits: this identity belongs to the conflict
-        priced = backend.solve(
-            problem.mandatory(trial), deadline=deadline, workers=workers, tiebreak=False
-        )
+        priced = backend.solve(problem.mandatory(trial), Ask(deadline, workers, tiebreak=False))
         cost = selection_cost(problem, priced.selection) if priced.selection else None
         if cost is not None and cost <= budget:
             continue  # a closure of the rest within the budget: proven to fit

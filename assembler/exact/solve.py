@@ -31,7 +31,7 @@ from ..deadline import Deadline, Stopwatch
 from ..model.types import Request
 from ..stages.choice import Choice
 from ..stages.gates import GateReport
-from .backend import Backend, SolveOutcome, SolveStatus
+from .backend import Ask, Backend, SolveOutcome, SolveStatus
 from .closure import Problem, build_problem, build_problem_by
 from .refusal import over_budget_refusal, required_refusal
 
@@ -97,7 +97,7 @@ def decide_exact(
         return _chosen(problem, outcome, clock.timings, ExactKept(problem, outcome, memory))
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
-    outcome = backend.solve(problem, deadline=deadline, workers=workers)
+    outcome = backend.solve(problem, Ask(deadline, workers))
     clock.lap("solve")
     if known is not None:
         clock.mark("fresh-solve", 0.0)

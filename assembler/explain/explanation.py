@@ -23,6 +23,7 @@ from typing import Any
 from ..api import assemble
 from ..ledger.cacheview import CacheView, cache_view
 from ..ledger.diff import Diff
+from ..ledger.usage import UsageRow
 from ..model.parse import parse_request
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result, Violation
@@ -54,6 +55,8 @@ class Explanation:
     comparison: Diff | None = None
     # a request with a cache section: what the provider held and this call kept of it
     cache: CacheView | None = None
+    # a recorded compilation whose body's usage was reported: what the provider billed
+    billed: UsageRow | None = None
 
 
 def explain(

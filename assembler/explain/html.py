@@ -15,11 +15,12 @@ so that a test can find them in the rendered DOM.
 
 from __future__ import annotations
 
+from .billed import billed_section
+from .cacheview import cache_section
 from .comparison import comparison_section
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT, Counterfactual, CounterfactualKind, Figure
 from .markup import ROW_LIMIT, cls, e, figure
-from .prefix import cache_section
 from .scene import Capacity, Item, Scene, Segment, SegmentKind
 from .style import PALETTE, STYLE
 from .wording import grouped, verdict
@@ -49,6 +50,7 @@ def render_html(explanation: Explanation) -> str:
         "<main>",
         _capacity(scene),
         cache_section(explanation.cache),
+        billed_section(explanation.billed),
         comparison_section(explanation.comparison),
         _categories(scene),
         _admitted(scene),

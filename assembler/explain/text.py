@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import string
 
+from .cacheview import cache_lines
 from .explanation import Explanation
 from .figures import COST_UNIT, VALUE_UNIT
-from .prefix import cache_lines
 from .scene import Capacity, Scene, SegmentKind
 from .wording import figure_phrase, grouped, verdict
 

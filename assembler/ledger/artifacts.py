@@ -1,5 +1,5 @@
 """The stored form both stores share: the clock events are stamped with, the codecs
-of artifacts, an artifact's row and an event's columns.
+of artifacts, an artifact's row and an event's columns, how long a writer waits.
 
 Input: bytes or text to store, or a stored codec and bytes. Output: rows
 (``blob_row``: sha256, decoded size, codec, stored bytes), decoded bytes (``decode``,
@@ -17,6 +17,7 @@ from typing import Any
 from .events import Event
 
 __all__ = [
+    "BUSY_TIMEOUT_SECONDS",
     "COLUMNS",
     "COMPRESS_FROM",
     "KNOWN_ARTIFACTS",
@@ -34,8 +35,11 @@ COMPRESS_FROM = 256
 
 COLUMNS = "seq, kind, compilation, session, recorded_at, payload, prev_hash, hash"
 
-# the last whole second formatted, and its text: datetime.now().strftime() costs ~30 us
-# on a cache just emptied by a solve, twice per compilation
+# a writer waits this long for another process's transaction before giving up
+BUSY_TIMEOUT_SECONDS = 60.0
+
+# the last whole second and its text: every event of a compilation is stamped, and
+# formatting a time on caches a solve has just emptied is dear beside the rest
 _second: tuple[int, str] = (-1, "")
 
 
@@ -55,9 +59,9 @@ def encode(data: bytes) -> tuple[str, bytes]:
         # imported when first needed: opening a ledger, or reading one, does not load it
         import lz4.frame
 
-        # an LZ4 frame (the format the lz4 tool reads): ~3x faster than zlib at level 1
-        # on a result document, for a quarter more bytes. Its content checksum makes a
-        # damaged artifact an error on read, as zlib's did, not other bytes
+        # an LZ4 frame (the format the lz4 tool reads): every compilation compresses on
+        # the caller's thread, so speed counts for more than the last bytes. Its content
+        # checksum makes a damaged artifact an error on read, not other bytes
         packed = lz4.frame.compress(data, content_checksum=True)
         if len(packed) * 10 <= len(data) * 9:
             return "lz4", packed

@@ -247,8 +247,8 @@ def result_document(result: Result) -> bytes:
     import orjson
 
     try:
-        # orjson writes the same JSON values several times faster than json.dumps; the
-        # bytes are not hashed into any id, only stored and read
+        # orjson: the same JSON values, written on the caller's thread far more quickly
+        # than json.dumps; the bytes are not hashed into any id, only stored and read
         return orjson.dumps(data)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         # what orjson refuses (an integer past 64 bits) the standard encoder still writes

@@ -301,16 +301,28 @@ class Ledger:
     # -- calibration: the provider's bill against our count -------------------------
 
     def record_usage(
-        self, *, model: str, counter: str, counted: int, billed: int, of: int | None = None
+        self,
+        *,
+        model: str,
+        counter: str,
+        counted: int,
+        billed: int,
+        of: int | None = None,
+        cache: Mapping[str, Any] | None = None,
     ) -> None:
         """Record that a body we counted at ``counted`` tokens with ``counter`` was
         billed ``billed`` input tokens by ``model`` (``of``: the compilation that chose
-        it, when known). ``calibration`` reads these back."""
+        it, when known). ``calibration`` reads these back. ``cache``: what the provider
+        reported reading and writing for the body, against the prediction, with the
+        body's blocks (``ledger.usage.cache_record``; ``assembler ledger cache`` reads
+        it back). Through the store protocol, so on every store."""
         for name, value in (("counted", counted), ("billed", billed)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a whole number of tokens >= 1, not {value!r}")
-        payload = {"model": model, "counter": counter, "counted": counted, "billed": billed,
-                   "of": of}  # fmt: skip
+        payload: dict[str, Any] = {"model": model, "counter": counter, "counted": counted,
+                                   "billed": billed, "of": of}  # fmt: skip
+        if cache is not None:
+            payload["cache"] = dict(cache)
         self._store.append(EventKind.USAGE.value, None, self.session, canonical(payload), {})
 
     def calibration(self, model: str, counter: str, *, last: int = 20) -> float:

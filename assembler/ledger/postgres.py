@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from . import artifacts
+from .artifacts import BUSY_TIMEOUT_SECONDS
 from .errors import LedgerError
 from .events import GENESIS, Event, sha256_hex
 from .pgschema import DDL, INDEXES, SCHEMA_VERSION
 from .schema import FORMAT
 from .sessions import SessionCommit, SessionEntry, SessionMoved
-from .store import BUSY_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     import psycopg
@@ -415,9 +415,7 @@ class PostgresStore(artifacts.SharedReads):
         raise AssertionError("unreachable")
 
     def blob(self, sha256: str) -> bytes | None:
-        rows = self._read(
-            "SELECT codec, data FROM blobs WHERE sha256 = %s", (sha256,), binary=True
-        )
+        rows = self._read("SELECT codec, data FROM blobs WHERE sha256 = %s", (sha256,), binary=True)
         if not rows:
             return None
         codec, data = rows[0]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from . import artifacts
+from .artifacts import BUSY_TIMEOUT_SECONDS
 from .errors import LedgerError
 from .events import GENESIS, Event, chain_hash
 from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
@@ -49,9 +50,6 @@ _COLUMNS = artifacts.COLUMNS
 
 # the mode of every file holding recorded content: ledgers, exports, inspector pages
 PRIVATE_FILE_MODE = 0o600
-
-# a writer waits this long for another process's transaction before giving up
-BUSY_TIMEOUT_SECONDS = 60.0
 
 
 class Store(Protocol):

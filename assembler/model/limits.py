@@ -27,7 +27,8 @@ class Limits:
     # bytes of JSON text (UTF-8), checked before the text is parsed into objects;
     # a mapping handed to the API has no byte size and is not measured
     max_request_bytes: int = 256 * 2**20
-    # candidates in the request (each costs ~3 KB of memory to answer: 250,000 ~ 730 MB)
+    # candidates in the request: memory grows linearly with them, and this bound keeps
+    # the largest request within a small machine (benchmarks/results/memory.md)
     max_candidates: int = 250_000
     # characters of every name: ids, identities, scopes, groups, sources, labels, ...
     # (content is text, bounded by max_request_bytes only)

@@ -17,7 +17,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["not_a_delta", "not_a_message", "not_a_request", "not_a_result", "not_json"]
+__all__ = [
+    "is_request",
+    "not_a_delta",
+    "not_a_message",
+    "not_a_request",
+    "not_a_result",
+    "not_json",
+]
 
 _RESULT_KEYS = frozenset({"status", "decisions", "package_id", "trace_id", "selected"})
 _DELTA_KEYS = frozenset({"add", "remove", "update", "relevance"})
@@ -66,13 +73,14 @@ def not_a_request(data: Any) -> str | None:
     return None
 
 
-def _is_request(data: Any) -> bool:
+def is_request(data: Any) -> bool:
+    """Whether ``data`` is shaped as a request (a ``task`` and ``candidates``)."""
     return isinstance(data, Mapping) and "task" in data and "candidates" in data
 
 
 def not_a_delta(data: Any) -> str | None:
     """What ``data`` is if it is a whole request given as a session's delta."""
-    if _is_request(data):
+    if is_request(data):
         return (
             "this is a whole request, not a delta: open (or replace) the session with it,"
             " or send only what changed (add, remove, update, task...)"
@@ -82,14 +90,14 @@ def not_a_delta(data: Any) -> str | None:
 
 def not_a_message(data: Any) -> str | None:
     """What ``data`` is if it is a bare request sent as a server message."""
-    if _is_request(data):
+    if is_request(data):
         return 'this is a bare request, not a message: send {"request": REQUEST} instead'
     return None
 
 
 def not_a_result(data: Any) -> str | None:
     """What ``data`` is if it is plainly not a result (a request, most often)."""
-    if _is_request(data):
+    if is_request(data):
         return (
             "this is a request, not a result: give it as --request, and leave the result out"
             " to have it compiled first (or give the file compile printed)"

@@ -30,6 +30,7 @@ from enum import StrEnum
 
 from .errors import AssemblerError
 from .modelnames import find_family
+from .newersources import OPENAI_56_NOTES
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -58,6 +59,9 @@ class CacheMode(StrEnum):
     BREAKPOINTS = "breakpoints"
     # the provider caches the prompt's prefix by itself; a read is the longest live prefix
     AUTOMATIC = "automatic"
+    # the prompt is matched against the latest entries written at breakpoints, with no
+    # lookback in blocks; each request writes a few (OpenAI GPT-5.6 and later)
+    ENTRIES = "entries"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +105,15 @@ class CacheRules:
     # block boundaries checked per breakpoint, the breakpoint itself first (None: no limit)
     lookback: int | None
     input_usd_per_mtok: float | None
-    # explicit (stored) caches only, not modelled by the simulator
+    # explicit (stored) caches: dollars per million tokens per hour held
     storage_usd_per_mtok_hour: float | None
     # figure name -> where it comes from
     sources: tuple[tuple[str, Source], ...]
+    # ENTRIES: the latest entries of the conversation a read is matched against
+    recent_entries: int | None = None
+    # ENTRIES: the provider adds one breakpoint of its own at the prompt's end (it
+    # counts against ``breakpoints``, the writes one request may make)
+    implicit_breakpoint: bool = False
 
     @property
     def default_ttl(self) -> TtlRule:
@@ -131,6 +140,14 @@ class CacheRules:
 
     def source(self, figure: str) -> Source:
         return dict(self.sources)[figure]
+
+    @property
+    def storage(self) -> float | None:
+        """An explicit cache's storage per token and hour, in units of the base input
+        price (None: not known, or the provider has no such caches)."""
+        if self.storage_usd_per_mtok_hour is None or not self.input_usd_per_mtok:
+            return None
+        return self.storage_usd_per_mtok_hour / self.input_usd_per_mtok
 
 
 class UnknownCacheProvider(AssemblerError, ValueError):
@@ -339,8 +356,8 @@ def _gemini(
                 "mode",
                 Source(
                     _GEMINI_CACHING,
-                    note="implicit caching on by default for Gemini 2.5 and newer; explicit caches "
-                    "are not modelled",
+                    note="implicit caching on by default for Gemini 2.5 and newer; an explicit "
+                    "cache (cachedContents) holds a prefix for its TTL, 1 hour when not set",
                 ),
             ),
             ("min_prefix_tokens", Source(_GEMINI_CACHING, note=min_note)),
@@ -477,74 +494,20 @@ FAMILIES: dict[str, tuple[tuple[CacheRules, tuple[str, ...]], ...]] = {
             CacheRules(
                 Provider.OPENAI,
                 "gpt-5.6",
-                CacheMode.AUTOMATIC,
+                CacheMode.ENTRIES,
                 1024,
                 128,
                 0.1,
                 (TtlRule("30m", 1800, 1.25),),
                 refresh_on_hit=True,
                 bills_writes=True,
-                breakpoints=0,
+                breakpoints=4,
                 lookback=None,
                 input_usd_per_mtok=None,
                 storage_usd_per_mtok_hour=None,
-                sources=(
-                    (
-                        "mode",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="implicit mode: a breakpoint at the end of the latest eligible "
-                            "message (explicit breakpoints are not modelled)",
-                        ),
-                    ),
-                    (
-                        "write",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="'For GPT-5.6 models and later model families, cache writes cost "
-                            "1.25x the uncached input token rate'",
-                        ),
-                    ),
-                    (
-                        "read",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="reads 0.1x, as quoted from the page on 2026-09-02 by a third "
-                            "party",
-                        ),
-                    ),
-                    (
-                        "min_prefix_tokens",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="1,024 for GPT-5.6 and later, as quoted on 2026-09-02",
-                        ),
-                    ),
-                    (
-                        "step_tokens",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="reported cached_tokens rounded down to a multiple of 128, as "
-                            "quoted on 2026-09-02",
-                        ),
-                    ),
-                    (
-                        "ttls",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="ttl 30m (the only value): eligible 30 minutes after the latest "
-                            "write or reuse",
-                        ),
-                    ),
-                    (
-                        "refresh_on_hit",
-                        Source(
-                            _OPENAI_CACHING,
-                            note="reusing a prefix refreshes its lifetime without another write "
-                            "charge",
-                        ),
-                    ),
-                ),
+                sources=tuple((n, Source(_OPENAI_CACHING, note=t)) for n, t in OPENAI_56_NOTES),
+                recent_entries=80,
+                implicit_breakpoint=True,
             ),
             ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-luna"),
         ),

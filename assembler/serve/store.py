@@ -8,8 +8,8 @@ the call's deadline (``TimeLimitReached``).
 
 Memory is bounded by ``max_sessions`` (each session by the request ``Limits``) and by
 ``max_memory``, the sessions' estimated bytes together (``weight``: a kept session
-holds its candidates' content and about ``BYTES_PER_FORM`` for each form's typed
-values and the state kept between calls, measured at 1.2-1.8 KB): a new session, or
+holds its candidates' content and at most about ``BYTES_PER_FORM`` for each form's
+typed values and the state kept between calls): a new session, or
 one that grew, beyond either evicts the least recently used sessions that have no
 call in flight, or, when that is not enough, is refused (``ServerBusy``). A session
 unused for ``idle_seconds`` expires, checked on every access and swept by

@@ -12,7 +12,10 @@ state (``state.apply_delta``: pure, validating only what the delta brings) and t
 ``Kept`` of the last answer. With a cache section (the request's, or ``cache=`` a
 provider's name or a section), the session writes into the request it solves what the
 provider holds: the blocks its last rendering sent, when, and the time of this call;
-``Session.to_dict()`` is that request, so nothing is hidden.
+``Session.to_dict()`` is that request, so nothing is hidden. With ``summariser=`` a
+callable, the oldest span of turns an answer left out may be replaced by its summary
+(``session.summaries``) when that answer is no dearer under the cache's prices and
+keeps the value; the replacement is part of the state, so ``to_dict()`` shows it too.
 ``propose`` computes the next state and its answer without changing the session;
 ``commit`` makes it the session's state. ``apply`` does both under the session's lock,
 so concurrent deltas to one session are applied one after the other.
@@ -35,11 +38,12 @@ from ..model.limits import Limits
 from ..model.parse import parse_request, vouched
 from ..model.rendering import Rendering
 from ..model.serialise import request_as_json
-from ..model.types import Request, Result
+from ..model.types import Request, Result, Status
 from ..pipeline import Kept, run
 from ..settings import Settings
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, initial_state
+from .summaries import Summaries, Summariser
 
 __all__ = ["Proposal", "Session", "SessionConflict"]
 
@@ -74,6 +78,7 @@ class Session:
         settings: Settings | None = None,
         *,
         cache: str | Mapping[str, Any] | None = None,
+        summariser: Summariser | None = None,
         **options: Any,
     ) -> None:
         # the settings are judged before the request, as assemble() judges them
@@ -90,6 +95,10 @@ class Session:
         # what the stages of the last answer kept (None: nothing yet)
         self._kept: Kept | None = None
         self._lock = threading.Lock()
+        # the last answer sent (answer, or a committed proposal): what usage is for
+        self._last: Result | None = None
+        # a span of old turns may be replaced by its summary (``session.summaries``)
+        self.summaries = None if summariser is None else Summaries(summariser)
 
     @classmethod
     def resumed(
@@ -142,6 +151,7 @@ class Session:
             # kept only if no delta was committed meanwhile
             if self._state is state:
                 self._kept, self._state = after, sent
+            self._last = result
         return result
 
     def propose(
@@ -178,6 +188,7 @@ class Session:
             )
         self._state = proposal.state
         self._kept = proposal.kept
+        self._last = proposal.result
 
     def apply(self, delta: Mapping[str, Any] | Delta, *, time_limit: float | None = None) -> Result:
         """Apply ``delta`` and return the answer for the resulting request. Atomic: on
@@ -187,6 +198,20 @@ class Session:
             self._commit(proposal)
         return proposal.result
 
+    def record_usage(self, ledger: Any, usage: Any, *, model: str,
+                     at: float | None = None) -> Any:  # fmt: skip
+        """Record the provider's ``usage`` for the last answer's body in ``ledger`` (an
+        ``assembler.Ledger``), next to what the cache-aware decision predicted for it;
+        returns the parsed ``BilledUsage``. ``assembler ledger cache`` reports it."""
+        from ..cache.usage import record_result_usage
+
+        if self._last is None:
+            raise SessionConflict("the session has no answer yet: nothing was sent")
+        cache = self._state.request.cache
+        provider = None if cache is None else cache.provider.value
+        return record_result_usage(ledger, self._last, usage, model=model, provider=provider,
+                                   at=at)  # fmt: skip
+
     def _run(
         self,
         state: State,
@@ -195,10 +220,44 @@ class Session:
         deadline: Deadline | None,
     ) -> tuple[Result, Kept, State]:
         """The answer of ``state``, the stages' kept work, and the state the next call
-        starts from (with a cache section: what this answer's rendering sent)."""
+        starts from (with a cache section: what this answer's rendering sent). With a
+        summariser, the oldest span the answer left out is tried as its summary, and
+        kept when that answer is no dearer and keeps the value (``_summarised``)."""
         settings = self.settings
         if time_limit is not None and time_limit != settings.time_limit:
             settings = settings.but(time_limit=time_limit)
+        answered = self._solve(state, kept, settings, deadline)
+        if self.summaries is not None:
+            return self._summarised(state, kept, settings, deadline, answered)
+        return answered
+
+    def _summarised(
+        self,
+        state: State,
+        kept: Kept | None,
+        settings: Settings,
+        deadline: Deadline | None,
+        answered: tuple[Result, Kept, State],
+    ) -> tuple[Result, Kept, State]:
+        result = answered[0]
+        assert self.summaries is not None
+        if result.status is not Status.BUNDLE:
+            return answered
+        candidates = request_as_json(state.request)["candidates"]
+        delta = self.summaries.delta(state.request, result, candidates)
+        if delta is None:
+            return answered
+        limits = settings.limits
+        with internal_errors("session"):
+            other = apply_delta(state, parse_delta(delta, limits=limits), limits)
+        tried = self._solve(other, kept, settings, deadline)
+        if _cheaper(tried[0], result):
+            return tried
+        return answered
+
+    def _solve(
+        self, state: State, kept: Kept | None, settings: Settings, deadline: Deadline | None
+    ) -> tuple[Result, Kept, State]:
         request = state.request
         cache = request.cache
         if cache is not None:
@@ -209,6 +268,19 @@ class Session:
         if request.cache is not None and result.rendering is not None:
             state = _held(state, request, result.rendering, settings.limits)
         return result, after, state
+
+
+def _cheaper(tried: Result, result: Result) -> bool:
+    """Whether the answer with a summary is kept: a bundle no dearer under the cache's
+    prices (its cost without a cache section) whose value stays within the tolerance of
+    the answer without it (at least its value without a cache section)."""
+    if tried.status is not Status.BUNDLE:
+        return False
+    if tried.cache is None or result.cache is None or result.cache.blind_value is None:
+        return tried.cost <= result.cost and tried.value >= result.value
+    terms = result.cache.terms
+    floor = result.cache.blind_value if terms is None else terms.rewrite_floor
+    return tried.cache.price <= result.cache.price and tried.value >= floor
 
 
 def _held(state: State, solved: Request, rendering: Rendering | None, limits: Limits) -> State:

@@ -18,8 +18,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..cache.prefix import Prefix
-from ..deadline import NEVER, Deadline
-from ..exact.backend import SolveOutcome, SolveStatus, selection_cost, selection_value
+from ..deadline import Deadline
+from ..exact.backend import (
+    UNBOUNDED,
+    Ask,
+    SolveOutcome,
+    SolveStatus,
+    selection_cost,
+    selection_value,
+)
 from ..exact.cached import feasible
 from ..exact.closure import Problem
 from ..exact.solve import decide_exact
@@ -48,17 +55,8 @@ class BruteForce:
     def __init__(self, limit: int = ENUMERATION_LIMIT) -> None:
         self.limit = limit
 
-    def solve(
-        self,
-        problem: Problem,
-        *,
-        deadline: Deadline = NEVER,
-        workers: int = 1,
-        tiebreak: bool = True,
-        hint: tuple[int, ...] | None = None,
-        value_only: bool = False,
-        proven: tuple[int, ...] = (),
-    ) -> SolveOutcome:
+    def solve(self, problem: Problem, ask: Ask = UNBOUNDED) -> SolveOutcome:
+        # enumeration proves the whole order whatever was asked: the most it can answer
         best = min(
             ((_key(problem, selection), selection) for selection in self._legal(problem)),
             default=None,
@@ -68,14 +66,7 @@ class BruteForce:
         return SolveOutcome(SolveStatus.OPTIMAL, best[1], bound=selection_value(problem, best[1]))
 
     def solve_cached(
-        self,
-        problem: Problem,
-        prefix: Prefix,
-        terms: CacheTerms,
-        *,
-        deadline: Deadline = NEVER,
-        workers: int = 1,
-        hint: tuple[int, ...] | None = None,
+        self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask = UNBOUNDED
     ) -> SolveOutcome:
         """The cache-aware order by enumeration: the least price among the feasible
         legal selections, then section 6's order."""

@@ -2,7 +2,7 @@
 
 Input: the files MkDocs found in ``docs/``, and the repository's ``models/``,
 ``benchmarks/results/`` and ``CHANGELOG.md``. Output: those files added to the site
-as pages (and their pictures and schemas as files), mounted at ``model/``,
+as pages (and their pictures, schemas and data files as files), mounted at ``model/``,
 ``performance/results/`` and ``changelog.md``; each relative link in them that leaves
 its folder is rewritten to where its target sits in the site (a link to the package's
 source becomes a link to the API reference).
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # site folder -> (repository folder, the files of it the site shows)
 MOUNTS = {
-    "model": ("models", ("*.md", "*.schema.json", "examples/*.json")),
+    "model": ("models", ("*.md", "*.json", "examples/*.json", "structure/*.json")),
     "performance/results": ("benchmarks/results", ("*.md", "*.png")),
     "": (".", ("CHANGELOG.md",)),
 }

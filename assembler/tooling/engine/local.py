@@ -6,10 +6,10 @@ order.
 
 The workers leave the terminal's process group (``detach``): a Ctrl-C in a terminal
 reaches the whole foreground group, and only the parent may decide what it means
-(stop and write what was found). (Ignoring SIGINT in a worker was not enough while
-CP-SAT installed its own SIGINT handler for each solve, which cut the search short and
-left SIGINT at its fatal default afterwards; ``exact/cpsat.py`` now turns it off, and
-leaving the group still keeps the decision with the parent.)
+(stop and write what was found). Ignoring SIGINT in a worker would not be enough on
+its own: a solver library may install its own handler (``exact/cpsat.py`` turns
+CP-SAT's off), and leaving the group keeps the decision with the parent whatever a
+library does.
 
 A worker that dies (killed, out of memory) breaks the pool: its batch is lost, and
 this engine does not re-run batches (that is what the Dask engine's retries are for),

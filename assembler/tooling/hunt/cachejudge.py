@@ -21,7 +21,7 @@ better by section 6, means the exact answer is wrong.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...cache.prefix import build_prefix
@@ -29,7 +29,7 @@ from ...model.cache import MICRO
 from ...model.parse import parse_request
 from ...model.types import Request, Result
 
-__all__ = ["CacheVerdict", "Priced", "cache_verdict", "price_of", "tokens"]
+__all__ = ["CacheVerdict", "Priced", "cache_verdict", "price_of", "simulated_read", "tokens"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +98,57 @@ def cache_verdict(
         value_lost=exact.value - tested.value,
         feasible=within,
     )
+
+
+def simulated_read(request: Mapping[str, Any] | Request, result: Result) -> int | None:
+    """The tokens the cache simulator (``assembler.cache.simulator``, code the decision
+    does not share) reads for ``result``'s body after the previous call's blocks, under
+    the request's own cache figures; None when there is nothing to replay (no
+    rendering, or no previous blocks). Blocks are keyed by item and content, so any
+    format compares; the instruction counts the tokens the section gives it."""
+    from ...cache.simulator import CacheBlock, CacheSimulator, Call
+    from ...model.providers import CacheMode, TtlRule, cache_rules
+
+    parsed = request if isinstance(request, Request) else parse_request(request)
+    cache = parsed.cache
+    rendering = result.rendering
+    if cache is None or rendering is None or not cache.previous:
+        return None
+    # the instruction's tokens are the section's (a rendering lists it at 0)
+    listed = next((b.tokens for b in cache.previous if b.id is None), 0)
+    instruction = cache.instruction_tokens if cache.instruction_tokens is not None else listed
+    rules = cache_rules(cache.provider.value, cache.model)
+    # the request's figures over the table's: what the decision priced with
+    rules = replace(
+        rules,
+        mode=CacheMode.BREAKPOINTS if cache.breakpoints else CacheMode.AUTOMATIC,
+        min_prefix_tokens=cache.min_prefix_tokens,
+        step_tokens=cache.step_tokens,
+        read=cache.pricing.read / MICRO,
+        ttls=(TtlRule("request", cache.ttl, cache.pricing.write / MICRO),),
+        bills_writes=cache.writes,
+        breakpoints=cache.breakpoints or rules.breakpoints,
+        lookback=cache.lookback or None,
+    )
+
+    def blocks(listed: Any) -> tuple[CacheBlock, ...]:
+        return tuple(
+            CacheBlock(f"{b.get('id')}:{b['content_sha256']}",
+                       instruction if b.get("id") is None else int(b["tokens"]),
+                       cache.ttl if b.get("breakpoint") and cache.breakpoints else None)
+            for b in listed
+        )  # fmt: skip
+
+    before = [{"id": b.id, "form": b.form, "content_sha256": b.content_sha256,
+               "tokens": b.tokens, "breakpoint": b.breakpoint} for b in cache.previous]  # fmt: skip
+    now = cache.now if cache.now is not None else 1.0
+    at = cache.previous_at if cache.previous_at is not None else now - 1.0
+    if not cache.alive:
+        at = now - cache.ttl  # expired: an entry of exactly its lifetime is dead
+    simulator = CacheSimulator(rules)
+    simulator.call(Call(min(at, now), blocks(before)))
+    sent = rendering.manifest.cache_blocks(rendering.text)
+    return simulator.call(Call(now, blocks(sent))).read
 
 
 def tokens(micro: int) -> str:

@@ -13,7 +13,9 @@ A request with a ``cache`` section is judged by the cache-aware order
 answers, cache records included; a tested bundle is ``outside-tolerance`` (not in the
 feasible set exact was held to, and no dearer), ``priced-higher``, or at exact's
 price ``suboptimal-value`` or ``suboptimal-cost``; a feasible bundle cheaper than
-exact's is an ``exact-disagreement``.
+exact's is an ``exact-disagreement``, and so is an exact bundle whose body the cache
+simulator, replayed after the previous call's blocks, reads differently from what its
+cache record states (an independent price check).
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ from enum import StrEnum
 from typing import Any
 
 from ...api import assemble
-from ...model.errors import EnumerationTooLarge, InvalidRequest
+from ...model.errors import AssemblerError, EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
 from ...strategies import EXACT_STRATEGIES as EXACT
 from ...verifiers.bundle import verify
-from .cachejudge import cache_verdict, tokens
+from .cachejudge import cache_verdict, simulated_read, tokens
 
 __all__ = [
     "EXACT",
@@ -220,7 +222,33 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
                     FindingKind.EXACT_DISAGREEMENT, f"exact and enumerate disagree: {why}", answers
                 )
                 return Reference(exact, answers, wrong, seconds)
+    priced = _price_check(request, exact)
+    if priced:
+        wrong = Judgement(FindingKind.EXACT_DISAGREEMENT, priced, answers)
+        return Reference(exact, answers, wrong, seconds)
     return Reference(exact, answers, None, seconds)
+
+
+def _price_check(request: Mapping[str, Any], exact: Result) -> str | None:
+    """A cache request's exact bundle rendered (Anthropic's format for Anthropic's
+    breakpoints, OpenAI's otherwise) and replayed by the cache simulator after the
+    previous call's blocks: the tokens it reads must be those the cache record states
+    (an independent price check: the simulator shares no code with the decision)."""
+    section = request.get("cache")
+    if section is None or exact.status is not Status.BUNDLE or exact.cache is None:
+        return None
+    fmt = "anthropic-messages" if section.get("provider") == "anthropic" else "openai-chat"
+    try:
+        rendered = assemble(request, strategy="exact", render=fmt)
+    except AssemblerError:
+        return None  # a bundle this format cannot carry (no message at all, ...)
+    replayed = simulated_read(request, rendered)
+    if replayed is None or rendered.cache is None or replayed == rendered.cache.read:
+        return None
+    return (
+        f"the simulator's replay of the sent body reads {replayed} tokens, the cache record"
+        f" {rendered.cache.read}"
+    )
 
 
 def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> Judgement:

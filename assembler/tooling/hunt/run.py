@@ -30,8 +30,8 @@ from ...strategies import STRATEGIES
 from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
 from ..generate import Shape, seeded_example
+from .cachesessions import session_example
 from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
-from .sessions import session_example
 from .shrink import RequestDict, shrink
 from .state import HuntState, Journal
 
