@@ -30,9 +30,9 @@ from ..model.rendering import (
 )
 from ..model.rules import choice
 from ..model.types import Request, Result, Status
-from ..stages.identities import canonical_json, content_digest, package_id
+from ..stages.identities import content_digest, package_id
 from .counters import Counter
-from .formats import build_body
+from .formats import body_json
 from .layout import Block, layout
 
 __all__ = ["build_rendering", "render_format"]
@@ -83,9 +83,8 @@ def build_rendering(
                 items=tuple(unknown),
             )
     blocks = layout(request, result.selected, headers)
-    body, breakpoints = build_body(blocks, fmt, placed=request.cache is not None)
+    body_text, breakpoints = body_json(blocks, fmt, placed=request.cache is not None)
     text = "".join(block.text for block in blocks)
-    body_text = canonical_json(body)
     if counter is None:
         located = Later(partial(_located, blocks, request.digests, None))
         items, envelope = later(lambda: located.get()[0]), later(lambda: located.get()[1])
