@@ -10,10 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from assembler.tooling.hunt.sessions import session_example
-
 import assembler
 from assembler.tooling.hunt.cachejudge import simulated_read
+from assembler.tooling.hunt.cachesessions import session_example
 from assembler.tooling.hunt.judge import _price_check, reference
 
 
