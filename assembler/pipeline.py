@@ -18,7 +18,8 @@ The stages, each a function of its input and, optionally, of what it kept:
    (one linear pass, cheap beside the rest);
 3. decision (the strategy; the exact one is ``exact/solve.py``): a ``Choice``; the
    exact strategy keeps the problem it proved optimal and the LP's basis;
-4. trace (``stages/trace.py``): decisions and identities; keeps each decision's words;
+4. trace (``stages/trace.py``): decisions and identities; keeps each decision's verdict
+   and reason, and its words once read;
 5. render (``render/``), for a bundle when a format is set; with a token counter the
    budget guarantee runs stages 2-5 again on the priced request until the measured
    rendering fits (``render/budget.py``);
@@ -162,7 +163,9 @@ class _Stages:
         if counter is None:
             result, kept = self.decided(request, kept)
             if result.status is Status.BUNDLE:
-                rendering = build_rendering(request, result, fmt, None, headers=headers)
+                rendering = build_rendering(
+                    request, result, fmt, None, headers=headers, vouched=True
+                )
                 result = replace(result, rendering=rendering)
                 clock.lap("render")
             return result, kept

@@ -10,14 +10,16 @@ child processes: one importing the package as it is at ``REV`` (checked out with
 ``git worktree`` into a temporary directory), one importing the working tree. Each
 answers through the public API only (``assemble``, ``Session.apply``), so any revision
 with that API can be compared. Compared per answer: status, selection, ``package_id``,
-``trace_id`` and the sha256 of the rendered bytes and of the provider body.
+``trace_id`` and the sha256 of the rendered bytes, of the provider body and of the
+manifest's JSON.
 
 * the corpus: every case of ``corpus/`` with the exact strategy and greedy;
 * generated requests (``Shape.small`` and ``Shape.scale`` at a few sizes), some with
   content, rendered in every format;
 * session sequences: a first request and random deltas (add, remove, update, task
   patches), each step's ``Session.apply`` answer and a fresh ``assemble`` of the same
-  request;
+  request; every other sequence with content on every candidate, rendered (each format
+  in turn);
 * agent transcripts (``benchmarks.agentcases``, 3-80 rounds): the request rendered to
   ``openai-chat``, the same with a ``cache`` section naming what the request before its
   last round sent (Anthropic's breakpoints, at several tolerances), and a ``Session``
@@ -38,7 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "compare.json"
-FORMATS = ("text", "openai-chat", "anthropic-messages")
+FORMATS = ("text", "openai-chat", "anthropic-messages", "openai-responses", "gemini")
 _LIMIT = 30.0
 
 
@@ -69,10 +71,20 @@ def _sessions(count: int, seed: int) -> list[dict[str, Any]]:
 
     rng = random.Random(seed)
     out = []
-    for _ in range(count):
+    for k in range(count):
         first = generate(rng, Shape.small(rng.randint(2, 14)))
-        out.append({"first": first, "deltas": _deltas(rng, first, rng.randint(1, 8))})
+        sequence = {"first": first, "deltas": _deltas(rng, first, rng.randint(1, 8))}
+        if k % 2:
+            # rendered, every candidate with content: each delta's blocks and body pieces
+            sequence["render"] = FORMATS[k // 2 % len(FORMATS)]
+            for c in (*first["candidates"], *_added(sequence["deltas"])):
+                c.setdefault("content", f"content of {c['id']}")
+        out.append(sequence)
     return out
+
+
+def _added(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for delta in deltas for c in delta.get("add", [])]
 
 
 def _deltas(rng: random.Random, first: dict[str, Any], steps: int) -> list[dict[str, Any]]:
@@ -132,6 +144,7 @@ def _digest(result: Any) -> dict[str, Any]:
         "trace_id": result.trace_id,
         "rendered": None if rendering is None else _sha(rendering.text),
         "body": None if rendering is None else _sha(rendering.body_json),
+        "manifest": None if rendering is None else _sha(json.dumps(rendering.manifest.to_dict())),
     }
 
 
@@ -200,7 +213,8 @@ def _agent_answers(case: dict[str, Any]) -> list[Any]:
 def _session_answers(sequence: dict[str, Any]) -> list[Any]:
     import assembler
 
-    session = assembler.Session(sequence["first"], time_limit=_LIMIT)
+    fmt = sequence.get("render")
+    session = assembler.Session(sequence["first"], time_limit=_LIMIT, render=fmt)
     request = json.loads(json.dumps(sequence["first"]))
     answers = [_answer(session.answer)]
     for delta in sequence["deltas"]:
@@ -212,7 +226,7 @@ def _session_answers(sequence: dict[str, Any]) -> list[Any]:
             continue
         request = session.to_dict()
         answers.append(_answer(session.answer))
-        answers.append(_answer(assembler.assemble, request, time_limit=_LIMIT))
+        answers.append(_answer(assembler.assemble, request, time_limit=_LIMIT, render=fmt))
     return answers
 
 

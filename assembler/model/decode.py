@@ -163,9 +163,9 @@ def decoded_candidates(raw: list[Any], max_name: int) -> list[Candidate] | None:
                 role = roles[role_name]
                 if kind.is_instruction != (role is instruction):
                     return None
-        if (tool_call_id is None) == (kind is call or kind is result) or (
-            tool_name is None
-        ) == (kind is call):
+        if (tool_call_id is None) == (kind is call or kind is result) or (tool_name is None) == (
+            kind is call
+        ):
             return None
         if type(cost) is not int or type(relevance) is not float or type(turn) is not int:
             return None

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .later import later_fields
+
 __all__ = [
     "CONVERSATIONAL",
     "DEFAULT_HEADERS",
@@ -87,9 +89,14 @@ class ManifestItem:
         }
 
 
+@later_fields("items", "envelope", "rendered_sha256", "request_body_sha256")
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """Binds a rendering to the selection it was made from, byte for byte."""
+    """Binds a rendering to the selection it was made from, byte for byte.
+
+    ``items``, ``envelope`` and the two sha256 fields may be computed when first read
+    (``later.py``: a rendering's text and body never change, so the value is the one
+    an eager computation gives): a caller that only sends the body pays for none."""
 
     render_version: int
     format: RenderFormat

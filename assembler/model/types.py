@@ -222,9 +222,9 @@ class Request:
     digests: dict[int, tuple[str, str, int]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
-    # Each selected candidate's rendered block by the candidate object's id, with the
-    # object and the header choice (render/layout.py); handed on like ``digests``.
-    blocks: dict[int, tuple[Any, str, Any]] = field(
+    # Each selected candidate's rendered block by candidate id, with the candidate and
+    # the header choice it was made for (render/layout.py); handed on like ``digests``.
+    blocks: dict[str, tuple[Any, Any, Any]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 

@@ -75,11 +75,11 @@ def counted_rendering(
     budget: int,
     headers: Headers,
 ) -> Rendering:
-    """The rendering of ``result``, a bundle of the priced request ``attempt``, counted
-    against the task's whole ``budget``; an over-budget rendering of an attempt with
-    nothing left for the items is a ``RenderError`` (no selection can fit)."""
+    """The rendering of ``result``, the chain's bundle of the priced request ``attempt``,
+    counted against the task's whole ``budget``; an over-budget rendering of an attempt
+    with nothing left for the items is a ``RenderError`` (no selection can fit)."""
     rendering = build_rendering(
-        attempt, result, fmt, counter, budget=budget, counted=True, headers=headers
+        attempt, result, fmt, counter, budget=budget, counted=True, headers=headers, vouched=True
     )
     total = rendering.manifest.total_tokens
     assert total is not None

@@ -34,13 +34,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from ..model.errors import RenderError
 from ..model.rendering import RenderFormat
+from ..stages.identities import canonical_json
 from . import gemini, responses
 from .layout import Block
-from .parts import arguments, call_of, messages_of, rule, tool_definition, tools_of
+from .parts import (
+    arguments,
+    call_of,
+    checked_calls,
+    messages_of,
+    rule,
+    tool_definition,
+    tool_entry,
+    tools_of,
+)
 
-__all__ = ["build_body", "check_anthropic", "check_openai", "tool_definition"]
+__all__ = ["body_json", "build_body", "check_anthropic", "check_openai", "tool_definition"]
 
 MAX_BREAKPOINTS = 4
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -53,17 +65,10 @@ def build_body(
     """The provider body and its cache breakpoints: at the ends of the sections, or
     with ``placed`` (a cache-aware layout) exactly where the blocks say (none when the
     request's provider caches by itself)."""
-    if all(b.kind == "tool_definition" for b in blocks):
-        raise RenderError(
-            "RENDER_EMPTY",
-            "the bundle renders to no message (no item but tool definitions, no instruction"
-            " or query): there is nothing to send",
-        )
+    _check_sendable(blocks)
     if fmt is RenderFormat.TEXT:
         return "".join(b.text for b in blocks), ()
-    for block in blocks:
-        if block.kind == "tool_call":
-            arguments(block)
+    checked_calls(blocks)
     if fmt is RenderFormat.OPENAI_RESPONSES:
         return responses.build(blocks), ()
     if fmt is RenderFormat.GEMINI:
@@ -76,6 +81,90 @@ def build_body(
     body, breakpoints = _anthropic(blocks, placed)
     check_anthropic(body)
     return body, breakpoints
+
+
+def body_json(
+    blocks: tuple[Block, ...], fmt: RenderFormat, *, placed: bool = False
+) -> tuple[str, tuple[int, ...]]:
+    """``canonical_json`` of ``build_body``'s body, and its breakpoints. An
+    ``openai-chat`` body is written from each message's canonical JSON, a conversation
+    item's made once per block (``Block.pieces``): a session's next call writes only
+    the new items' (the checks are ``build_body``'s, in its order)."""
+    if fmt is not RenderFormat.OPENAI_CHAT:
+        body, breakpoints = build_body(blocks, fmt, placed=placed)
+        return canonical_json(body), breakpoints
+    _check_sendable(blocks)
+    checked_calls(blocks)
+    tools = [_tool_piece(b) for b in blocks if b.kind == "tool_definition"]
+    # the body's bytes, joined once: each message is a few parts, a content's JSON
+    # string among them (written by orjson, as the standard encoder writes it)
+    parts: list[bytes] = [b'{"messages":[']
+    checks: list[dict[str, Any]] = []
+    for block in messages_of(blocks):
+        if isinstance(block, tuple):
+            role, text = block
+            parts += (_CONTENT, orjson.dumps(text), _ROLE_END[role], b",")
+            checks.append(_ROLE_ONLY[role])
+        else:
+            made = block.pieces.get("openai")
+            if made is None:
+                made = block.pieces["openai"] = _openai_piece(block)
+            parts += made[0]
+            checks.append(made[1])
+    check_openai(checks)
+    if len(parts) > 1:
+        parts.pop()  # the last message's comma
+    parts.append(b'],"tools":[' + b",".join(tools) + b"]}" if tools else b"]}")
+    return b"".join(parts).decode("utf-8"), ()
+
+
+# a message's canonical JSON before and after its content, by role (and the comma that
+# ends it in the list); what check_openai reads of a message that is not a tool call or
+# result (its role alone)
+_CONTENT = b'{"content":'
+_ROLE_END = {role: b',"role":"' + role.encode() + b'"}' for role in ("system", "user", "assistant")}
+_ROLE_ONLY = {role: {"role": role} for role in ("system", "user", "assistant")}
+
+
+def _openai_piece(block: Block) -> tuple[tuple[bytes, ...], dict[str, Any]]:
+    """A conversation item's message as the parts of its canonical JSON (``_openai``'s
+    dict, keys sorted) and, last, the comma after it; and what ``check_openai`` reads."""
+    dumps = orjson.dumps
+    if block.kind == "tool_call":
+        call_id, name = call_of(block)
+        header = dumps(block.header) if block.header else b"null"
+        piece: tuple[bytes, ...] = (
+            _CONTENT, header, b',"role":"assistant","tool_calls":[{"function":{"arguments":',
+            dumps(block.content), b',"name":', dumps(name), b'},"id":', dumps(call_id),
+            b',"type":"function"}]}', b",",
+        )  # fmt: skip
+        return piece, {"role": "assistant", "tool_calls": [{"id": call_id}]}
+    if block.kind == "tool_result":
+        call_id, _ = call_of(block)
+        piece = (
+            _CONTENT, dumps(block.text), b',"role":"tool","tool_call_id":', dumps(call_id), b"}",
+            b",",
+        )  # fmt: skip
+        return piece, {"role": "tool", "tool_call_id": call_id}
+    role = "assistant" if block.kind == "assistant_turn" else "user"
+    return (_CONTENT, dumps(block.text), _ROLE_END[role], b","), _ROLE_ONLY[role]
+
+
+def _tool_piece(block: Block) -> bytes:
+    """A tool definition's ``tools`` entry as canonical JSON, made once per block."""
+    made: bytes | None = block.pieces.get("openai")
+    if made is None:
+        made = block.pieces["openai"] = canonical_json(tool_entry(block, "openai")).encode()
+    return made
+
+
+def _check_sendable(blocks: tuple[Block, ...]) -> None:
+    if all(b.kind == "tool_definition" for b in blocks):
+        raise RenderError(
+            "RENDER_EMPTY",
+            "the bundle renders to no message (no item but tool definitions, no instruction"
+            " or query): there is nothing to send",
+        )
 
 
 def _openai(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
@@ -108,7 +197,9 @@ def _anthropic(blocks: tuple[Block, ...], placed: bool) -> tuple[dict[str, Any],
     offset = 0
     tool_index = 0
     for index, block in enumerate(blocks):
-        offset += len(block.text.encode("utf-8"))
+        text = block.text
+        # str.isascii reads a flag the string keeps: only other text is encoded to count
+        offset += len(text) if text.isascii() else len(text.encode("utf-8"))
         last_of_section = index + 1 == len(blocks) or blocks[index + 1].section != block.section
         if block.kind == "tool_definition":
             # tools come first (Anthropic caches tools, then system, then messages): a

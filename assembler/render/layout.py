@@ -29,8 +29,9 @@ own content (the pointer text); its resolver is an item of its own.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from operator import attrgetter
+from typing import Any, cast
 
 from ..cache.prefix import build_prefix, rank
 from ..model.errors import RenderError
@@ -76,6 +77,10 @@ class Block:
     # the content's UTF-8 sha256 when the header already names it (the manifest reads
     # it instead of hashing the content a second time)
     content_sha256: str | None = None
+    # what a provider body made of this block (``formats.py``), by format: a block is
+    # kept by a session's request (``Request.blocks``), so is its piece of a body. A
+    # memo of values that follow from the block; never part of the value.
+    pieces: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def text(self) -> str:
@@ -90,6 +95,31 @@ def _quoted(text: str) -> str:
     return _QUOTE(text)
 
 
+class _BlockShell:
+    """Block's slots without its frozen ``__setattr__``: filled, then made the ``Block``
+    it stands for (the same slots, so ``__class__`` may be assigned); a frozen
+    dataclass's ``__init__`` makes one ``object.__setattr__`` call per field, and a
+    rendering makes a block per selected form."""
+
+    __slots__ = Block.__slots__
+    section: str
+    kind: str
+    candidate: Candidate | None
+    header: str
+    content: str
+    footer: str
+    breakpoint: bool
+    content_sha256: str | None
+    pieces: dict[str, Any]
+
+
+# each kind's section, its value, whether it is a turn (its content alone) and a call
+_FRAMES = {
+    kind: (section_of(kind), kind.value, kind.value in CONVERSATIONAL, kind is Kind.TOOL_CALL)
+    for kind in Kind
+}
+
+
 def item_block(
     candidate: Candidate,
     headers: Headers = DEFAULT_HEADERS,
@@ -101,15 +131,15 @@ def item_block(
         raise RenderError(
             "RENDER_MISSING_CONTENT", "a selected form has no content", items=(candidate.id,)
         )
-    call = candidate.kind is Kind.TOOL_CALL
+    section, kind, turn, call = _FRAMES[candidate.kind]
     digest = None
-    if candidate.kind.value in CONVERSATIONAL:
+    if turn:
         # a turn is what was said: its message carries its content and nothing else
         header, footer = "", ""
     elif headers is Headers.PROVENANCE:
         digest, size = content_digest(content, digests)
         header = (
-            f"<item id={_quoted(candidate.id)} kind={_quoted(candidate.kind.value)}"
+            f"<item id={_quoted(candidate.id)} kind={_quoted(kind)}"
             f" form={_quoted(candidate.form)} sha256={_quoted(digest)}"
             f" bytes={size}>\n"
         )
@@ -118,32 +148,72 @@ def item_block(
         header, footer = f"<item id={_quoted(candidate.id)}>\n", "" if call else _CLOSE
     else:
         header, footer = "", "" if call else "\n"
-    return Block(
-        section_of(candidate.kind),
-        candidate.kind.value,
-        candidate,
-        header,
-        content,
-        footer,
-        content_sha256=digest,
-    )
+    shell = _BlockShell()
+    shell.section = section
+    shell.kind = kind
+    shell.candidate = candidate
+    shell.header = header
+    shell.content = content
+    shell.footer = footer
+    shell.breakpoint = False
+    shell.content_sha256 = digest
+    shell.pieces = {}
+    shell.__class__ = Block  # type: ignore[assignment]  # the same slots: Python allows it
+    return cast(Block, shell)
 
 
 def _block(
     candidate: Candidate,
     headers: Headers,
     digests: dict[int, tuple[str, str, int]],
-    made: dict[int, tuple[Any, str, Any]],
+    made: dict[str, tuple[Any, Any, Any]],
 ) -> Block:
-    """``item_block``, made once per candidate object and header choice (``made``: the
-    request's memo, which a session hands on)."""
-    found = made.get(id(candidate))
-    if found is not None and found[0] is candidate and found[1] == headers:
-        block: Block = found[2]
-        return block
+    """``item_block``, made once per candidate and header choice (``made``: the
+    request's memo by candidate id, which a session hands on). A candidate a delta
+    re-scored or moved (another object, the same framed fields) gets the kept block's
+    text and pieces, with itself as the block's candidate."""
+    found = made.get(candidate.id)
+    if found is not None and found[1] is headers:
+        was: Candidate = found[0]
+        if was is candidate:
+            block: Block = found[2]
+            return block
+        if _framed_alike(was, candidate):
+            block = _with_candidate(found[2], candidate)
+            made[candidate.id] = (candidate, headers, block)
+            return block
     block = item_block(candidate, headers, digests)
-    made[id(candidate)] = (candidate, headers.value, block)
+    made[candidate.id] = (candidate, headers, block)
     return block
+
+
+def _framed_alike(a: Candidate, b: Candidate) -> bool:
+    """Whether two candidates' blocks are alike but for the candidate: what a block and
+    a body's piece of it read (its id, kind, form, content object and tool call)."""
+    return (
+        a.content is b.content
+        and a.kind is b.kind
+        and a.form == b.form
+        and a.tool_call_id == b.tool_call_id
+        and a.tool_name == b.tool_name
+    )
+
+
+def _with_candidate(block: Block, candidate: Candidate) -> Block:
+    """``block`` with ``candidate`` as its candidate, sharing its pieces (they follow
+    from what ``_framed_alike`` compares)."""
+    shell = _BlockShell()
+    shell.section = block.section
+    shell.kind = block.kind
+    shell.candidate = candidate
+    shell.header = block.header
+    shell.content = block.content
+    shell.footer = block.footer
+    shell.breakpoint = block.breakpoint
+    shell.content_sha256 = block.content_sha256
+    shell.pieces = block.pieces
+    shell.__class__ = Block  # type: ignore[assignment]  # the same slots: Python allows it
+    return cast(Block, shell)
 
 
 def block_text(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> str:
@@ -190,7 +260,11 @@ def layout(
     instruction, query = envelope_blocks(request)
     kept: list[Block] = []
     read_entry: int | None = None
-    prefix = build_prefix(request, [c.id for c in chosen], [c.cost for c in chosen])
+    prefix = (
+        None
+        if request.cache is None
+        else build_prefix(request, [c.id for c in chosen], [c.cost for c in chosen])
+    )
     if prefix is not None:
         count = prefix.kept(range(len(chosen)))
         for form in prefix.forms[:count]:
@@ -211,8 +285,15 @@ def layout(
 
 
 def _check_pairs(chosen: list[Candidate]) -> None:
-    calls = {c.tool_call_id for c in chosen if c.kind is Kind.TOOL_CALL}
-    answered = {c.tool_call_id for c in chosen if c.kind is Kind.TOOL_RESULT}
+    calls: set[str | None] = set()
+    answered: set[str | None] = set()
+    for c in chosen:
+        if c.kind is Kind.TOOL_CALL:
+            calls.add(c.tool_call_id)
+        elif c.kind is Kind.TOOL_RESULT:
+            answered.add(c.tool_call_id)
+    if calls == answered:
+        return  # every call answered, every result called: nothing below can fail
     unanswered = tuple(
         c.id for c in chosen if c.kind is Kind.TOOL_CALL and c.tool_call_id not in answered
     )
@@ -226,13 +307,18 @@ def _check_pairs(chosen: list[Candidate]) -> None:
     orphans = tuple(
         c.id for c in chosen if c.kind is Kind.TOOL_RESULT and c.tool_call_id not in calls
     )
-    if orphans:
-        raise RenderError(
-            "RENDER_PROVIDER_RULE",
-            "a tool result is selected without its tool call",
-            items=orphans,
-            rule="tool-result-after-call",
-        )
+    raise RenderError(
+        "RENDER_PROVIDER_RULE",
+        "a tool result is selected without its tool call",
+        items=orphans,
+        rule="tool-result-after-call",
+    )
+
+
+_TURN = attrgetter("turn")
+_RANK: dict[Kind, int] = {
+    kind: rank for kind, rank in _STABLE_RANK.items() if kind is not Kind.TOOL_DEFINITION
+}
 
 
 def _canonical(
@@ -241,36 +327,46 @@ def _canonical(
     kept: list[Block],
     headers: Headers,
     digests: dict[int, tuple[str, str, int]],
-    made: dict[int, tuple[Any, str, Any]],
+    made: dict[str, tuple[Any, Any, Any]],
 ) -> list[Block]:
-    """The canonical order of what the kept blocks leave: tool definitions, the
-    instruction, system, developer and memory items, evidence, then the conversation,
-    each tool result right after its call (first, when its call ends the kept ones)."""
-    stable = sorted(
-        (c for c in chosen if c.kind in _STABLE_RANK), key=lambda c: (_STABLE_RANK[c.kind], c.id)
-    )
-    evidence = [c for c in chosen if c.kind is Kind.EVIDENCE]
+    """The canonical order of what the kept blocks leave (``chosen``, in id order): tool
+    definitions, the instruction, system, developer and memory items, evidence, then the
+    conversation, each tool result right after its call (first, when its call ends the
+    kept ones). One pass sorts the forms into their runs; a stable sort by the run's key
+    keeps id order within equal keys."""
+    tools: list[Candidate] = []
+    system: list[Candidate] = []
+    evidence: list[Candidate] = []
+    conversation: list[Candidate] = []
     results: dict[str, list[Candidate]] = {}
     for c in chosen:
-        if c.kind is Kind.TOOL_RESULT:
+        kind = c.kind
+        if kind is Kind.EVIDENCE:
+            evidence.append(c)
+        elif kind is Kind.TOOL_RESULT:
             results.setdefault(str(c.tool_call_id), []).append(c)
+        elif kind is Kind.TOOL_DEFINITION:
+            tools.append(c)
+        elif kind in _RANK:
+            system.append(c)
+        else:
+            conversation.append(c)
+    system.sort(key=lambda c: _RANK[c.kind])
+    conversation.sort(key=_TURN)
     last = kept[-1].candidate if kept else None
     dangling = (
         results.pop(str(last.tool_call_id), [])
         if last is not None and last.kind is Kind.TOOL_CALL
         else []
     )
-    conversation = sorted(
-        (c for c in chosen if section_of(c.kind) == "volatile" and c.kind is not Kind.TOOL_RESULT),
-        key=lambda c: (c.turn, c.id),
-    )
     volatile: list[Candidate] = []
-    for c in conversation:
-        volatile.append(c)
-        if c.kind is Kind.TOOL_CALL:
-            volatile.extend(results.pop(str(c.tool_call_id), []))
-    tools = [c for c in stable if c.kind is Kind.TOOL_DEFINITION]
-    system = [c for c in stable if c.kind is not Kind.TOOL_DEFINITION]
+    if results:
+        for c in conversation:
+            volatile.append(c)
+            if c.kind is Kind.TOOL_CALL:
+                volatile.extend(results.pop(str(c.tool_call_id), []))
+    else:
+        volatile = conversation
     blocks = [_block(c, headers, digests, made) for c in (*dangling, *tools)]
     if instruction is not None:
         blocks.append(instruction)
@@ -292,7 +388,11 @@ def _with_breakpoints(blocks: list[Block], read_entry: int | None, most: int) ->
     if read_entry is not None and read_entry not in marks:
         marks.append(read_entry)
     chosen = set(marks[:most])
-    return [replace(b, breakpoint=i in chosen) for i, b in enumerate(blocks)]
+    # a block already marked as it should be is kept (most are: none is marked before)
+    return [
+        b if b.breakpoint is (i in chosen) else replace(b, breakpoint=i in chosen)
+        for i, b in enumerate(blocks)
+    ]
 
 
 def _rank(block: Block) -> int:

@@ -15,8 +15,10 @@ gives the same manifest.
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 
 from ..model.errors import RenderError
+from ..model.later import Later, later
 from ..model.rendering import (
     DEFAULT_HEADERS,
     RENDER_VERSION,
@@ -28,10 +30,10 @@ from ..model.rendering import (
 )
 from ..model.rules import choice
 from ..model.types import Request, Result, Status
-from ..stages.identities import canonical_json, content_digest, package_id
+from ..stages.identities import content_digest, package_id
 from .counters import Counter
-from .formats import build_body
-from .layout import layout
+from .formats import body_json
+from .layout import Block, layout
 
 __all__ = ["build_rendering", "render_format"]
 
@@ -41,8 +43,8 @@ def render_format(value: str | RenderFormat) -> RenderFormat:
     return choice(RenderFormat, value, "format")
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _utf8_length(text: str) -> int:
@@ -58,31 +60,70 @@ def build_rendering(
     budget: int | None = None,
     counted: bool = False,
     headers: Headers = DEFAULT_HEADERS,
+    vouched: bool = False,
 ) -> Rendering:
     """The rendering of ``result``'s bundle. ``counted`` says the bundle's costs were
     counted by ``counter`` (the budget guarantee); ``budget`` defaults to the task's;
-    ``headers`` frames each item."""
+    ``headers`` frames each item; ``vouched``: ``result`` is the chain's own answer for
+    this very request (its ``package_id`` is that of its selection: not computed again).
+
+    Without a counter the manifest's items and envelope, and with one or without the
+    two sha256 of the whole text and body, are computed when first read (``Manifest``)."""
     if result.status is not Status.BUNDLE or result.package_id is None:
         raise RenderError(
             "RENDER_NOT_A_BUNDLE", f"only a bundle renders; this result is {result.status.value}"
         )
-    by_id = {c.id: c for c in request.candidates}
-    unknown = [i for i in result.selected if i not in by_id]
-    if unknown or package_id(request, [by_id[i] for i in result.selected]) != result.package_id:
-        raise RenderError(
-            "RENDER_RESULT_MISMATCH",
-            "the result's package_id is not that of its selection under this request",
-            items=tuple(unknown),
-        )
+    if not vouched:
+        by_id = {c.id: c for c in request.candidates}
+        unknown = [i for i in result.selected if i not in by_id]
+        if unknown or package_id(request, [by_id[i] for i in result.selected]) != result.package_id:
+            raise RenderError(
+                "RENDER_RESULT_MISMATCH",
+                "the result's package_id is not that of its selection under this request",
+                items=tuple(unknown),
+            )
     blocks = layout(request, result.selected, headers)
-    body, breakpoints = build_body(blocks, fmt, placed=request.cache is not None)
+    body_text, breakpoints = body_json(blocks, fmt, placed=request.cache is not None)
     text = "".join(block.text for block in blocks)
-    body_text = canonical_json(body)
+    if counter is None:
+        located = Later(partial(_located, blocks, request.digests, None))
+        items, envelope = later(lambda: located.get()[0]), later(lambda: located.get()[1])
+        envelope_tokens = total_tokens = None
+    else:
+        items, envelope, envelope_tokens = _located(blocks, request.digests, counter)
+        total_tokens = counter.count(text)
+    manifest = Manifest(
+        render_version=RENDER_VERSION,
+        format=fmt,
+        package_id=result.package_id,
+        trace_id=result.trace_id,
+        items=items,
+        envelope=envelope,
+        breakpoints=breakpoints,
+        rendered_sha256=later(partial(_sha256, text)),
+        request_body_sha256=later(partial(_sha256, body_text)),
+        costs="counted" if counted else "declared",
+        counter_name=None if counter is None else counter.name,
+        counter_version=None if counter is None else counter.version,
+        budget=request.task.budget if budget is None else budget,
+        total_tokens=total_tokens,
+        envelope_tokens=envelope_tokens,
+        headers=headers,
+    )
+    return Rendering(fmt, text, body_text, manifest)
+
+
+def _located(
+    blocks: tuple[Block, ...],
+    digests: dict[int, tuple[str, str, int]],
+    counter: Counter | None,
+) -> tuple[tuple[ManifestItem, ...], tuple[tuple[str, int, int], ...], int]:
+    """Each item's place, hash and tokens (its declared cost without a counter), the
+    envelope's parts, and the envelope's tokens (0 without a counter)."""
     items: list[ManifestItem] = []
     envelope: list[tuple[str, int, int]] = []
     envelope_tokens = 0
     offset = 0
-    digests = request.digests
     for block in blocks:
         start = offset + _utf8_length(block.header)
         c = block.candidate
@@ -99,22 +140,4 @@ def build_rendering(
         items.append(
             ManifestItem(c.id, c.identity, c.form, c.kind.value, digest, start, size, tokens)
         )
-    manifest = Manifest(
-        render_version=RENDER_VERSION,
-        format=fmt,
-        package_id=result.package_id,
-        trace_id=result.trace_id,
-        items=tuple(items),
-        envelope=tuple(envelope),
-        breakpoints=breakpoints,
-        rendered_sha256=_sha256(text.encode("utf-8")),
-        request_body_sha256=_sha256(body_text.encode("utf-8")),
-        costs="counted" if counted else "declared",
-        counter_name=None if counter is None else counter.name,
-        counter_version=None if counter is None else counter.version,
-        budget=request.task.budget if budget is None else budget,
-        total_tokens=None if counter is None else counter.count(text),
-        envelope_tokens=None if counter is None else envelope_tokens,
-        headers=headers,
-    )
-    return Rendering(fmt, text, body_text, manifest)
+    return tuple(items), tuple(envelope), envelope_tokens

@@ -14,7 +14,17 @@ from typing import Any
 from ..model.errors import RenderError
 from .layout import Block
 
-__all__ = ["arguments", "block_id", "call_of", "messages_of", "rule", "tool_definition", "tools_of"]
+__all__ = [
+    "arguments",
+    "block_id",
+    "call_of",
+    "checked_calls",
+    "messages_of",
+    "rule",
+    "tool_definition",
+    "tool_entry",
+    "tools_of",
+]
 
 # the sections whose consecutive blocks make one message, and its role
 _RUNS = {"stable": "system", "evidence": "user"}
@@ -72,21 +82,30 @@ def tool_definition(content: str, provider: str) -> dict[str, Any]:
     return {**named, "input_schema": schema}
 
 
+def tool_entry(block: Block, provider: str) -> dict[str, Any]:
+    """A tool definition block as ``provider``'s ``tools`` entry (else the rule's error)."""
+    try:
+        return tool_definition(block.content, provider)
+    except ValueError:
+        raise rule(
+            "tool-definition",
+            "a tool definition's content must be a JSON object with a name and a JSON"
+            " Schema (parameters or input_schema)",
+            (block_id(block),),
+        ) from None
+
+
 def tools_of(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
     """The selected tool definitions as ``provider``'s entries, in block order."""
-    tools = []
+    return [tool_entry(b, provider) for b in blocks if b.kind == "tool_definition"]
+
+
+def checked_calls(blocks: tuple[Block, ...]) -> None:
+    """Every tool call's content is a JSON object (``arguments``), judged once per block."""
     for block in blocks:
-        if block.kind == "tool_definition":
-            try:
-                tools.append(tool_definition(block.content, provider))
-            except ValueError:
-                raise rule(
-                    "tool-definition",
-                    "a tool definition's content must be a JSON object with a name and a JSON"
-                    " Schema (parameters or input_schema)",
-                    (block_id(block),),
-                ) from None
-    return tools
+        if block.kind == "tool_call" and "arguments" not in block.pieces:
+            arguments(block)
+            block.pieces["arguments"] = True
 
 
 def messages_of(blocks: tuple[Block, ...]) -> Iterator[tuple[str, str] | Block]:

@@ -26,6 +26,7 @@ from .parts import arguments, call_of, messages_of, rule, tools_of
 
 __all__ = ["build", "check_responses"]
 
+
 def _message(role: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": text}
 

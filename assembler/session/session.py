@@ -42,7 +42,7 @@ from ..model.types import Request, Result, Status
 from ..pipeline import Kept, run
 from ..settings import Settings
 from .delta import Delta, parse_delta
-from .state import State, apply_delta, initial_state
+from .state import State, apply_delta, hand_on_memos, initial_state
 from .summaries import Summaries, Summariser
 
 __all__ = ["Proposal", "Session", "SessionConflict"]
@@ -263,7 +263,7 @@ class Session:
         if cache is not None:
             # the time of this call decides whether the previous call's entries live
             now = replace(cache, now=time.time())
-            request = vouched(replace(request, cache=now), settings.limits)
+            request = hand_on_memos(request, vouched(replace(request, cache=now), settings.limits))
         result, after = run(request, settings, kept, keep=True, deadline=deadline)
         if request.cache is not None and result.rendering is not None:
             state = _held(state, request, result.rendering, settings.limits)
@@ -294,7 +294,8 @@ def _held(state: State, solved: Request, rendering: Rendering | None, limits: Li
         if rendering is None
         else replace(cache, previous=_sent(rendering), previous_at=cache.now, now=None)
     )
-    return replace(state, request=vouched(replace(state.request, cache=held), limits))
+    request = vouched(replace(state.request, cache=held), limits)
+    return replace(state, request=hand_on_memos(solved, request))
 
 
 def _sent(rendering: Rendering) -> tuple[PreviousBlock, ...]:

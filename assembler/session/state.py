@@ -23,7 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from types import MappingProxyType
+from typing import cast
 
+from ..model.decode import _CandidateShell
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import check_tool_calls, vouched
@@ -31,7 +33,7 @@ from ..model.rules import MAX_INTEGER, member, shown
 from ..model.types import Candidate, Request, Task
 from .delta import RESET, Delta, reset_value
 
-__all__ = ["State", "apply_delta", "initial_state"]
+__all__ = ["State", "apply_delta", "hand_on_memos", "initial_state"]
 
 _BY_ID = attrgetter("id")
 _EMPTY: frozenset[str] = frozenset()
@@ -136,7 +138,7 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
         ),
         limits,
     )
-    _hand_on_digests(state.request, request)
+    hand_on_memos(state.request, request)
     return State(
         request=request,
         by_id=MappingProxyType(by_id),
@@ -149,19 +151,21 @@ def apply_delta(state: State, delta: Delta, limits: Limits = DEFAULT_LIMITS) -> 
     )
 
 
-def _hand_on_digests(before: Request, after: Request) -> None:
-    """``after`` reads the content digests and rendered blocks ``before`` made (each
-    entry holds its content or candidate object, so it is only ever read for that very
-    object); a memo is pruned to what is still offered once it holds twice as much."""
+def hand_on_memos(before: Request, after: Request) -> Request:
+    """``after`` (returned) reads the content digests and rendered blocks ``before``
+    made: after a delta, or the same request with another cache section (each
+    entry holds its content or candidate, so it is only ever read for what it was made
+    of); a memo is pruned to what is still offered once it holds twice as much."""
     digests, blocks = before.digests, before.blocks
     if len(digests) > 2 * len(after.candidates) + 64:
         live = {id(c.content) for c in after.candidates if c.content is not None}
         digests = {k: v for k, v in digests.items() if k in live}
     if len(blocks) > 2 * len(after.candidates) + 64:
-        offered = set(map(id, after.candidates))
+        offered = set(map(_BY_ID, after.candidates))
         blocks = {k: v for k, v in blocks.items() if k in offered}
     object.__setattr__(after, "digests", digests)
     object.__setattr__(after, "blocks", blocks)
+    return after
 
 
 def _too_large(what: str, limits: Limits, limit: str, actual: int) -> RequestTooLarge:
@@ -176,20 +180,21 @@ def _content_bytes(candidate: Candidate) -> int:
     return len(content) if content.isascii() else len(content.encode("utf-8"))
 
 
-_SLOTS = Candidate.__slots__
-_FIELDS = attrgetter(*_SLOTS)
-_set = object.__setattr__
-
-
 def _but(candidate: Candidate, name: str, value: object) -> Candidate:
-    """``candidate`` with one field changed, every field already checked: a slot-wise
-    copy (``dataclasses.replace`` runs ``__init__`` again, 3x the time of this, and a
-    re-scoring of a whole session's candidates is thousands of them)."""
-    copy = Candidate.__new__(Candidate)
-    for slot, held in zip(_SLOTS, _FIELDS(candidate), strict=True):
-        _set(copy, slot, held)
-    _set(copy, name, value)
-    return copy
+    """``candidate`` with one field changed, every field already checked: copied slot
+    by slot into a shell (``dataclasses.replace`` runs ``__init__`` again, a call per
+    field, and a re-scoring of a whole session's candidates is thousands of them)."""
+    c, shell = candidate, _CandidateShell()
+    shell.id, shell.identity, shell.cost, shell.form = c.id, c.identity, c.cost, c.form
+    shell.relevance, shell.required, shell.scope = c.relevance, c.required, c.scope
+    shell.transfer_from, shell.source, shell.version = c.transfer_from, c.source, c.version
+    shell.channel, shell.role, shell.depends_on = c.channel, c.role, c.depends_on
+    shell.group, shell.lineage, shell.content = c.group, c.lineage, c.content
+    shell.labels, shell.kind, shell.tool_call_id = c.labels, c.kind, c.tool_call_id
+    shell.tool_name, shell.turn, shell.position = c.tool_name, c.turn, c.position
+    setattr(shell, name, value)
+    shell.__class__ = Candidate  # type: ignore[assignment]  # the same slots: Python allows it
+    return cast(Candidate, shell)
 
 
 def _patched_task(task: Task, delta: Delta) -> Task:

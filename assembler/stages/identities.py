@@ -40,7 +40,6 @@ __all__ = [
     "ROW_ENDS",
     "canonical_json",
     "content_digest",
-    "decision_row",
     "form_piece",
     "package_id",
     "package_of_pieces",
@@ -179,11 +178,6 @@ class _RowEnds(dict[tuple[str, str], str]):
 ROW_ENDS = _RowEnds({(v, r): _row_end(v, r) for v in Verdict for r in Reason})
 _ID = itemgetter(0)
 _VERDICT_REASON = itemgetter(2, 3)
-
-
-def decision_row(decision: Decision) -> str:
-    """One decision's row of ``trace_id``: canonical JSON of [id, verdict, reason]."""
-    return f"[{_string(decision.id)},{_string(decision.verdict)},{_string(decision.reason)}]"
 
 
 def trace_id(

@@ -6,14 +6,16 @@ Output: a ``Result`` with a decision for every candidate (sorted by id), the sel
 in render order and the identities of ``identities.py``; and, when asked to keep,
 the ``TraceKept`` for the next call.
 
-What is kept, and why rewording only part of it is exact: a candidate's decision reads
-the candidate, its gate entry, the relevance threshold and, of the bundle, only facts
-about its own identity (whether it is required, its admitted form, the first selected
-form that needs it, its coupled groups when admitted). Those facts are computed whole
-each time (they follow the selection, which is small); the decisions worded again are
-those of candidates that are new or changed (another object), whose gate entry
-changed, that entered or left the selection, or whose identity's facts changed. Every
-other decision, and its row of ``trace_id``, is the one kept.
+What is kept, and why deciding only part of it again is exact: a candidate's decision
+reads the candidate, its gate entry, the relevance threshold and, of the bundle, only
+facts about its own identity (whether it is required, its admitted form, the first
+selected form that needs it, its coupled groups when admitted). Those facts are
+computed whole each time (they follow the selection, which is small); the decisions
+decided again are those of candidates that are new or changed (another object), whose
+gate entry changed, that entered or left the selection, or whose identity's facts
+changed. Every other decision's verdict and reason (its row of ``trace_id``) is the
+one kept, and so are its words once a result's decisions were read: a decision is
+worded when read, as a fresh call's are, and only those not worded before.
 """
 
 from __future__ import annotations
@@ -41,13 +43,10 @@ from .choice import Choice
 from .gates import GateReport
 from .identities import (
     ROW_ENDS,
-    decision_row,
     form_piece,
     package_of_pieces,
     render_order,
-    sha256_text,
     trace_of_rows,
-    trace_text,
 )
 
 __all__ = [
@@ -105,8 +104,9 @@ def bundle_result(
 class TraceKept:
     """A bundle's trace, kept for the next call: the request's candidates (by id, and
     their object ids: a candidate a change left alone is the same object) and the gate
-    entries it was worded from, the forms of each identity, the bundle's facts, every
-    decision with its row of ``trace_id``, and each selected form's piece of
+    entries it was decided from, the forms of each identity, the bundle's facts, every
+    decision's verdict and reason, the decisions worded so far (``words``: filled when
+    the result's decisions are read), and each selected form's piece of
     ``package_id``."""
 
     candidates: Mapping[str, Candidate]
@@ -115,8 +115,8 @@ class TraceKept:
     notes: Mapping[str, str]
     forms_of: Mapping[str, tuple[str, ...]]
     context: BundleContext
-    decisions: dict[str, Decision]
-    rows: dict[str, str]
+    reasons: dict[str, tuple[Verdict, Reason]]
+    words: dict[str, Decision]
     pieces: dict[str, str]
 
 
@@ -141,23 +141,21 @@ def _bundle(
     context = bundle_context(request, gates, chosen, selected, required)
     ordered = render_order(selected)
     traced = None
-    decisions: Sequence[Decision]
+    # verdicts and reasons now (the identities read them), the words when read
     if keep:
         traced = _kept_trace(request, by_id, gates, context, selected, kept)
         pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
         package = package_of_pieces(request, pieces, required)
-        decisions = tuple(map(traced.decisions.__getitem__, ids))
-        rows = ",".join(map(traced.rows.__getitem__, ids))
-        trace_digest = sha256_text(trace_text(package, Status.BUNDLE, None, rows))
+        reasons = list(map(traced.reasons.__getitem__, ids))
+        decisions = Decisions(partial(_kept_words, traced, candidates, gates, context))
     else:
-        # verdicts and reasons now (the identities read them), the words when read
         reasons = bundle_reasons(candidates, gates, context)
         decisions = Decisions(partial(_worded, candidates, gates, context, reasons))
         package = package_of_pieces(
             request, map(form_piece, ordered, repeat(request.digests)), required
         )
-        ends = map(ROW_ENDS.__getitem__, reasons)
-        trace_digest = trace_of_rows(package, Status.BUNDLE, None, ids, ends)
+    ends = map(ROW_ENDS.__getitem__, reasons)
+    trace_digest = trace_of_rows(package, Status.BUNDLE, None, ids, ends)
     value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
     result = Result(
         status=Status.BUNDLE,
@@ -184,13 +182,15 @@ def _kept_trace(
     selected: list[Candidate],
     kept: TraceKept | None,
 ) -> TraceKept:
-    """Every decision with its row and every selected form's piece: those of ``kept``
-    where they are exact (module docstring), the others worded again."""
+    """Every decision's verdict and reason and every selected form's piece: those of
+    ``kept`` where they are exact (module docstring), the others decided again; the
+    words kept of those decisions that stand."""
     candidates, digests = request.candidates, request.digests
     objects = dict(zip(map(id, candidates), candidates, strict=True))
+    words: dict[str, Decision]
     if kept is None or kept.context.threshold != context.threshold:
-        decisions = {d.id: d for d in bundle_decisions(candidates, gates, context)}
-        rows = {i: decision_row(d) for i, d in decisions.items()}
+        reasons = dict(zip(by_id, bundle_reasons(candidates, gates, context), strict=True))
+        words = {}
         pieces = {c.id: form_piece(c, digests) for c in selected}
         forms_of: dict[str, list[str]] = {}
         for c in candidates:
@@ -200,26 +200,45 @@ def _kept_trace(
         fresh = [objects[o] for o in objects.keys() - kept.objects.keys()]
         gone = kept.candidates.keys() - by_id.keys()
         index = _reindexed(kept, fresh, gone)
-        decisions, rows = dict(kept.decisions), dict(kept.rows)
+        reasons, words = dict(kept.reasons), dict(kept.words)
         for i in gone:
-            del decisions[i], rows[i]
-        for decision in bundle_decisions(
-            _reworded(kept, fresh, index, by_id, gates, context), gates, context
-        ):
-            old = decisions.get(decision.id)
-            if old is None or old[2:4] != decision[2:4]:
-                rows[decision.id] = decision_row(decision)
-            decisions[decision.id] = decision
-        renewed = {c.id for c in fresh}
-        pieces = {
-            i: kept.pieces[i]
-            if i in kept.pieces and i not in renewed
-            else form_piece(by_id[i], digests)
-            for i in map(_BY_ID, selected)
-        }
+            del reasons[i]
+            words.pop(i, None)
+        again = _reworded(kept, fresh, index, by_id, gates, context)
+        for c, decided in zip(again, bundle_reasons(again, gates, context), strict=True):
+            reasons[c.id] = decided
+            words.pop(c.id, None)
+        # a form's piece is its id, cost and content's: a re-scored form keeps it
+        was, pieced = kept.candidates, kept.pieces
+        pieces = {}
+        for c in selected:
+            piece = pieced.get(c.id)
+            if piece is None or not _pieced_alike(was[c.id], c):
+                piece = form_piece(c, digests)
+            pieces[c.id] = piece
     return TraceKept(
-        by_id, objects, gates.rejected, gates.notes, index, context, decisions, rows, pieces
+        by_id, objects, gates.rejected, gates.notes, index, context, reasons, words, pieces
     )
+
+
+def _pieced_alike(before: Candidate, now: Candidate) -> bool:
+    return before is now or (before.content is now.content and before.cost == now.cost)
+
+
+def _kept_words(
+    traced: TraceKept,
+    candidates: Sequence[Candidate],
+    gates: GateReport,
+    context: BundleContext,
+) -> list[Decision]:
+    """The decisions of a kept trace's result, read: those worded before as they were,
+    the others worded now (and kept in ``traced.words`` for the calls after)."""
+    words, reasons = traced.words, traced.reasons
+    unworded = [c for c in candidates if c.id not in words]
+    for decision in bundle_decisions(unworded, gates, context):
+        assert decision[2:4] == reasons[decision.id], "a decision's words and its row disagree"
+        words[decision.id] = decision
+    return list(map(words.__getitem__, map(_BY_ID, candidates)))
 
 
 def _reindexed(
