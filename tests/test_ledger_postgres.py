@@ -30,6 +30,7 @@ import assembler
 from assembler.ledger import CompilationOutcome, artifacts
 from assembler.ledger.copy import copy
 from assembler.ledger.diff import diff
+from assembler.ledger.events import Entry
 from assembler.ledger.export import export
 from assembler.ledger.postgres import PostgresStore, redacted
 from assembler.ledger.replay import replay
@@ -283,7 +284,7 @@ def test_a_compilation_has_at_most_one_outcome_in_the_database_too(postgres_url:
         recording = pg.requested(parse_request(req), assembler.Settings())
         recording.answered(assembler.assemble(req))
         with pytest.raises(assembler.LedgerError, match="already has an outcome"):
-            pg._store.append("failed", recording.number, None, '{"error":{}}', {})
+            pg._store.append(Entry("failed", recording.number, None, '{"error":{}}', {}))
         assert verify(pg).ok
 
 

@@ -18,17 +18,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from json.encoder import encode_basestring as _string  # a str as canonical JSON writes it
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # the project's canonical JSON (models/README.md section 11), the one package_id uses
 from ..stages.identities import canonical_json as canonical
 
+if TYPE_CHECKING:
+    from .sessions import SessionCommit
+
 __all__ = [
     "GENESIS",
     "CompilationOutcome",
+    "Entry",
     "Event",
     "EventKind",
     "canonical",
@@ -110,6 +115,22 @@ def chain_hash(
             }
         )
     return sha256_hex(text.encode("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An event to append (``Store.append``): ``compilation`` None starts a compilation
+    (its number is then the new event's seq); ``blobs`` maps sha256 to the artifacts it
+    references, bytes (a compilation's documents, compressed when that pays) or text
+    (offered content, stored as UTF-8); ``commit`` checks, and with ``compilation``
+    given writes, a server session's entry in the same transaction."""
+
+    kind: str
+    compilation: int | None
+    session: str | None
+    payload: str
+    blobs: Mapping[str, bytes | str]
+    commit: SessionCommit | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from .documents import (
     run_from_document,
 )
 from .errors import LedgerError, UnknownCompilation
-from .events import OUTCOME_OF, CompilationOutcome, Event, EventKind, canonical, sha256_hex
+from .events import OUTCOME_OF, CompilationOutcome, Entry, Event, EventKind, canonical, sha256_hex
 from .sessions import SessionCommit
 from .store import Store, open_store
 
@@ -150,7 +150,7 @@ class _Recording:
             )
         self._done = True
         return self._ledger._store.append(
-            kind.value, self.number, self._session, canonical(payload), blobs, commit
+            Entry(kind.value, self.number, self._session, canonical(payload), blobs, commit)
         )
 
     def answered(self, result: Result) -> None:
@@ -267,7 +267,7 @@ class Ledger:
         }
         session = self.session if self.session is not None else request.task.id
         event = self._store.append(
-            EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit
+            Entry(EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit)
         )
         return _Recording(self, event.seq, session, self.commit)
 
@@ -293,7 +293,7 @@ class Ledger:
             }
             session = self.session if self.session is not None else task_id
             event = self._store.append(
-                EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw}
+                Entry(EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw})
             )
             recording = _Recording(self, event.seq, session, None)
         recording.failed(error)
@@ -323,7 +323,9 @@ class Ledger:
                                    "billed": billed, "of": of}  # fmt: skip
         if cache is not None:
             payload["cache"] = dict(cache)
-        self._store.append(EventKind.USAGE.value, None, self.session, canonical(payload), {})
+        self._store.append(
+            Entry(EventKind.USAGE.value, None, self.session, canonical(payload), {})
+        )
 
     def calibration(self, model: str, counter: str, *, last: int = 20) -> float:
         """The factor to scale ``counter``'s counts by for ``model``: the largest

@@ -39,7 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from . import artifacts
 from .artifacts import BUSY_TIMEOUT_SECONDS
 from .errors import LedgerError
-from .events import GENESIS, Event, sha256_hex
+from .events import GENESIS, Entry, Event, sha256_hex
 from .pgschema import DDL, INDEXES, SCHEMA_VERSION
 from .schema import FORMAT
 from .sessions import SessionCommit, SessionEntry, SessionMoved
@@ -241,18 +241,11 @@ class PostgresStore(artifacts.SharedReads):
 
     # -- writing ----------------------------------------------------------------
 
-    def append(
-        self,
-        kind: str,
-        compilation: int | None,
-        session: str | None,
-        payload: str,
-        blobs: Mapping[str, bytes | str],
-        commit: SessionCommit | None = None,
-    ) -> Event:
-        """Append one event and the artifacts it references, atomically (as
-        ``SqliteStore.append``: ``compilation`` None starts a compilation; ``commit``
-        checks, and with an outcome writes, a server session's entry)."""
+    def append(self, entry: Entry) -> Event:
+        """Append one event and the artifacts it references, atomically (``Entry``, as
+        ``SqliteStore.append``)."""
+        kind, compilation, session = entry.kind, entry.compilation, entry.session
+        payload, blobs, commit = entry.payload, entry.blobs, entry.commit
         if self.readonly:
             raise LedgerError(self.path, "cannot write: opened read-only")
         pool = self._connection_pool()

@@ -30,9 +30,9 @@ from urllib.parse import quote
 from . import artifacts
 from .artifacts import BUSY_TIMEOUT_SECONDS
 from .errors import LedgerError
-from .events import GENESIS, Event, chain_hash
+from .events import GENESIS, Entry, Event, chain_hash
 from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
-from .sessions import SessionCommit, SessionEntry, check_commit
+from .sessions import SessionEntry, check_commit
 
 if TYPE_CHECKING:
     import sqlite3
@@ -55,15 +55,7 @@ PRIVATE_FILE_MODE = 0o600
 class Store(Protocol):
     path: str
 
-    def append(
-        self,
-        kind: str,
-        compilation: int | None,
-        session: str | None,
-        payload: str,
-        blobs: Mapping[str, bytes | str],
-        commit: SessionCommit | None = None,
-    ) -> Event: ...
+    def append(self, entry: Entry) -> Event: ...
 
     def restore(self, batch: Sequence[tuple[Event, Mapping[str, bytes]]]) -> None: ...
 
@@ -319,26 +311,13 @@ class SqliteStore(artifacts.SharedReads):
 
     # -- writing ----------------------------------------------------------------
 
-    def append(
-        self,
-        kind: str,
-        compilation: int | None,
-        session: str | None,
-        payload: str,
-        blobs: Mapping[str, bytes | str],
-        commit: SessionCommit | None = None,
-    ) -> Event:
-        """Append one event and the artifacts it references, atomically.
-
-        ``compilation`` None starts a compilation: its number is the new event's seq.
-        ``blobs`` maps sha256 to bytes (a compilation's own documents and rendering,
-        compressed when that pays) or text (offered content, stored as UTF-8 as it is);
-        artifacts this store already holds are skipped without being encoded.
-        ``commit``: a server session's entry, checked (``SessionMoved``) and, with an
-        outcome (``compilation`` given), written in the same transaction.
-        """
+    def append(self, entry: Entry) -> Event:
+        """Append one event and the artifacts it references, atomically (``Entry``);
+        artifacts this store already holds are skipped without being encoded, and a
+        session commit that finds the session moved raises ``SessionMoved``."""
         import sqlite3
 
+        blobs, commit, compilation = entry.blobs, entry.commit, entry.compilation
         if self.readonly:
             raise LedgerError(self.path, "cannot write: opened read-only")
         with self._lock:
@@ -351,7 +330,9 @@ class SqliteStore(artifacts.SharedReads):
                 try:
                     if commit is not None:
                         check_commit(self.path, self._entry(conn, commit.key), commit)
-                    event = self._append_locked(conn, kind, compilation, session, payload, rows)
+                    event = self._append_locked(
+                        conn, entry.kind, compilation, entry.session, entry.payload, rows
+                    )
                     if commit is not None and compilation is not None:
                         opened = compilation if commit.opened is None else commit.opened
                         version = 0 if commit.base is None else commit.base + 1

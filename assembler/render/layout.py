@@ -102,15 +102,33 @@ class _BlockShell:
     rendering makes a block per selected form."""
 
     __slots__ = Block.__slots__
-    section: str
-    kind: str
-    candidate: Candidate | None
-    header: str
-    content: str
-    footer: str
-    breakpoint: bool
-    content_sha256: str | None
-    pieces: dict[str, Any]
+
+
+def _made_block(
+    section: str,
+    kind: str,
+    candidate: Candidate | None,
+    header: str,
+    content: str,
+    footer: str,
+    breakpoint: bool,
+    content_sha256: str | None,
+    pieces: dict[str, Any],
+) -> Block:
+    """``Block(...)`` with these fields (and ``pieces``), filled through a shell (typed
+    as what it becomes: its slots are ``Block``'s)."""
+    shell: Any = _BlockShell()
+    shell.section = section
+    shell.kind = kind
+    shell.candidate = candidate
+    shell.header = header
+    shell.content = content
+    shell.footer = footer
+    shell.breakpoint = breakpoint
+    shell.content_sha256 = content_sha256
+    shell.pieces = pieces
+    shell.__class__ = Block
+    return cast(Block, shell)
 
 
 # each kind's section, its value, whether it is a turn (its content alone) and a call
@@ -148,18 +166,7 @@ def item_block(
         header, footer = f"<item id={_quoted(candidate.id)}>\n", "" if call else _CLOSE
     else:
         header, footer = "", "" if call else "\n"
-    shell = _BlockShell()
-    shell.section = section
-    shell.kind = kind
-    shell.candidate = candidate
-    shell.header = header
-    shell.content = content
-    shell.footer = footer
-    shell.breakpoint = False
-    shell.content_sha256 = digest
-    shell.pieces = {}
-    shell.__class__ = Block  # type: ignore[assignment]  # the same slots: Python allows it
-    return cast(Block, shell)
+    return _made_block(section, kind, candidate, header, content, footer, False, digest, {})
 
 
 def _block(
@@ -202,18 +209,11 @@ def _framed_alike(a: Candidate, b: Candidate) -> bool:
 def _with_candidate(block: Block, candidate: Candidate) -> Block:
     """``block`` with ``candidate`` as its candidate, sharing its pieces (they follow
     from what ``_framed_alike`` compares)."""
-    shell = _BlockShell()
-    shell.section = block.section
-    shell.kind = block.kind
-    shell.candidate = candidate
-    shell.header = block.header
-    shell.content = block.content
-    shell.footer = block.footer
-    shell.breakpoint = block.breakpoint
-    shell.content_sha256 = block.content_sha256
-    shell.pieces = block.pieces
-    shell.__class__ = Block  # type: ignore[assignment]  # the same slots: Python allows it
-    return cast(Block, shell)
+    b = block
+    return _made_block(
+        b.section, b.kind, candidate, b.header, b.content, b.footer, b.breakpoint,
+        b.content_sha256, b.pieces,
+    )
 
 
 def block_text(candidate: Candidate, headers: Headers = DEFAULT_HEADERS) -> str:
