@@ -209,10 +209,9 @@ def _framed_alike(a: Candidate, b: Candidate) -> bool:
 def _with_candidate(block: Block, candidate: Candidate) -> Block:
     """``block`` with ``candidate`` as its candidate, sharing its pieces (they follow
     from what ``_framed_alike`` compares)."""
-    b = block
     return _made_block(
-        b.section, b.kind, candidate, b.header, b.content, b.footer, b.breakpoint,
-        b.content_sha256, b.pieces,
+        block.section, block.kind, candidate, block.header, block.content, block.footer,
+        block.breakpoint, block.content_sha256, block.pieces,
     )
 
 
