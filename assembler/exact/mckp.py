@@ -26,7 +26,7 @@ from ..deadline import NEVER, Deadline
 from ..kernels import kernel
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
-from .knapsack import OPTION_LIMIT, items_of
+from .knapsack import ENUMERATED, OPTION_LIMIT, items_of
 
 __all__ = ["PATH", "STATE_LIMIT", "solve_mckp"]
 
@@ -54,6 +54,8 @@ def solve_mckp(
         return SolveOutcome(
             SolveStatus.OPTIMAL, chosen, bound=sum(problem.value[f] for f in chosen)
         )
+    if not _small_items(problem):
+        return None
     items = items_of(problem, deadline)
     if items is None or any(not options for options in items):
         return None
@@ -76,6 +78,37 @@ def solve_mckp(
     return SolveOutcome(
         SolveStatus.OPTIMAL, selection, bound=sum(value[o] for o in chosen_options)
     )
+
+
+def _small_items(problem: Problem) -> bool:
+    """Whether every item (identities joined by groups and needs) has at most
+    ``ENUMERATED`` choices of a form or none for each identity: the items' options are
+    then walked in a moment; past it (shared resolvers needed by many identities) the
+    walk would give up only after spending its whole allowance."""
+    parent = list(range(len(problem.identities)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for group in problem.groups:
+        for other in group[1:]:
+            parent[root(other)] = root(group[0])
+    for form, needs in enumerate(problem.needs):
+        for needed in needs:
+            parent[root(needed)] = root(problem.identity_of[form])
+    choices: dict[int, int] = {}
+    for identity in problem.identity_of:
+        choices[identity] = choices.get(identity, 1) + 1
+    product: dict[int, int] = {}
+    for identity, count in choices.items():
+        head = root(identity)
+        product[head] = product.get(head, 1) * count
+        if product[head] > ENUMERATED:
+            return False
+    return True
 
 
 def _columns(problem: Problem) -> tuple[object, ...]:
