@@ -40,6 +40,7 @@ __all__ = ["KERNELS", "MODES", "KernelFallback", "install", "kernel", "mode", "s
 # module's name with ``.c``, beside the twin)
 KERNELS = {
     "assembler.exact.mckp_twin": "assembler.exact._mckp",
+    "assembler.model.decode_twin": "assembler.model._decode",
 }
 MODES = ("auto", "python", "compiled")
 # written by setup.py's build: each compiled module's C source sha256 when it was built
