@@ -41,6 +41,7 @@ __all__ = ["KERNELS", "MODES", "KernelFallback", "install", "kernel", "mode", "s
 KERNELS = {
     "assembler.exact.mckp_twin": "assembler.exact._mckp",
     "assembler.model.decode_twin": "assembler.model._decode",
+    "assembler.stages.gates_twin": "assembler.stages._gates",
 }
 MODES = ("auto", "python", "compiled")
 # written by setup.py's build: each compiled module's C source sha256 when it was built

@@ -355,17 +355,23 @@ def _tool_calls_agree(candidates: list[Candidate]) -> bool:
     says no, the loop of ``check_tool_calls`` names the first fault."""
     identities = list(map(_IDENTITY, candidates))
     calls = list(map(_TOOL_CALL_ID, candidates))
-    kinds = list(map(_TOOL_KIND.__getitem__, map(_KIND, candidates)))
-    if len(set(zip(identities, calls, kinds, strict=True))) != len(set(identities)):
-        return False
-    tools = [(c, k, i) for c, k, i in zip(calls, kinds, identities, strict=True) if c is not None]
-    if not tools:
+    tooled = [k for k, c in enumerate(calls) if c is not None]
+    if not tooled:
         return True
-    ends = {(c, k) for c, k, _ in tools}
-    if len(set(tools)) != len(ends):
+    # a form without a tool call id is of no tool kind (decoded so): an identity with
+    # one is all tool forms of one (id, kind), and names the only identity of that pair
+    kinds = list(map(_KIND, map(candidates.__getitem__, tooled)))
+    ends = {(calls[k], kind): identities[k] for k, kind in zip(tooled, kinds, strict=True)}
+    of = {identities[k]: (calls[k], kind) for k, kind in zip(tooled, kinds, strict=True)}
+    if len(ends) != len(of) or len(of) != len(set(ends.values())):
         return False
-    called = {c for c, k in ends if k is Kind.TOOL_CALL}
-    return called == {c for c, k in ends if k is not Kind.TOOL_CALL}
+    if any(of[identities[k]] != (calls[k], kind) for k, kind in zip(tooled, kinds, strict=True)):
+        return False
+    plain = {identities[k] for k, c in enumerate(calls) if c is None}
+    if not plain.isdisjoint(of):
+        return False
+    called = {c for c, kind in ends if kind is Kind.TOOL_CALL}
+    return called == {c for c, kind in ends if kind is not Kind.TOOL_CALL}
 
 
 _BY_ID = attrgetter("id")
@@ -373,8 +379,6 @@ _COST = attrgetter("cost")
 _IDENTITY = attrgetter("identity")
 _TOOL_CALL_ID = attrgetter("tool_call_id")
 _KIND = attrgetter("kind")
-# a form's kind as check_tool_calls compares it: a tool kind, else one for every other
-_TOOL_KIND = {kind: kind if kind.is_tool else Kind.EVIDENCE for kind in Kind}
 
 
 # ---------------------------------------------------------------------------
