@@ -26,14 +26,18 @@ from ..deadline import NEVER, Deadline
 from ..kernels import kernel
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
-from .knapsack import ENUMERATED, OPTION_LIMIT, items_of
+from .knapsack import OPTION_LIMIT, items_of
 
-__all__ = ["PATH", "STATE_LIMIT", "solve_mckp"]
+__all__ = ["PATH", "STATE_LIMIT", "WALKED", "solve_mckp"]
 
 # the name a result's timings give this path when it answered
 PATH = "mckp"
 # states the frontier program may make in all; past it the general path answers
 STATE_LIMIT = 2_000_000
+# choices (a form or none, for each identity) of an item joined by needs, at most: its
+# options are walked in Python, and on Shape.scale(100) requests a walk of more cost
+# more (up to 10 ms) than the general path's whole solve (3-6 ms)
+WALKED = 1024
 
 
 def solve_mckp(
@@ -82,9 +86,9 @@ def solve_mckp(
 
 def _small_items(problem: Problem) -> bool:
     """Whether every item (identities joined by groups and needs) has at most
-    ``ENUMERATED`` choices of a form or none for each identity: the items' options are
-    then walked in a moment; past it (shared resolvers needed by many identities) the
-    walk would give up only after spending its whole allowance."""
+    ``WALKED`` choices of a form or none for each identity: the items' options are then
+    walked in a moment; past it (shared resolvers needed by many identities) the walk
+    costs more than the general path, or gives up after spending its allowance."""
     parent = list(range(len(problem.identities)))
 
     def root(i: int) -> int:
@@ -106,7 +110,7 @@ def _small_items(problem: Problem) -> bool:
     for identity, count in choices.items():
         head = root(identity)
         product[head] = product.get(head, 1) * count
-        if product[head] > ENUMERATED:
+        if product[head] > WALKED:
             return False
     return True
 
