@@ -296,3 +296,19 @@ def test_every_path_gives_the_same_answer_on_the_corpus(
     monkeypatch: pytest.MonkeyPatch, case: Any
 ) -> None:
     _paths(monkeypatch, case.request)
+
+
+def test_a_problem_stating_a_rule_the_kernel_does_not_read_is_handed_back() -> None:
+    # a constraint a later change adds to Problem (a format's structural rules): the
+    # kernel answers only problems whose every stated rule it reads
+    import dataclasses as dc
+
+    problem = _transcript_problem()
+    assert mckp.solve_mckp(problem) is not None
+    Ruled = dc.make_dataclass(
+        "Ruled", [("rules", tuple, dc.field(default=()))], bases=(Problem,), frozen=True,
+        slots=True,
+    )  # fmt: skip
+    values = {f.name: getattr(problem, f.name) for f in dc.fields(Problem)}
+    assert mckp.solve_mckp(Ruled(**values)) is not None
+    assert mckp.solve_mckp(Ruled(**values, rules=(("first-message-user",),))) is None

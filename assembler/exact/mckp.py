@@ -20,6 +20,7 @@ and a Pareto-frontier program over the few items left.
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 
 from ..deadline import NEVER, Deadline
@@ -45,7 +46,7 @@ def solve_mckp(
 ) -> SolveOutcome | None:
     """The optimum of ``problem``, or None (see the module's docstring)."""
     budget = problem.budget
-    if budget is None or deadline.passed:
+    if budget is None or deadline.passed or _constrained_beyond(problem):
         return None
     solver = kernel("assembler.exact.mckp_twin")
     if not any(problem.needs):
@@ -81,6 +82,22 @@ def solve_mckp(
     selection = tuple(sorted(f for o in chosen_options for f in forms[o]))
     return SolveOutcome(
         SolveStatus.OPTIMAL, selection, bound=sum(value[o] for o in chosen_options)
+    )
+
+
+# the Problem's fields this kernel reads the whole of: any other one set (a constraint a
+# later change adds, such as a format's structural rules) hands the problem back
+_READ = frozenset(
+    {"form_ids", "identity_of", "identities", "cost", "value", "weight", "needs", "groups",
+     "required", "budget"}
+)  # fmt: skip
+
+
+def _constrained_beyond(problem: Problem) -> bool:
+    """Whether ``problem`` states a rule this kernel does not read (a field beyond
+    ``_READ`` that is set): the general path answers it."""
+    return any(
+        getattr(problem, f.name) for f in dataclasses.fields(problem) if f.name not in _READ
     )
 
 
