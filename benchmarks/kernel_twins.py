@@ -9,7 +9,8 @@ rendered requests) and ``Shape.scale`` requests (1,000 and 100,000 forms). Per k
 and input, the CPU time (``process_time``) of its call, median of interleaved calls
 (compiled, twin, compiled, ...), and whether the two answers are equal:
 
-* ``mckp``: ``solve_coupled`` on the gated problem's columns (the exact decision);
+* ``mckp``: ``solve_coupled`` on the gated problem's columns (the exact decision; the
+  transcripts: the generated requests carry no content, so a rendering gates them all);
 * ``decode``: ``decoded`` on msgspec's Structs of the request's candidates;
 * ``gates``: ``first_pass`` on the parsed request's candidates.
 """
@@ -74,7 +75,7 @@ def _calls(request: dict[str, Any]) -> dict[str, tuple[str, Callable[[Any], Any]
             ),
         ),
     }  # fmt: skip
-    if not any(problem.needs) and problem.budget is not None:
+    if problem.size and not any(problem.needs) and problem.budget is not None:
         columns = mckp._columns(problem)
         budget = problem.budget
         calls["mckp"] = (
