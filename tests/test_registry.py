@@ -10,10 +10,11 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
+from assembler.cache import Provider, UnknownCacheModel, cache_rules
+from assembler.providers.facts import facts, model_profile, profiles
 from assembler.render.encodings import load_encoding
 from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
-from assembler.render.registry import MODELS, counter_named, meter_for, model_profile
+from assembler.render.registry import counter_named, meter_for
 from benchmarks.transcripts import png
 
 
@@ -35,11 +36,11 @@ def test_one_model_name_rule_serves_the_counter_registry_and_the_cache_rules() -
             model_profile(longer)
     with pytest.raises(UnknownCacheModel):
         cache_rules("anthropic", "claude-opus-4-7")
-    for profile in MODELS.values():
+    for profile in profiles():
         for name in (profile.name, *profile.also):
             assert model_profile(f"{name}-20250929") is profile
-    for provider, families in FAMILIES.items():
-        for rules, names in families:
+    for provider in Provider:
+        for rules, names in facts(provider).families:
             for name in names:
                 assert cache_rules(provider, f"{name}-2025-09-29") is rules
 
@@ -84,26 +85,26 @@ def test_shipped_ranks_rebuild_the_official_file_byte_for_byte(name: str) -> Non
     assert pack_ranks(official) == shipped.read_bytes()
 
 
-def test_every_framing_figure_in_the_code_is_named_in_models() -> None:
-    from assembler import shipped
+def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -> None:
+    from assembler.providers.facts import RenderFormat, format_facts, framing
     from assembler.render.billing import GEMINI_IMAGE_TOKENS
 
-    framing = shipped.framing()
-    for provider in ("openai", "openai-responses", "anthropic", "gemini"):
-        assert all(entry["source"] and entry["kind"] for entry in framing[provider].values())
+    for fmt in RenderFormat:
+        figures = format_facts(fmt)
+        if figures is None:
+            continue
+        assert all(f.source and f.kind for f in figures.framing.values()), fmt
+    chat = RenderFormat.OPENAI_CHAT
     meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
-    assert meter.openai_message({}) == framing["openai"]["message"]["tokens"]
-    assert meter.openai_overhead() == framing["openai"]["reply"]["tokens"]
-    assert meter.openai_tools([{}]) - len("{}") == (
-        framing["openai"]["tool"]["tokens"] + framing["openai"]["tools"]["tokens"]
-    )
+    assert meter.openai_message({}) == framing(chat, "message")
+    assert meter.openai_overhead() == framing(chat, "reply")
+    assert meter.openai_tools([{}]) - len("{}") == framing(chat, "tool") + framing(chat, "tools")
     claude = meter_for("claude-sonnet-4", counter_named("utf8-bytes"))
-    assert claude.anthropic_message({"content": []}) == framing["anthropic"]["message"]["tokens"]
-    assert str(claude.profile.tool_prompt) in framing["anthropic"]["tool_prompt"]["tokens"]
-    assert str(GEMINI_IMAGE_TOKENS) in framing["gemini"]["image"]["tokens"]
-    for provider, model in (("anthropic", "claude-sonnet-4"), ("gemini", "gemini-2.5-pro")):
-        factor = meter_for(model).profile.estimate_factor
-        assert f"x {factor:g}" in framing[provider]["text"]["tokens"]
+    messages = RenderFormat.ANTHROPIC_MESSAGES
+    assert claude.anthropic_message({"content": []}) == framing(messages, "message")
+    assert facts(Provider.GEMINI).images["tokens"] == GEMINI_IMAGE_TOKENS
+    for provider in Provider:
+        assert facts(provider).model_sources and facts(provider).image_source.url
 
 
 def test_openai_message_framing_follows_the_published_recipe() -> None:

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.types import Result, Status
+from ..providers.facts import ModelProfile, compatible_profile, model_profile, profiles
 from ..render.budget import Rounds
 from ..render.counters import Counter
-from ..render.registry import MODELS, Meter, ModelProfile, meter_for, model_profile
+from ..render.registry import Meter, meter_for
 from . import dispatch, langchain, shapes
 from .refusals import refusal_message
 from .units import ELIDE_ABOVE, Unit, chosen_forms, recency, request_of
@@ -254,10 +255,10 @@ def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelPr
                 "model",
                 f"unknown model {model!r}: give counter= (its tokenizer) and budget= (its"
                 " window) to fit it as an OpenAI-compatible chat, or one of the known families:"
-                f" {', '.join(sorted(MODELS))}",
+                f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
         window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
-        return ModelProfile(model, "openai", max(window, 0), 0, "")
+        return compatible_profile(model, max(window, 0))
 
 
 def _relevance(value: Any, index: int) -> float:

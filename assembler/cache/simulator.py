@@ -1,6 +1,6 @@
 """A provider's prompt cache, replayed over a session of calls.
 
-Input: ``CacheRules`` (``assembler.model.providers``) and a sequence of ``Call``: a
+Input: ``CacheRules`` (``assembler.providers.facts``) and a sequence of ``Call``: a
 time in seconds and the prompt as ``CacheBlock`` values in provider order (a ``key``
 naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
 count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
@@ -67,9 +67,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..model.errors import AssemblerError
-from ..model.providers import CacheMode, CacheRules, Provider, UnknownCacheModel
-from ..model.rendering import RenderFormat, Rendering
+from ..model.errors import AssemblerError, UnknownCacheModel
+from ..model.rendering import Rendering
+from ..providers.facts import CacheMode, CacheRules, format_facts
 
 __all__ = [
     "CacheBlock",
@@ -357,7 +357,7 @@ class CacheSimulator:
         created now, and the last block of the longest one alive (-1: none). Other
         providers' automatic caches ignore breakpoints."""
         storage, held = 0.0, -1
-        if self.rules.provider is not Provider.GEMINI:
+        if not self.rules.explicit_caches:
             return storage, held
         for j, block in enumerate(call.blocks):
             ttl = block.breakpoint
@@ -439,13 +439,15 @@ def blocks_of_rendering(
     """
     data = rendering.data
     manifest = rendering.manifest
-    anthropic = manifest.format is RenderFormat.ANTHROPIC_MESSAGES
+    # the content blocks a version 2 tool call with a header made in this format
+    figures = format_facts(manifest.format)
+    call_blocks = 1 if figures is None else figures.call_blocks
     # version 3 sends conversation turns (a call too) as their content alone
     bare = manifest.render_version >= 3
     turns = ("user_turn", "assistant_turn", "tool_call", "tool_result")
     parts = sorted(
         [(i.offset, i.length, i.tokens,
-          2 if anthropic and i.kind == "tool_call" and not bare else 1,
+          call_blocks if i.kind == "tool_call" and not bare else 1,
           bare and i.kind in turns)
          for i in manifest.items]
         + [(offset, length, envelope_tokens, 1, False)

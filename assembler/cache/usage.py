@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..model.errors import InvalidRequest
-from ..model.providers import CacheRules
 from ..model.types import Result
+from ..providers.facts import CacheRules
 from .simulator import CacheBlock, CacheSimulator, Call
 
 __all__ = [

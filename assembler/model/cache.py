@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
+from ..providers.facts import CacheMode, Provider, cache_rules
+from .errors import UnknownCacheModel
 from .limits import Limits
-from .providers import CacheMode, Provider, UnknownCacheModel, cache_rules
 from .rules import (
     MAX_INTEGER,
     REQUEST_FIELDS,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..providers.facts import RenderFormat
 from .later import later_fields
 
 __all__ = [
@@ -33,14 +34,6 @@ __all__ = [
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
 RENDER_VERSION = 3
-
-
-class RenderFormat(StrEnum):
-    TEXT = "text"
-    OPENAI_CHAT = "openai-chat"
-    ANTHROPIC_MESSAGES = "anthropic-messages"
-    OPENAI_RESPONSES = "openai-responses"
-    GEMINI = "gemini"
 
 
 class Headers(StrEnum):

@@ -8,9 +8,10 @@ pricing, message and tool framing) and a ``Meter`` that counts provider bodies a
 provider bills them; or a ``Counter`` for a counter name. An unknown name is an
 ``InvalidRequest`` naming ``model`` or ``counter`` and the known names.
 
-A model name finds its profile by the one model-name rule (``model/modelnames.py``):
-lowered, its snapshot date dropped (``gpt-4o-2024-08-06``,
-``claude-sonnet-4-5-20250929``), then one of the names a profile answers for, exactly.
+A model name finds its profile (``providers.facts.model_profile``: the figures of
+``assembler/providers/data/``) by the one model-name rule: lowered, its snapshot date
+dropped (``gpt-4o-2024-08-06``, ``claude-sonnet-4-5-20250929``), then one of the names
+a profile answers for, exactly.
 
 Counting, per provider:
 
@@ -45,13 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from ..model.errors import InvalidRequest
-from ..model.modelnames import find_family
+from ..providers.facts import ModelProfile, Provider, model_profile
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding
 from .images import anthropic_image_tokens, image_size, openai_image_tokens
 
 __all__ = [
-    "MODELS",
     "Meter",
     "ModelProfile",
     "ScaledCounter",
@@ -59,99 +59,6 @@ __all__ = [
     "meter_for",
     "model_profile",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelProfile:
-    """What one model family bills. ``input_window`` is the context window less the
-    output reservation: the most a request body may count."""
-
-    name: str
-    provider: str  # "openai", "anthropic" or "gemini"
-    context_window: int
-    max_output: int
-    # tiktoken encoding (OpenAI), or the encoding an estimate scales (Anthropic, Gemini)
-    encoding: str
-    # OpenAI image pricing: base and per-tile tokens, or a patch multiplier
-    image_base: int = 85
-    image_tile: int = 170
-    image_patches: float | None = None
-    # Anthropic: the tool-use system prompt's tokens, and text = encoding x factor
-    tool_prompt: int = 0
-    estimate_factor: float = 1.0
-    # the other model names billed as this profile (``model/modelnames.py``)
-    also: tuple[str, ...] = ()
-
-    @property
-    def input_window(self) -> int:
-        return self.context_window - self.max_output
-
-
-def _openai(name: str, window: int, output: int, encoding: str = "o200k_base", **kw: Any) -> Any:
-    return ModelProfile(name, "openai", window, output, encoding, **kw)
-
-
-def _claude(name: str, output: int, tool_prompt: int, also: tuple[str, ...] = ()) -> ModelProfile:
-    # 1.25: a starting guess at Claude's tokens per o200k token, corrected by calibration
-    return ModelProfile(
-        name, "anthropic", 200_000, output, "o200k_base", tool_prompt=tool_prompt,
-        estimate_factor=1.25, also=also,
-    )  # fmt: skip
-
-
-def _gemini(name: str, output: int, also: tuple[str, ...] = ()) -> ModelProfile:
-    # 1.1: a starting guess at Gemini's tokens per o200k token, corrected by calibration
-    return ModelProfile(
-        name, "gemini", 1_048_576, output, "o200k_base", estimate_factor=1.1, also=also
-    )
-
-
-# the model names a family's profile answers for besides its own
-_GPT_5 = ("gpt-5-mini", "gpt-5-nano")
-_OPUS_4 = ("claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6")
-_SONNET_4 = ("claude-sonnet-4-0", "claude-sonnet-4-5", "claude-sonnet-4-6")
-
-# Context windows, output limits and image parameters as the providers publish them.
-MODELS: dict[str, ModelProfile] = {
-    p.name: p
-    for p in (
-        _openai("gpt-4o", 128_000, 16_384),
-        _openai("gpt-4o-mini", 128_000, 16_384, image_base=2833, image_tile=5667),
-        _openai("gpt-4.1", 1_047_576, 32_768),
-        _openai("gpt-4.1-mini", 1_047_576, 32_768, image_patches=1.62),
-        _openai("gpt-4.1-nano", 1_047_576, 32_768, image_patches=2.46),
-        _openai("gpt-5", 400_000, 128_000, image_base=70, image_tile=140, also=_GPT_5),
-        _openai("o1", 200_000, 100_000, image_base=75, image_tile=150),
-        _openai("o3", 200_000, 100_000, image_base=75, image_tile=150),
-        _openai("o4-mini", 200_000, 100_000, image_patches=1.72),
-        _openai("gpt-4-turbo", 128_000, 4_096, "cl100k_base", also=("gpt-4-turbo-preview",)),
-        _openai("gpt-4", 8_192, 4_096, "cl100k_base"),
-        _openai("gpt-3.5-turbo", 16_385, 4_096, "cl100k_base"),
-        _claude("claude-opus-4", 32_000, 346, _OPUS_4),
-        _claude("claude-sonnet-4", 64_000, 346, _SONNET_4),
-        _claude("claude-haiku-4", 64_000, 346, ("claude-haiku-4-5",)),
-        _claude("claude-3-7-sonnet", 64_000, 346, ("claude-3-7-sonnet-latest",)),
-        _claude("claude-3-5-sonnet", 8_192, 294, ("claude-3-5-sonnet-latest",)),
-        _claude("claude-3-5-haiku", 8_192, 340, ("claude-3-5-haiku-latest",)),
-        _gemini("gemini-2.0-flash", 8_192, ("gemini-2.0-flash-001",)),
-        _gemini("gemini-2.5-pro", 65_536),
-        _gemini("gemini-2.5-flash", 65_536, ("gemini-flash-latest",)),
-        _gemini("gemini-2.5-flash-lite", 65_536, ("gemini-flash-lite-latest",)),
-        _gemini("gemini-3-pro", 65_536, ("gemini-3-pro-preview",)),
-        _gemini("gemini-3-flash", 65_536, ("gemini-3-flash-preview",)),
-    )
-}
-
-
-def model_profile(name: str) -> ModelProfile:
-    """The profile of ``name``, by the one model-name rule (``model/modelnames.py``)."""
-    if not isinstance(name, str) or not name:
-        raise InvalidRequest("model", f"must be a model name, not {name!r}")
-    found = find_family(name, ((p, (p.name, *p.also)) for p in MODELS.values()))
-    if found is None:
-        known = ", ".join(sorted(n for p in MODELS.values() for n in (p.name, *p.also)))
-        raise InvalidRequest("model", f"unknown model {name!r}; known models: {known}")
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +106,7 @@ def counter_named(name: str) -> Counter:
 def _text_counter(profile: ModelProfile) -> Counter:
     real = load_encoding(profile.encoding)
     assert real is not None  # every profile's encoding is shipped
-    if profile.provider == "openai":
+    if profile.provider is Provider.OPENAI:
         return real
     return ScaledCounter(real, profile.estimate_factor)
 

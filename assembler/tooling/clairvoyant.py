@@ -39,9 +39,9 @@ from ..exact.incumbent import is_legal
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.objective import form_value
 from ..model.parse import parse_request
-from ..model.providers import CacheMode, CacheRules
 from ..model.serialise import request_json
 from ..model.types import Request, Status
+from ..providers.facts import CacheMode, CacheRules
 from ..stages.gates import apply_gates
 
 __all__ = [
