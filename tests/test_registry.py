@@ -11,10 +11,11 @@ import pytest
 import assembler
 from assembler import InvalidRequest
 from assembler.cache import Provider, UnknownCacheModel, cache_rules
+from assembler.providers import anthropic, gemini, openai_chat
 from assembler.providers.facts import facts, model_profile, profiles
+from assembler.providers.images import image_size
 from assembler.render.encodings import load_encoding
-from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
-from assembler.render.registry import counter_named, meter_for
+from assembler.render.meters import counter_named, meter_for
 from benchmarks.transcripts import png
 
 
@@ -86,8 +87,8 @@ def test_shipped_ranks_rebuild_the_official_file_byte_for_byte(name: str) -> Non
 
 
 def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -> None:
+
     from assembler.providers.facts import RenderFormat, format_facts, framing
-    from assembler.render.billing import GEMINI_IMAGE_TOKENS
 
     for fmt in RenderFormat:
         figures = format_facts(fmt)
@@ -96,13 +97,16 @@ def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -
         assert all(f.source and f.kind for f in figures.framing.values()), fmt
     chat = RenderFormat.OPENAI_CHAT
     meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
-    assert meter.openai_message({}) == framing(chat, "message")
-    assert meter.openai_overhead() == framing(chat, "reply")
-    assert meter.openai_tools([{}]) - len("{}") == framing(chat, "tool") + framing(chat, "tools")
+    assert openai_chat.body.message_tokens(meter, {}) == framing(chat, "message")
+    assert openai_chat.body.reply_tokens() == framing(chat, "reply")
+    assert openai_chat.body.tools_tokens(meter, [{}]) - len("{}") == framing(
+        chat, "tool"
+    ) + framing(chat, "tools")
     claude = meter_for("claude-sonnet-4", counter_named("utf8-bytes"))
     messages = RenderFormat.ANTHROPIC_MESSAGES
-    assert claude.anthropic_message({"content": []}) == framing(messages, "message")
-    assert facts(Provider.GEMINI).images["tokens"] == GEMINI_IMAGE_TOKENS
+    assert anthropic.body.message_tokens(claude, {"content": []}) == framing(messages, "message")
+    tile = facts(Provider.GEMINI).images["tokens"]
+    assert gemini.body.image_tokens((100, 100)) == tile
     for provider in Provider:
         assert facts(provider).model_sources and facts(provider).image_source.url
 
@@ -110,9 +114,10 @@ def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -
 def test_openai_message_framing_follows_the_published_recipe() -> None:
     meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
     # 3 per message + role + content (+1 and the name for a name), 3 priming the reply
-    assert meter.openai_message({"role": "user", "content": "abcd"}) == 3 + 4 + 4
-    assert meter.openai_message({"role": "user", "content": "ab", "name": "x"}) == 3 + 4 + 2 + 2
-    assert meter.openai_body({"messages": [{"role": "user", "content": "abcd"}]}) == 11 + 3
+    count = openai_chat.body.message_tokens
+    assert count(meter, {"role": "user", "content": "abcd"}) == 3 + 4 + 4
+    assert count(meter, {"role": "user", "content": "ab", "name": "x"}) == 3 + 4 + 2 + 2
+    assert openai_chat.tokens(meter, {"messages": [{"role": "user", "content": "abcd"}]}) == 11 + 3
 
 
 @pytest.mark.parametrize(
@@ -121,14 +126,15 @@ def test_openai_message_framing_follows_the_published_recipe() -> None:
     [((1024, 1024), "high", 765), ((2048, 4096), "high", 1105), ((4096, 8192), "low", 85)],
 )
 def test_openai_image_formula(size: tuple[int, int], detail: str, tokens: int) -> None:
-    assert openai_image_tokens(size, detail, base=85, per_tile=170) == tokens
+    assert openai_chat.body.image_tokens(model_profile("gpt-4o"), size, detail) == tokens
 
 
 def test_anthropic_image_formula_and_unknown_sizes_priced_at_the_most() -> None:
-    assert anthropic_image_tokens((1000, 1000)) == 1334
-    assert anthropic_image_tokens((200, 200)) == 54
-    assert anthropic_image_tokens((4000, 3000)) <= anthropic_image_tokens(None)
-    assert openai_image_tokens(None, "high", base=85, per_tile=170) == 85 + 170 * 8
+    image_tokens = anthropic.body.image_tokens
+    assert image_tokens((1000, 1000)) == 1334
+    assert image_tokens((200, 200)) == 54
+    assert image_tokens((4000, 3000)) <= image_tokens(None)
+    assert openai_chat.body.image_tokens(model_profile("gpt-4o"), None, "high") == 85 + 170 * 8
 
 
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
