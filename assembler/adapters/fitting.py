@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.types import Result, Status
 from ..providers import registry
-from ..providers.facts import ModelProfile, compatible_profile, model_profile, profiles
+from ..providers.facts import (
+    ModelProfile,
+    compatible,
+    compatible_profile,
+    model_profile,
+    profiles,
+)
 from ..providers.interface import Api
 from ..providers.meter import Meter
 from ..providers.units import ELIDE_ABOVE, Unit
@@ -62,13 +68,12 @@ class FitRefused(AssemblerError):
 
 @dataclass(frozen=True)
 class Fitted:
-    """What ``fit`` kept. ``format`` is the list's (``openai-chat``,
-    ``openai-responses``, ``anthropic-messages``, ``gemini``, or ``langchain``),
-    ``provider`` the model's, whose cache and prices apply (``openai``, ``anthropic``,
-    ``gemini``); ``messages`` is the same kind of list as given (the very message
-    objects, a shortened tool result as a copy); ``body()`` the provider body;
-    ``tokens`` that body's count as billed by ``counter`` (calibration included), at
-    most ``budget``."""
+    """What ``fit`` kept. ``format`` is the list's (the ``NAME`` of its room: a provider
+    API's format, or ``langchain``), ``provider`` the model's, whose cache and prices
+    apply (``providers.facts.Provider``); ``messages`` is the same kind of list as given
+    (the very message objects, a shortened tool result as a copy); ``body()`` the
+    provider body; ``tokens`` that body's count as billed by ``counter`` (calibration
+    included), at most ``budget``."""
 
     format: str
     provider: str
@@ -83,7 +88,7 @@ class Fitted:
     # indices into the given messages: left out, and sent in a shorter form
     dropped: tuple[int, ...] = ()
     shortened: tuple[int, ...] = ()
-    # the fit's other body fields, passed through (an Anthropic body's model, ...)
+    # the fit's other body fields, passed through (a body's model, ...)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # the model family and the body's count before calibration (what usage corrects)
     model: str = ""
@@ -146,18 +151,17 @@ def fit(
 ) -> Fitted:
     """Keep the most valuable part of ``messages`` that fits ``model``.
 
-    ``messages`` is a list (Chat Completions messages, Anthropic messages, Responses
-    input items, Gemini contents, LangChain messages) or a whole body (``messages``,
-    ``input`` or ``contents`` with its system prompt and tools); ``format``
-    (``openai-chat``, ``openai-responses``, ``anthropic-messages``, ``gemini``) names
-    the list's format when its shape and the model do not. ``budget`` (tokens for the
-    whole request body) defaults to the model's context window less ``output_tokens``
-    (default: the model's output limit), and may not exceed it; a model this package
-    does not know is fitted as an OpenAI-compatible chat given ``counter`` and
-    ``budget`` (its window). ``relevance(index, message)`` in [0, 1] values each
-    message (default: recency, from 0.1 for the oldest to 1.0 for the newest). Tool
-    results above ``elide_above`` tokens may be sent as head and tail, or as a
-    placeholder."""
+    ``messages`` is a list (any provider API's, or LangChain messages) or a whole body
+    (its list under the API's key, with its system prompt and tools); ``format`` (a
+    provider API's format name) names the list's format when its shape and the model do
+    not. ``budget`` (tokens for the whole request body) defaults to the model's context
+    window less ``output_tokens`` (default: the model's output limit), and may not
+    exceed it; a model this package does not know is fitted as compatible
+    (``providers.facts.compatible``: a chat of the provider whose data says so) given
+    ``counter`` and ``budget`` (its window). ``relevance(index, message)`` in [0, 1]
+    values each message (default: recency, from 0.1 for the oldest to 1.0 for the
+    newest). Tool results above ``elide_above`` tokens may be sent as head and tail, or
+    as a placeholder."""
     profile = _profile(model, counter, budget)
     meter = meter_for(profile, counter)
     if ledger is not None:
@@ -205,7 +209,7 @@ def fit(
 
 def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelProfile:
     """The model's profile; a model this package does not know, given a counter and a
-    budget, is an OpenAI-compatible one whose window is the budget."""
+    budget, is a compatible one whose window is the budget."""
     try:
         return model_profile(model)
     except InvalidRequest:
@@ -213,7 +217,7 @@ def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelPr
             raise InvalidRequest(
                 "model",
                 f"unknown model {model!r}: give counter= (its tokenizer) and budget= (its"
-                " window) to fit it as an OpenAI-compatible chat, or one of the known families:"
+                f" window) to fit it as {compatible()[1]}, or one of the known families:"
                 f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
         window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0

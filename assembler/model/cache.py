@@ -137,6 +137,7 @@ _KEYS = {
 }
 _BLOCK_KEYS = {"id", "part", "form", "content_sha256", "tokens", "breakpoint"}
 _PROVIDER = enum_rule(Provider)
+_PROVIDERS = ", ".join(p.value for p in list(Provider)[:-1]) + f" or {list(Provider)[-1].value}"
 
 
 def parse_cache(raw: Any, limits: Limits) -> Cache:
@@ -147,7 +148,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         if key not in _KEYS:
             unknown_field(place, key, _KEYS, REQUEST_FIELDS)
     if "provider" not in record:
-        place.fail("provider", "is required (anthropic, openai or gemini)")
+        place.fail("provider", f"is required ({_PROVIDERS})")
     provider: Provider = _PROVIDER(record["provider"], place, "provider", limits)
     model = None if "model" not in record else name(record["model"], place, "model", limits)
     try:

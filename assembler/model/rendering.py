@@ -97,7 +97,7 @@ class Manifest:
     items: tuple[ManifestItem, ...]
     # (part, offset, length) of the task's instruction and query text, when present
     envelope: tuple[tuple[str, int, int], ...]
-    # byte offsets where a cache breakpoint ends a section (anthropic-messages only)
+    # byte offsets where a cache breakpoint ends a section (a format whose body marks them)
     breakpoints: tuple[int, ...]
     rendered_sha256: str
     request_body_sha256: str

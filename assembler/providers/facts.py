@@ -51,6 +51,7 @@ __all__ = [
     "TtlRule",
     "UsageFields",
     "cache_rules",
+    "compatible",
     "compatible_profile",
     "facts",
     "find_family",
@@ -254,8 +255,9 @@ class ProviderFacts:
     formats: tuple[FormatFacts, ...]
     models: tuple[ModelProfile, ...]
     model_sources: Mapping[str, Source]
-    # the model an unknown model compatible with this provider's API is priced like
-    compatible: str | None
+    # the model an unknown model compatible with this provider's API is priced like,
+    # and what such a model is called
+    compatible: tuple[str, str] | None
     families: tuple[tuple[CacheRules, tuple[str, ...]], ...]
     default_model: str
     images: Mapping[str, float]
@@ -327,7 +329,11 @@ def facts(provider: Provider) -> ProviderFacts:
         formats=formats,
         models=models,
         model_sources={k: source(v) for k, v in data["models"]["sources"].items()},
-        compatible=data["models"].get("compatible", {}).get("like"),
+        compatible=(
+            (data["models"]["compatible"]["like"], data["models"]["compatible"]["called"])
+            if "compatible" in data["models"]
+            else None
+        ),
         families=families,
         default_model=data["cache"]["default_model"],
         images=images,
@@ -402,18 +408,20 @@ def model_profile(name: str) -> ModelProfile:
     return found
 
 
+def compatible() -> tuple[str, str]:
+    """The model an unknown one is priced like, and what such a model is called (the
+    ``compatible`` entry of the one provider's data that names it)."""
+    return next(c for p in Provider if (c := facts(p).compatible) is not None)
+
+
 def compatible_profile(name: str, window: int) -> ModelProfile:
-    """A model the tables do not know, fitted as compatible with the API of the
-    provider whose data names a ``compatible`` model: priced like that model, its
-    window ``window``, nothing reserved for output, its tokenizer the caller's."""
-    for provider in Provider:
-        like = facts(provider).compatible
-        if like is not None:
-            return replace(
-                model_profile(like), name=name, context_window=window, max_output=0,
-                encoding="", also=(),
-            )  # fmt: skip
-    raise LookupError("no provider's data names a compatible model")
+    """A model the tables do not know, fitted as compatible (``compatible``): priced
+    like that model, its window ``window``, nothing reserved for output, its tokenizer
+    the caller's."""
+    return replace(
+        model_profile(compatible()[0]), name=name, context_window=window, max_output=0,
+        encoding="", also=(),
+    )  # fmt: skip
 
 
 def cache_rules(provider: str, model: str | None = None) -> CacheRules:

@@ -1,8 +1,8 @@
 """Meters: a counter by name, and a model's meter (its text counter and calibration).
 
 Input: a counter name (``o200k_base``, ``cl100k_base``, ``utf8-bytes``, ``tiktoken:FILE``,
-``tokenizers:FILE``), or a model name (``gpt-4o``, ``claude-sonnet-4-5-20250929``...) or
-its ``ModelProfile``, and optionally a counter.
+``tokenizers:FILE``), or a model name (with or without its snapshot date) or its
+``ModelProfile``, and optionally a counter.
 Output: a ``Counter`` (``counter_named``), or the model's ``Meter``
 (``providers/meter.py``: ``meter_for``), whose text counter is the model's encoding
 (the real one, shipped in the package: ``encodings.load_encoding``) or, where the
