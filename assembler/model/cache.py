@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from ..providers.facts import CacheMode, Provider, cache_rules
+from ..providers.facts import CacheMode, Provider, cache_rules, providers_listed
 from .errors import UnknownCacheModel
 from .limits import Limits
 from .rules import (
@@ -137,7 +137,6 @@ _KEYS = {
 }
 _BLOCK_KEYS = {"id", "part", "form", "content_sha256", "tokens", "breakpoint"}
 _PROVIDER = enum_rule(Provider)
-_PROVIDERS = ", ".join(p.value for p in list(Provider)[:-1]) + f" or {list(Provider)[-1].value}"
 
 
 def parse_cache(raw: Any, limits: Limits) -> Cache:
@@ -148,7 +147,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         if key not in _KEYS:
             unknown_field(place, key, _KEYS, REQUEST_FIELDS)
     if "provider" not in record:
-        place.fail("provider", f"is required ({_PROVIDERS})")
+        place.fail("provider", f"is required ({providers_listed()})")
     provider: Provider = _PROVIDER(record["provider"], place, "provider", limits)
     model = None if "model" not in record else name(record["model"], place, "model", limits)
     try:

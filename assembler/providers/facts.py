@@ -55,12 +55,15 @@ __all__ = [
     "compatible_profile",
     "facts",
     "find_family",
+    "format_caching_by",
     "format_facts",
+    "formats_of",
     "framing",
     "model_key",
     "model_profile",
     "profiles",
     "provider_of",
+    "providers_listed",
 ]
 
 _DATA = Path(__file__).resolve().parent / "data"
@@ -441,6 +444,28 @@ def cache_rules(provider: str, model: str | None = None) -> CacheRules:
 @cache
 def _formats() -> dict[RenderFormat, tuple[Provider, FormatFacts]]:
     return {f.format: (p, f) for p in Provider for f in facts(p).formats}
+
+
+def providers_listed() -> str:
+    """The providers' names as a message lists them: ``a, b or c``."""
+    names = [p.value for p in Provider]
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def formats_of(provider: Provider | str) -> tuple[RenderFormat, ...]:
+    """The formats of ``provider``'s APIs, its own (the one its caching is described
+    for) first."""
+    return tuple(f.format for f in facts(Provider(provider)).formats)
+
+
+def format_caching_by(mode: CacheMode) -> RenderFormat:
+    """The own format of the first provider whose caching (its default family's) is by
+    ``mode``: for ``BREAKPOINTS`` a body that marks them, for ``AUTOMATIC`` one that
+    marks none (a KeyError when no provider caches so)."""
+    for provider in Provider:
+        if cache_rules(provider).mode is mode:
+            return formats_of(provider)[0]
+    raise KeyError(mode)
 
 
 def provider_of(fmt: RenderFormat) -> Provider:

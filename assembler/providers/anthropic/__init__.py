@@ -11,8 +11,7 @@ fields): ``providers/data/anthropic.json``.
 
 from __future__ import annotations
 
-from ..facts import RenderFormat
-from .body import build, check, overheads, tokens
+from .body import FORMAT, build, check, overheads, tokens
 from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
 
 __all__ = [
@@ -35,8 +34,7 @@ __all__ = [
     "units",
 ]
 
-NAME = "anthropic-messages"
-FORMAT = RenderFormat.ANTHROPIC_MESSAGES
+NAME = FORMAT.value
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"

@@ -37,6 +37,7 @@ from ..meter import Meter, json_text
 from ..pieces import arguments, call_of, rule, tools_of
 
 __all__ = [
+    "FORMAT",
     "MAX_BREAKPOINTS",
     "block_tokens",
     "build",

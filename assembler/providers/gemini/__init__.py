@@ -10,8 +10,7 @@ framing, images, cache rules, prices, usage fields): ``providers/data/gemini.jso
 
 from __future__ import annotations
 
-from ..facts import RenderFormat
-from .body import build, check, overheads, tokens
+from .body import FORMAT, build, check, overheads, tokens
 from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
 
 __all__ = [
@@ -34,8 +33,7 @@ __all__ = [
     "units",
 ]
 
-NAME = "gemini"
-FORMAT = RenderFormat.GEMINI
+NAME = FORMAT.value
 LIST_KEY = "contents"
 SYSTEM_KEY = "systemInstruction"
 LIST_NAME = "messages"

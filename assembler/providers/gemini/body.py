@@ -42,6 +42,7 @@ from ..meter import Meter, json_text
 from ..pieces import arguments, call_of, rule, tools_of
 
 __all__ = [
+    "FORMAT",
     "build",
     "check",
     "content_tokens",

@@ -10,8 +10,7 @@ cache rules, prices, usage fields): ``providers/data/openai.json``.
 
 from __future__ import annotations
 
-from ..facts import RenderFormat
-from .body import build, check, overheads, tokens
+from .body import FORMAT, build, check, overheads, tokens
 from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
 
 __all__ = [
@@ -34,8 +33,7 @@ __all__ = [
     "units",
 ]
 
-NAME = "openai-chat"
-FORMAT = RenderFormat.OPENAI_CHAT
+NAME = FORMAT.value
 # where a body holds its list and its system prompt (given apart, it is a message)
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"

@@ -44,6 +44,7 @@ from ..meter import Meter, json_text
 from ..pieces import call_of, messages_of, rule, tool_entry
 
 __all__ = [
+    "FORMAT",
     "build",
     "check",
     "check_messages",

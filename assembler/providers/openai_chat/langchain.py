@@ -23,12 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..facts import RenderFormat
 from ..interface import Problem
 from ..meter import Meter
 from ..units import Form, Unit
 from . import fit
-from .body import build, check, message_tokens, overheads, tokens
+from .body import FORMAT, build, check, message_tokens, overheads, tokens
 
 __all__ = [
     "ENTRY",
@@ -52,7 +51,6 @@ __all__ = [
 ]
 
 NAME = "langchain"
-FORMAT = RenderFormat.OPENAI_CHAT
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"

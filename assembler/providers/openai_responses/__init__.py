@@ -10,8 +10,7 @@ the chat format's (``openai_chat``). Every figure: ``providers/data/openai.json`
 
 from __future__ import annotations
 
-from ..facts import RenderFormat
-from .body import build, check, overheads, tokens
+from .body import FORMAT, build, check, overheads, tokens
 from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
 
 __all__ = [
@@ -34,8 +33,7 @@ __all__ = [
     "units",
 ]
 
-NAME = "openai-responses"
-FORMAT = RenderFormat.OPENAI_RESPONSES
+NAME = FORMAT.value
 LIST_KEY = "input"
 SYSTEM_KEY = "instructions"
 LIST_NAME = "input"

@@ -37,6 +37,7 @@ from ..openai_chat.body import message_tokens, overheads, reply_tokens, tools_to
 from ..pieces import arguments, call_of, messages_of, rule, tools_of
 
 __all__ = [
+    "FORMAT",
     "build",
     "check",
     "check_items",
