@@ -37,7 +37,6 @@ _LINK = ["-s"]
 # (source folder, pattern, folder inside assembler/contract/)
 CONTRACT = (
     ("models", "*.schema.json", ""),
-    ("models", "framing.json", ""),
     ("models/structure", "*.json", "structure"),
     ("models/examples", "*.json", "examples"),
     ("corpus", "*.json", "corpus"),
