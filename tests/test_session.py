@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from conftest import judged_by_hook, judged_request
 from deltas import applied, deltas
-from drawn import requests
+from drawn import cache_settings, requests, transcripts
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
@@ -174,6 +174,59 @@ def test_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
         return f"{got.status.value}, forms: {len(request['candidates']) // 20 * 20}+"
 
     _each_delta_like_fresh(base, data, data.draw(st.integers(2, 6)), size)
+
+
+def _with_content(request: dict[str, Any]) -> dict[str, Any]:
+    for c in request["candidates"]:
+        c.setdefault("content", f"content of {c['id']}")
+    return request
+
+
+@st.composite
+def _rescoring(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
+    """A re-scoring of a few candidates (the kind of delta a kept optimum may survive)."""
+    ids = [c["id"] for c in request["candidates"]]
+    if not ids:
+        return {}
+    chosen = draw(st.lists(st.sampled_from(ids), unique=True, min_size=1, max_size=3))
+    return {"relevance": {i: draw(st.sampled_from([0, 0.3, 0.9, 1])) for i in chosen}}
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(transcripts(4), requests(Shape.small(8)).map(_with_content)),
+    cache_settings(),
+    st.sampled_from([None, *(f.value for f in assembler.RenderFormat)]),
+    st.data(),
+)
+def test_a_cached_session_answers_each_delta_like_a_fresh_assemble(
+    base: dict[str, Any], cache: dict[str, Any], render: str | None, data: st.DataObject
+) -> None:
+    """A session with a cache section, rendered or not, after every kind of delta (an
+    empty one and re-scorings included: they leave the kept optimum standing), answers
+    what a fresh assemble() of the request it stands for answers, its cache section
+    included: the cache-aware order decides from the kept optimum as from a fresh one."""
+    options: dict[str, Any] = {"render": render} if render is not None else {}
+    if isinstance(_fresh({**base, "cache": cache}, **options), Exception):
+        return
+    session = Session(base, time_limit=TIME_LIMIT, cache=cache, **options)
+    expected = _fresh(session.to_dict(), **options)
+    assert not isinstance(expected, Exception)
+    assert _answer(session.answer()) == _answer(expected)
+    for step in range(data.draw(st.integers(1, 5))):
+        current = session.to_dict()
+        delta = data.draw(st.just({}) | _rescoring(current) | deltas(current, step))
+        expected_request = applied(current, delta)
+        expected = _fresh(expected_request, **options)
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected)):
+                session.apply(delta)
+            continue
+        got = session.apply(delta)
+        timed = dict(got.timings)
+        event(f"{'kept-optimum' if 'kept-optimum' in timed else 'solved'}, {got.status.value}")
+        assert _answer(got) == _answer(expected)
+        assert (got.cache is None) == (got.status is not assembler.Status.BUNDLE)
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,8 @@ holds when only values moved, none of the optimum's forms lost value and none of
 others gained any (``still_optimal``: every other selection gains at most what the
 optimum gains, so none overtakes it, and a tie on value leaves cost and weight as they
 were). Anything less than a proof (a time-out's incumbent, a refusal) is never reused.
+The kept optimum is the cache-blind one: with a cache section the cache-aware order
+(``cached.py``) decides from it exactly as from a fresh solve's.
 A session's result says which: its timings hold ``kept-optimum`` (the seconds the
 check took) when the previous optimum answered, ``fresh-solve`` when a backend ran. The kept problem
 also lends the tie-break weights of the forms both share, and a session's LP starts from
@@ -94,7 +96,10 @@ def decide_exact(
         outcome = SolveOutcome(
             SolveStatus.OPTIMAL, selection, bound=sum(problem.value[f] for f in selection)
         )
-        return _chosen(problem, outcome, clock.timings, ExactKept(problem, outcome, memory))
+        # the kept optimum is the cache-blind one: with a cache section, the cache-aware
+        # order still decides from it, as after a fresh solve
+        after = ExactKept(problem, outcome, memory)
+        return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
     outcome = backend.solve(problem, Ask(deadline, workers))
