@@ -7,7 +7,7 @@ Output: a ``Choice`` (a bundle with its proof, a refusal with the mandatory cost
 conflict, or undecided) carrying the ``ExactKept`` for the next call.
 
 The chain is visible and each link a pure stage:
-required refusals -> closure/groups -> backend solve -> refusal pricing.
+required refusals -> closure/groups -> the linear refusal -> backend solve -> refusal pricing.
 
 What is kept, and why reusing it is exact: the problem and the backend's outcome. When
 the new problem is equal to the kept one and the outcome was proven OPTIMAL, no backend
@@ -35,7 +35,7 @@ from ..stages.choice import Choice
 from ..stages.gates import GateReport
 from .backend import Ask, Backend, SolveOutcome, SolveStatus
 from .closure import Problem, build_problem, build_problem_by
-from .refusal import over_budget_refusal, required_refusal
+from .refusal import linear_refusal, over_budget_refusal, required_refusal
 
 if TYPE_CHECKING:
     from .relaxation import LpMemory
@@ -83,6 +83,11 @@ def decide_exact(
     clock.lap("closure")
     if problem is None:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
+    # a refusal one pass proves is answered by that pass, whatever the time limit
+    refusal = linear_refusal(problem)
+    if refusal is not None:
+        clock.lap("refusal")
+        return Choice.refused(refusal, timings=clock.timings, kept=ExactKept(memory=memory))
     if (
         kept is not None
         and known is not None
