@@ -10,6 +10,13 @@ and bound for small cores) and an inner backend (CP-SAT) level by level: value, 
 cost, then tie-break weight, reducing again between levels. Every stage gets what is
 left of one deadline, the LP included, and a stage that runs out of it leaves the
 best legal selection found so far with the proven bound.
+
+A problem with the format's rules (``Problem.rules``) is solved without them first, on
+these fast paths: when that optimum keeps every rule it is also the optimum among the
+selections that keep them (the order has one optimum, and the rules only take
+selections away). Otherwise the inner backend, which encodes the rules, searches the
+whole problem with them (the reductions are rule-blind); the optimum found without
+them stays a bound.
 """
 
 from __future__ import annotations
@@ -70,6 +77,8 @@ class CoreSearch:
     def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
         # this backend answers the whole order (or, without tiebreak, value then cost);
         # hints, value-only searches and proven levels it asks of its inner backend
+        if problem.rules:
+            return self._sendable(problem, ask)
         deadline, workers, tiebreak = ask.deadline, ask.workers, ask.tiebreak
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
@@ -112,6 +121,41 @@ class CoreSearch:
             reduction, value_known = tightened
         optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
+
+    def _sendable(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        """The answer among the selections that keep the format's rules (module
+        docstring): the problem without them first, then, unless that answer keeps
+        them and is proven, the inner backend on the whole problem with them."""
+        blind = self.solve(problem.blind(), ask)
+        if blind.status is SolveStatus.INFEASIBLE:
+            return blind  # nothing legal fits, sendable or not
+        keeps = blind.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) and (
+            problem.breaks(blind.selection) is None
+        )
+        if keeps and blind.status is SolveStatus.OPTIMAL:
+            return blind
+        found = SolveOutcome(SolveStatus.UNKNOWN)
+        if not ask.deadline.passed:
+            hint = blind.selection if keeps else None
+            found = self.inner.solve(problem, replace(ask, hint=hint, proven=()))
+        if found.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            return found
+        # stopped: the better sendable selection in hand, under both proven bounds
+        # (the optimum without the rules bounds the one with them)
+        bounds = [b for b in (blind.bound, found.bound) if b is not None]
+        floors = [c for c in (blind.cost_floor, found.cost_floor) if c is not None]
+        best = found.selection if found.status is SolveStatus.FEASIBLE else None
+        if keeps and (
+            best is None
+            or selection_value(problem, blind.selection) > selection_value(problem, best)
+        ):
+            best = blind.selection
+        return SolveOutcome(
+            SolveStatus.UNKNOWN if best is None else SolveStatus.FEASIBLE,
+            () if best is None else best,
+            bound=min(bounds) if bounds else None,
+            cost_floor=max(floors) if floors else None,
+        )
 
     def solve_cached(
         self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask

@@ -20,7 +20,10 @@ Encoding (one Boolean x_f per eligible form, canonical order):
       by several forms is one set of variables, so it is paid once, and cycles
       need no special case (both or neither);
   C5  the form counts of all identities of a coupled group are equal;
-  C6  sum(cost * x) <= budget.
+  C6  sum(cost * x) <= budget;
+  the format's rules (``Problem.rules``): a clause as one Boolean OR; a leading rule
+      as a chain, one Boolean per form that may not open the conversation, "a form
+      that may is selected before it", implied by the one before or a form between.
 Phases (one model, re-solved with the previous answer as a hint, each fixing its
 objective before the next):
   1. max V;  2. min C;  3. min H (tie-break weights);
@@ -52,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deadline import Deadline
 from ..model.errors import SolverError
+from ..model.sendable import Leading
 from .backend import Ask, SolveOutcome, SolveStatus
 from .closure import Problem
 from .cpmodel import Linear, ProtoModel, cp_helper
@@ -152,6 +156,29 @@ class CpSatSearch:
                 model.fix(first - _count(forms_of[identity]), 0)
         if problem.budget is not None and sum(problem.cost) > problem.budget:
             model.at_most(self._sum(problem.cost), problem.budget)
+        for rule in problem.rules:
+            if isinstance(rule, Leading):
+                self._lead(rule)
+            else:
+                model.bool_or([*rule.some, *(-f - 1 for f in rule.unless)])
+
+    def _lead(self, rule: Leading[int]) -> None:
+        """The first selected form of ``rule.order`` is a good one: each form that is
+        not needs a good one selected before it. ``before`` is a Boolean that may be
+        true only when a good form before is selected (the one of the bad form before,
+        or a good form since): linear in the order."""
+        model = self.model
+        before: int | None = None
+        since: list[int] = []
+        for form, good in zip(rule.order, rule.good, strict=True):
+            if good:
+                since.append(form)
+                continue
+            if since:
+                chained = model.new_bool(f"lead{form}")
+                model.bool_or([-chained - 1, *since, *([] if before is None else [before])])
+                before, since = chained, []
+            model.bool_or([-form - 1] if before is None else [-form - 1, before])
 
     def _sum(self, coefficients: Sequence[int]) -> Linear:
         return Linear.sum(range(self.problem.size), coefficients)
@@ -242,6 +269,8 @@ class CpSatSearch:
         assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
         if problem.size == 0:
+            if problem.breaks(()) is not None:
+                return SolveOutcome(SolveStatus.INFEASIBLE)  # nothing the format can send
             return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
         selection: tuple[int, ...] = ()
         held = False  # whether ``selection`` is a legal answer already

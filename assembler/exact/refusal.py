@@ -27,6 +27,7 @@ grown from those forms as the upper end, a conflict proven by the bound).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..deadline import Deadline
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
@@ -35,7 +36,7 @@ from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost
 from .closure import Problem
 from .reach import group_index, reach
 
-__all__ = ["linear_refusal", "over_budget_refusal", "required_refusal"]
+__all__ = ["linear_refusal", "over_budget_refusal", "required_refusal", "unsendable_refusal"]
 
 
 def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
@@ -196,9 +197,15 @@ def over_budget_refusal(
     floor when higher, at most the cost of the best closure found. ``mandatory_cost``
     and ``excess`` are set only when the two meet. ``priced`` is that closure when the
     solve already proved it cheapest (the backend's INFEASIBLE outcome carries it);
-    otherwise it is searched for, unless ``deadline`` has passed."""
-    assert problem.budget is not None, "a problem without a budget always fits"
+    otherwise it is searched for, unless ``deadline`` has passed.
+
+    With the format's rules (``Problem.rules``), the mandatory closure is priced without
+    them: when it fits the budget, only the rules stand in the way and the refusal is
+    UNSENDABLE (``unsendable_refusal``); so it is too when the closure could not be
+    priced in time, as that is all the search proved."""
     budget = problem.budget
+    assert budget is not None, "a problem without a budget always fits"
+    ruled, problem = problem, problem.blind()
     lower = budget + 1
     closure = None
     if priced:
@@ -207,6 +214,12 @@ def over_budget_refusal(
         closure = backend.solve(problem.mandatory(), Ask(deadline, workers))
         if closure.cost_floor is not None:
             lower = max(lower, closure.cost_floor)
+    if ruled.rules and (
+        closure is None
+        or not closure.selection
+        or selection_cost(problem, closure.selection) <= budget
+    ):
+        return unsendable_refusal(ruled, backend, deadline=deadline, workers=workers)
     if closure is None or not closure.selection:
         # Infeasibility is proven, but no closure was priced in time: say so rather
         # than report a cost that is not one.
@@ -246,6 +259,80 @@ def over_budget_refusal(
         forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
         conflict=tuple(problem.identities[i] for i in conflict),
         message=message,
+    )
+
+
+def unsendable_refusal(
+    problem: Problem, backend: Backend, *, deadline: Deadline, workers: int
+) -> Refusal:
+    """The refusal for a problem proven to have no legal selection within its budget
+    that keeps the format's rules, while the required material alone is not proven too
+    dear (``over_budget_refusal``): the rules no such selection keeps together (a
+    deletion filter over the rules' names, in the format's order) and the cheapest
+    selection meeting C1-C5 that keeps them all, priced as far as the time allows (the
+    shapes of section 7), or none when none exists at any budget."""
+    assert problem.budget is not None
+    budget = problem.budget
+    names = list(dict.fromkeys(rule.rule for rule in problem.rules))
+    minimal = True
+    for name in list(names):
+        if len(names) == 1:
+            break
+        if deadline.passed:
+            minimal = False
+            break
+        rest = tuple(rule for rule in problem.rules if rule.rule != name and rule.rule in names)
+        found = backend.solve(replace(problem, rules=rest), Ask(deadline, workers, value_only=True))
+        if found.status is SolveStatus.INFEASIBLE:
+            names.remove(name)  # the rest alone leave nothing sendable within the budget
+        elif found.status is SolveStatus.UNKNOWN:
+            minimal = False
+            break
+    rules = tuple(names)
+    said = ", ".join(rules) + ("" if minimal else " (time limit reached: not proven minimal)")
+    closure = SolveOutcome(SolveStatus.UNKNOWN)
+    if not deadline.passed:
+        closure = backend.solve(problem.mandatory(), Ask(deadline, workers))
+    if closure.status is SolveStatus.INFEASIBLE:
+        return Refusal(
+            code=RefusalCode.UNSENDABLE,
+            budget=budget,
+            rules=rules,
+            message=f"no legal selection at any budget keeps the format's rules: {said}",
+        )
+    lower = budget + 1
+    if closure.cost_floor is not None:
+        lower = max(lower, closure.cost_floor)
+    if not closure.selection:
+        return Refusal(
+            code=RefusalCode.UNSENDABLE,
+            budget=budget,
+            mandatory_cost_lower=lower,
+            rules=rules,
+            message=(
+                f"no legal selection within the budget {budget} keeps the format's rules:"
+                f" {said}; the time limit was reached before the cheapest one that does"
+                f" was priced (it costs at least {lower})"
+            ),
+        )
+    upper = selection_cost(problem, closure.selection)
+    if closure.status is SolveStatus.OPTIMAL:
+        lower = upper
+    proven = lower == upper
+    cost = str(upper) if proven else f"between {lower} and {upper}"
+    return Refusal(
+        code=RefusalCode.UNSENDABLE,
+        budget=budget,
+        mandatory_cost=upper if proven else None,
+        excess=upper - budget if proven else None,
+        mandatory_cost_lower=lower,
+        mandatory_cost_upper=upper,
+        forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
+        rules=rules,
+        message=(
+            f"no legal selection within the budget {budget} keeps the format's rules:"
+            f" {said}; the cheapest that does costs {cost}"
+        ),
     )
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..deadline import Deadline, Stopwatch
+from ..model.rendering import RenderFormat
 from ..model.types import Request
 from ..stages.choice import Choice
 from ..stages.gates import GateReport
@@ -61,9 +62,11 @@ def decide_exact(
     deadline: Deadline,
     workers: int,
     kept: ExactKept | None = None,
+    render: RenderFormat | None = None,
 ) -> Choice:
     """The exact decision after the gates: past ``deadline`` nothing more is searched,
-    and the answer is what was proven by then."""
+    and the answer is what was proven by then. With ``render``, the optimum among the
+    selections that format can send (``sendable.py``)."""
     memory = None if kept is None else kept.memory
     clock = Stopwatch()
     refusal = required_refusal(request, gates)
@@ -76,9 +79,9 @@ def decide_exact(
     # finished past it is answered undecided, unsearched); a kept problem is built whole,
     # as its outcome may answer this call.
     problem = (
-        build_problem_by(deadline, request, gates)
+        build_problem_by(deadline, request, gates, render)
         if known is None
-        else build_problem(request, gates, known)
+        else build_problem(request, gates, known, render)
     )
     clock.lap("closure")
     if problem is None:
@@ -143,6 +146,7 @@ def still_optimal(before: Problem, after: Problem, selection: tuple[int, ...]) -
         or before.required != after.required
         or before.weight != after.weight
         or before.identities != after.identities
+        or before.rules != after.rules
     ):
         return False
     chosen = set(selection)
@@ -203,9 +207,11 @@ def exact_strategy(
     *,
     kept: ExactKept | None = None,
     keep: bool = False,
+    render: RenderFormat | None = None,
 ) -> Choice:
-    """The exact strategy: ``decide_exact`` with the backend of ``exact_backend``. A session
-    (``keep``) gets an LP memory on its first call and keeps it."""
+    """The exact strategy: ``decide_exact`` with the backend of ``exact_backend``, for
+    a bundle rendered in ``render`` when set. A session (``keep``) gets an LP memory on
+    its first call and keeps it."""
     memory = None if kept is None else kept.memory
     if memory is None and keep:
         from .relaxation import LpMemory
@@ -215,4 +221,4 @@ def exact_strategy(
         kept = ExactKept(memory=memory)
     elif kept.memory is not memory:
         kept = ExactKept(kept.problem, kept.outcome, memory)
-    return decide_exact(request, gates, exact_backend(memory), deadline, workers, kept)
+    return decide_exact(request, gates, exact_backend(memory), deadline, workers, kept, render)
