@@ -40,9 +40,7 @@ def requests(shape: str, seed: int, forms: int) -> dict[str, Any]:
     rng = random.Random(f"proofhunt:{shape}:{seed}")
     if shape == "loop":
         loop = agent_loop(seed, forms=forms - 80, calls=rng.randint(15, 30))
-        request: dict[str, Any] = loop.first
-        for request in loop.requests():
-            pass
+        request: dict[str, Any] = list(loop.requests())[-1]
         if rng.random() < 0.5:
             _budget(request, rng)
         return request
