@@ -32,7 +32,7 @@ import assembler
 from assembler.tooling.agentloop import agent_loop
 from assembler.tooling.generate import Relevance, Shape, generate
 
-SHAPES = ("loop", "transcript", "generated", "grid", "knapsack")
+SHAPES = ("loop", "transcript", "generated", "grid", "knapsack", "follow")
 
 
 def requests(shape: str, seed: int, forms: int) -> dict[str, Any]:
@@ -54,7 +54,24 @@ def requests(shape: str, seed: int, forms: int) -> dict[str, Any]:
         request = generate(random.Random(seed), drawn)
         _budget(request, rng)
         return request
+    if shape == "follow":
+        return _following(rng, forms)
     return _knapsack(rng, forms)
+
+
+def _following(rng: random.Random, forms: int) -> dict[str, Any]:
+    """One form per item whose cost follows its value (the value and a few units more):
+    many selections of the optimal value and cost, told apart by the tie-break weight
+    alone (``tests/cases/tiebreak-2082.json.gz`` is one, its form f1446 zeroed)."""
+    noise = rng.choice((3, 5, 8, 20))
+    candidates = []
+    for i in range(forms):
+        value = rng.randint(100, 1000)
+        candidates.append({"id": f"f{i:04}", "cost": value + rng.randint(0, noise),
+                           "relevance": value / 1000})  # fmt: skip
+    request = {"task": {"id": "follow", "budget": 0}, "candidates": candidates}
+    _budget(request, rng)
+    return request
 
 
 def _budget(request: dict[str, Any], rng: random.Random) -> None:
