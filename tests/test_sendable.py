@@ -26,7 +26,7 @@ from assembler.exact.closure import build_problem
 from assembler.model.objective import bundle_key
 from assembler.model.parse import parse_request
 from assembler.model.rendering import Headers
-from assembler.render.formats import build_body
+from assembler.render.formats import body_of
 from assembler.render.layout import layout
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
@@ -122,7 +122,7 @@ def _renders(parsed: assembler.Request, selected: list[str], fmt: str, headers: 
     """Whether the renderer itself sends ``selected`` in ``fmt``."""
     try:
         blocks = layout(parsed, selected, headers)
-        build_body(blocks, assembler.RenderFormat(fmt), placed=parsed.cache is not None)
+        body_of(blocks, assembler.RenderFormat(fmt), placed=parsed.cache is not None).value()
     except RenderError:
         return False
     return True

@@ -3,7 +3,7 @@
 Input: a seed, an example index and a candidate cap (or a ``random.Random``).
 Output: ``conversation``: a request of a few conversation items (user and assistant
 turns, some empty; tool calls with their results, some with arguments that are not a
-JSON object or ids Anthropic refuses; tool definitions, some malformed; evidence,
+JSON object or ids a format refuses; tool definitions, some malformed; evidence,
 system items and memory) at turns drawn so that an assistant turn or a call often
 comes first, a budget that often leaves only some of them, sometimes a query or an
 instruction, sometimes a required item and sometimes a cache section whose previous
@@ -20,6 +20,7 @@ import random
 from typing import Any
 
 from ...model.rendering import Headers, RenderFormat
+from ...providers.facts import Provider
 
 __all__ = ["conversation", "render_example"]
 
@@ -96,12 +97,9 @@ def _cache(
                        "breakpoint": rng.random() < 0.3})  # fmt: skip
     if instruction is not None and rng.random() < 0.7:
         blocks.insert(0, {"part": "instruction", "content_sha256": _sha(instruction), "tokens": 3})
-    provider = rng.choice(("anthropic", "openai", "gemini"))
-    section: dict[str, Any] = {"provider": provider, "min_prefix_tokens": rng.choice((1, 16)),
-                               "previous": {"blocks": blocks}}  # fmt: skip
-    if provider == "openai":
-        section["step_tokens"] = 8
-    return section
+    provider = rng.choice(list(Provider)).value
+    return {"provider": provider, "min_prefix_tokens": rng.choice((1, 16)),
+            "previous": {"blocks": blocks}}  # fmt: skip
 
 
 def _sha(text: str) -> str:

@@ -24,13 +24,12 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import AssemblerError
 from ...model.types import Result
+from ...providers.facts import formats_of
 from ...session import Session
 from .judge import Judgement
 
 __all__ = ["judge_session"]
 
-# the format a provider's section is read with (its breakpoints, or automatic caching)
-_FORMATS = {"anthropic": "anthropic-messages", "openai": "openai-chat", "gemini": "gemini"}
 
 
 def judge_session(request: Mapping[str, Any], strategy: str) -> Judgement:
@@ -39,7 +38,8 @@ def judge_session(request: Mapping[str, Any], strategy: str) -> Judgement:
 
     start = _timeless(request)
     section = start.get("cache")
-    fmt = None if section is None else _FORMATS.get(str(section.get("provider")))
+    # the provider's own format: the one its caching (breakpoints or not) is read with
+    fmt = None if section is None else formats_of(str(section.get("provider")))[0].value
     options: dict[str, Any] = {"strategy": strategy, "render": fmt}
     try:
         fresh = assemble(start, **options)
