@@ -136,13 +136,13 @@ def _session_steps(case: dict[str, Any]) -> list[bool | None]:
     rng = random.Random(case["seed"])
     try:
         session = assembler.Session(case["first"], cache=case["cache"], **options)
+        # the request its first answer stands for (after it, what the provider holds)
+        current = session.to_dict()
         first = session.answer()
     except assembler.AssemblerError:
         return [None]
-    out: list[bool | None] = []
-    current = session.to_dict()
-    out.append(_answer(first) == _fresh(current, options))
-    for delta in _deltas(rng, current, first):
+    out: list[bool | None] = [_answer(first) == _fresh(current, options)]
+    for delta in _deltas(rng, session.to_dict(), first):
         before = session.to_dict()
         expected = _fresh(_applied(before, delta), options)
         try:

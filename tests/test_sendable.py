@@ -177,3 +177,27 @@ def test_exact_matches_the_oracle_with_the_format_s_rules_and_a_cache(
     if exact.refusal is not None and oracle.refusal is not None:
         assert exact.refusal.to_dict() == oracle.refusal.to_dict()
     assert (exact.rendering is not None) == (exact.status is assembler.Status.BUNDLE)
+
+
+def test_a_block_sent_between_a_call_and_its_result_ends_the_kept_run() -> None:
+    # a cache section whose previous blocks put evidence between a tool call and its
+    # result (a caller's, not this layout's): keeping the evidence after the call would
+    # leave the result nowhere (the layout dropped it, and the body broke
+    # tool-call-answered); the run ends after the call, whose result follows it
+    req = request(25, query="What next?")
+    req["candidates"] = [
+        form("evidence-0", 0, 0.3, content="evidence 0"),
+        form("tool-1", 5, 0.9, kind="tool_call", turn=3, tool_call_id="c1", tool_name="read",
+             content='{"q": 1}'),
+        form("result-1", 10, 0.4, kind="tool_result", tool_call_id="c1", content="output 1"),
+    ]  # fmt: skip
+    blocks = [{"id": c["id"], "content_sha256": _sha(c["content"]), "tokens": c["cost"]}
+              for c in req["candidates"][:2][::-1]]  # fmt: skip
+    req["cache"] = {"provider": "openai", "min_prefix_tokens": 1, "previous": {"blocks": blocks}}
+    for fmt in ("text", "openai-chat", "openai-responses"):
+        result = solve(req, render=fmt)
+        assert result.rendering is not None and result.cache is not None
+        assert set(result.selected) == {"evidence-0", "tool-1", "result-1"}
+        assert result.cache.kept == 1
+        items = [item.id for item in result.rendering.manifest.items]
+        assert items == ["tool-1", "result-1", "evidence-0"]
