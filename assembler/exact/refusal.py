@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..deadline import Deadline
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
@@ -248,17 +249,11 @@ def over_budget_refusal(
     message += f"; these required identities alone cannot fit: {names}"
     if not minimal:
         message += " (time limit reached: not proven a minimal conflict)"
-    proven = lower == upper
     return Refusal(
         code=RefusalCode.MANDATORY_OVER_BUDGET,
-        budget=budget,
-        mandatory_cost=upper if proven else None,
-        excess=upper - budget if proven else None,
-        mandatory_cost_lower=lower,
-        mandatory_cost_upper=upper,
-        forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
         conflict=tuple(problem.identities[i] for i in conflict),
         message=message,
+        **_priced(problem, budget, lower, closure.selection),
     )
 
 
@@ -318,22 +313,33 @@ def unsendable_refusal(
     upper = selection_cost(problem, closure.selection)
     if closure.status is SolveStatus.OPTIMAL:
         lower = upper
-    proven = lower == upper
-    cost = str(upper) if proven else f"between {lower} and {upper}"
+    cost = str(upper) if lower == upper else f"between {lower} and {upper}"
     return Refusal(
         code=RefusalCode.UNSENDABLE,
-        budget=budget,
-        mandatory_cost=upper if proven else None,
-        excess=upper - budget if proven else None,
-        mandatory_cost_lower=lower,
-        mandatory_cost_upper=upper,
-        forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
         rules=rules,
         message=(
             f"no legal selection within the budget {budget} keeps the format's rules:"
             f" {said}; the cheapest that does costs {cost}"
         ),
+        **_priced(problem, budget, lower, closure.selection),
     )
+
+
+def _priced(
+    problem: Problem, budget: int, lower: int, selection: Sequence[int]
+) -> dict[str, Any]:
+    """A priced refusal's figures: ``selection``'s cost the upper end of the interval
+    proven, ``mandatory_cost`` and ``excess`` set only when ``lower`` meets it."""
+    upper = sum(problem.cost[f] for f in selection)
+    proven = lower == upper
+    return {
+        "budget": budget,
+        "mandatory_cost": upper if proven else None,
+        "excess": upper - budget if proven else None,
+        "mandatory_cost_lower": lower,
+        "mandatory_cost_upper": upper,
+        "forms": tuple(sorted(problem.form_ids[f] for f in selection)),
+    }
 
 
 def _conflict(
