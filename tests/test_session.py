@@ -207,13 +207,41 @@ def test_a_cached_session_answers_each_delta_like_a_fresh_assemble(
     what a fresh assemble() of the request it stands for answers, its cache section
     included: the cache-aware order decides from the kept optimum as from a fresh one."""
     options: dict[str, Any] = {"render": render} if render is not None else {}
+    _each_cached_delta_like_fresh(base, cache, data, data.draw(st.integers(1, 5)), **options)
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        lambda seed, forms: generate(random.Random(seed), Shape.scale(forms)),
+        st.integers(0, 2**32),
+        st.integers(24, 90),
+    ),
+    cache_settings(),
+    st.data(),
+)
+def test_cached_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
+    base: dict[str, Any], cache: dict[str, Any], data: st.DataObject
+) -> None:
+    """A cached session of a few dozen forms: the kept LP memory and trace beside the
+    cache-aware decision, after every kind of delta, each answer a fresh call's."""
+    _each_cached_delta_like_fresh(base, cache, data, data.draw(st.integers(2, 5)))
+
+
+def _each_cached_delta_like_fresh(
+    base: dict[str, Any], cache: dict[str, Any], data: st.DataObject, steps: int, **options: Any
+) -> None:
+    """A session with ``cache``: its first answer and one after each of ``steps`` drawn
+    deltas (an empty one and re-scorings among them) against a fresh assemble() of the
+    request it stands for (``Session.to_dict``: what the provider holds after its last
+    answer), cache record included."""
     if isinstance(_fresh({**base, "cache": cache}, **options), Exception):
         return
     session = Session(base, time_limit=TIME_LIMIT, cache=cache, **options)
     expected = _fresh(session.to_dict(), **options)
     assert not isinstance(expected, Exception)
     assert _answer(session.answer()) == _answer(expected)
-    for step in range(data.draw(st.integers(1, 5))):
+    for step in range(steps):
         current = session.to_dict()
         delta = data.draw(st.just({}) | _rescoring(current) | deltas(current, step))
         expected_request = applied(current, delta)
