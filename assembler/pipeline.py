@@ -202,6 +202,7 @@ class _Stages:
             settings.worker_count,
             kept=kept.decision,
             keep=keep,
+            render=settings.format,
         )
         clock.extend(choice.timings)
         result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)

@@ -37,9 +37,10 @@ def judged_request(request: Any, result: assembler.Result, counter: Any) -> Any:
     return priced_request(parsed, counter, result.budget, headers=framing)
 
 
-def check(judged: Any, result: assembler.Result) -> None:
-    """The independent verifier on ``result`` (and the render verifier on its rendering)."""
-    assert assembler.verify(judged, result) == [], result.to_dict()
+def check(judged: Any, result: assembler.Result, render: Any = None) -> None:
+    """The independent verifier on ``result`` (and the render verifier on its rendering);
+    ``render``: the format it was assembled for, whose rules its bundle keeps."""
+    assert assembler.verify(judged, result, render=render) == [], result.to_dict()
     if result.rendering is not None:
         assert assembler.verify_rendering(judged, result, result.rendering) == []
 
@@ -57,7 +58,7 @@ def judge(
     if not judged_by_hook(settings.strategy):
         return
     try:
-        check(judged_request(request, result, settings.counter), result)
+        check(judged_request(request, result, settings.counter), result, settings.format)
     except assembler.RequestTooLarge:
         return  # above the verifier's default size limit: the benchmarks judge those
 
@@ -122,7 +123,7 @@ def solve(req: dict[str, Any], strategy: str = "exact", **kw: Any) -> assembler.
     rendering, when there is one, through the render verifier)."""
     result = assembler.assemble(req, strategy=strategy, **kw)
     if not judged_by_hook(strategy):
-        check(judged_request(req, result, kw.get("counter")), result)
+        check(judged_request(req, result, kw.get("counter")), result, kw.get("render"))
     return result
 
 

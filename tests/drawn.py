@@ -33,8 +33,10 @@ from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.tooling.generate import Shape, generate
 from assembler.tooling.hunt.cachesessions import turn
+from assembler.tooling.hunt.conversations import conversation
 
 __all__ = [
+    "conversations",
     "hostile_values",
     "mutated_json",
     "mutated_requests",
@@ -393,6 +395,16 @@ def transcripts(draw: st.DrawFn, most_turns: int = 3) -> dict[str, Any]:
         # the task's own instruction: a block the rendering sends after the tools
         task["instruction"] = "answer in English"
     return {"task": task, "candidates": candidates}
+
+
+def conversations(most: int = 7) -> st.SearchStrategy[dict[str, Any]]:
+    """Small conversation requests whose selection decides what a format can send (the
+    render-rule hunts' draws, ``tooling/hunt/conversations.py``): turns that may come
+    first, empty turns, calls with bad arguments or ids, malformed tool definitions,
+    sometimes a query, an instruction, a cache section in any order."""
+    return st.randoms(use_true_random=False, note_method_calls=False).map(
+        lambda rng: conversation(rng, most)
+    )
 
 
 def cache_settings() -> st.SearchStrategy[dict[str, Any]]:

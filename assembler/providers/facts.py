@@ -47,6 +47,7 @@ __all__ = [
     "Provider",
     "ProviderFacts",
     "RenderFormat",
+    "SelectionFacts",
     "Source",
     "TtlRule",
     "UsageFields",
@@ -224,13 +225,32 @@ class Framing:
 
 
 @dataclass(frozen=True, slots=True)
+class SelectionFacts:
+    """A format's rules that a selection of forms can break (``models/README.md`` section
+    14; ``model/sendable.py`` makes them constraints of the decision): whether a tool
+    call's arguments and a tool definition's content are checked, the rule that the body
+    holds a message (None: only that it holds something), whether a turn of empty
+    content sends a block, the rule on how the conversation opens (its name, the kinds
+    that may open it and those that may not), and the tool call ids taken."""
+
+    tools: bool
+    messages: str | None
+    empty_turns_sent: bool
+    lead: tuple[str, tuple[str, ...], tuple[str, ...]] | None
+    tool_id_pattern: str | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class FormatFacts:
-    """One format's figures: its framing, and the content blocks a tool call with a
-    header made in ``render_version`` 2 (what a cache lookback counts)."""
+    """One format's figures: its framing, the content blocks a tool call with a
+    header made in ``render_version`` 2 (what a cache lookback counts), and its rules
+    on a selection."""
 
     format: RenderFormat
     framing: Mapping[str, Framing]
     call_blocks: int = 1
+    selection: SelectionFacts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +326,7 @@ def facts(provider: Provider) -> ProviderFacts:
             RenderFormat(name),
             {k: Framing(f["tokens"], f["kind"], f["source"]) for k, f in raw["framing"].items()},
             int(raw.get("call_blocks", {}).get("blocks", 1)),
+            None if "selection" not in raw else _selection(raw["selection"]),
         )
         for name, raw in data["formats"].items()
     )
@@ -342,6 +363,18 @@ def facts(provider: Provider) -> ProviderFacts:
         images=images,
         image_source=source(data["images"]["source"]),
         usage=usage,
+    )
+
+
+def _selection(raw: Mapping[str, Any]) -> SelectionFacts:
+    lead = raw.get("lead")
+    return SelectionFacts(
+        tools=bool(raw["tools"]),
+        messages=raw["messages"],
+        empty_turns_sent=raw["empty_turns"] == "sent",
+        lead=None if lead is None else (lead["rule"], tuple(lead["opens"]), tuple(lead["closes"])),
+        tool_id_pattern=raw.get("tool_id_pattern"),
+        source=raw["source"],
     )
 
 

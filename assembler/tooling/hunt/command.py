@@ -120,6 +120,21 @@ def _parser() -> Parser:
         help="draw sessions instead: a call, its rendering and the next call with"
         " cache.previous from it, judged by the cache-aware order (price, then value)",
     )
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        default=None,
+        help="draw conversations instead (turns that may open one, calls with bad"
+        " arguments, a cache section in any order), judged in every format under its"
+        " rules: a bundle a format cannot send is a false bundle",
+    )
+    parser.add_argument(
+        "--session",
+        action="store_true",
+        default=None,
+        help="draw the cache hunt's sessions, judged as a Session's answers after deltas"
+        " (an empty one, re-scorings) against fresh calls of the same requests",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
         "--replay",
@@ -172,11 +187,20 @@ def _config(args: argparse.Namespace) -> HuntConfig:
         shrink_per_kind=DEFAULT_SHRINK_PER_KIND if args.shrink is None else args.shrink,
         batch=args.batch,
         cache=bool(args.cache),
+        shape=_shape_of(args),
     )
 
 
+def _shape_of(args: argparse.Namespace) -> str:
+    chosen = [name for name in ("cache", "render", "session") if getattr(args, name)]
+    if len(chosen) > 1:
+        raise UsageError(f"--{chosen[0]} and --{chosen[1]} are two hunts: choose one")
+    return "" if chosen in ([], ["cache"]) else chosen[0]
+
+
 # what a resumed hunt takes from its state directory, never from the command line
-_SAVED = ("against", "seed", "max_candidates", "shrink", "out", "batch", "state", "cache")
+_SAVED = ("against", "seed", "max_candidates", "shrink", "out", "batch", "state", "cache",
+          "render", "session")  # fmt: skip
 
 
 def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntConfig:
@@ -202,6 +226,7 @@ def _resumed_config(args: argparse.Namespace, saved: Mapping[str, Any]) -> HuntC
             shrink_per_kind=int(saved["shrink_per_kind"]),
             batch=None if saved.get("batch") is None else int(saved["batch"]),
             cache=bool(saved.get("cache", False)),
+            shape=str(saved.get("shape", "")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise UsageError(f"{args.resume}: the saved settings are not usable: {error}") from None
@@ -234,9 +259,15 @@ def _progress_text(progress: Progress) -> str:
 _KIND_ORDER = {kind: index for index, kind in enumerate(FindingKind)}
 
 
+def _title(report: HuntReport) -> str:
+    if report.cache:
+        return "cache hunt"
+    return {"render": "render-rule hunt", "session": "session hunt"}.get(report.shape, "hunt")
+
+
 def _summary(report: HuntReport) -> str:
     lines = [
-        f"{'cache hunt' if report.cache else 'hunt'} against {report.strategy}, seed"
+        f"{_title(report)} against {report.strategy}, seed"
         f" {report.seed}: {report.examples} examples in"
         f" {report.seconds:.1f} s ({report.rate:.1f}/s), {report.skipped} skipped;"
         + (

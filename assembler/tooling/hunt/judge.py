@@ -16,18 +16,26 @@ price ``suboptimal-value`` or ``suboptimal-cost``; a feasible bundle cheaper tha
 exact's is an ``exact-disagreement``, and so is an exact bundle whose body the cache
 simulator, replayed after the previous call's blocks, reads differently from what its
 cache record states (an independent price check).
+
+``render``: the format the bundle is sent in. The exact strategies then decide under its
+rules (``models/README.md`` section 14) and their answer must render; a baseline
+decides blind to them and its bundle, judged by the verifier in that format, is a
+``false-bundle`` when the format cannot send it. ``judge_in`` judges a hunt's *shape*:
+``render`` in every format in turn (the first finding), ``session`` a session against
+fresh calls (``sessionjudge.py``), otherwise as above.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from ...api import assemble
 from ...model.errors import AssemblerError, EnumerationTooLarge, InvalidRequest
+from ...model.rendering import RenderFormat
 from ...model.types import Result, Status
 from ...providers.facts import cache_rules, format_caching_by
 from ...strategies import EXACT_STRATEGIES as EXACT
@@ -43,6 +51,7 @@ __all__ = [
     "Verdicts",
     "judge",
     "judge_against",
+    "judge_in",
     "judge_many_safely",
     "judge_safely",
     "reference",
@@ -66,6 +75,8 @@ class FindingKind(StrEnum):
     # exact's, or one outside the tolerance exact was held to (cheaper, or as cheap)
     PRICED_HIGHER = "priced-higher"
     OUTSIDE_TOLERANCE = "outside-tolerance"
+    # a session's answer after a delta differs from a fresh call's of the same request
+    SESSION_DISAGREEMENT = "session-disagreement"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +127,8 @@ def _describe(result: Result) -> str:
     return result.status.value
 
 
-def _violations(request: Mapping[str, Any], result: Result) -> str:
-    found = verify(request, result)
+def _violations(request: Mapping[str, Any], result: Result, render: str | None = None) -> str:
+    found = verify(request, result, render=render)
     if result.cache is None and result.strategy not in EXACT:
         # a baseline that prices nothing (top-k, ...) makes no claim about the cache to
         # be wrong about: its bundle is judged by the rules of a selection alone
@@ -168,8 +179,11 @@ class Reference:
     seconds: float = field(default=0.0, compare=False)
 
 
-def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
-    """The exact answer (exact, and enumerate as a second opinion on small requests).
+def reference(
+    request: Mapping[str, Any], *, oracle: bool = True, render: str | None = None
+) -> Reference:
+    """The exact answer (exact, and enumerate as a second opinion on small requests),
+    for a bundle sent in ``render`` when set.
 
     Input: a valid request dict. Output: a ``Reference``. Raises ``InvalidRequest``
     when the request is not valid.
@@ -177,7 +191,7 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
     answers: dict[str, Mapping[str, Any]] = {}
     started = time.perf_counter()
     try:
-        exact = assemble(request, strategy="exact")
+        exact = assemble(request, strategy="exact", render=render)
     except InvalidRequest:
         raise
     except Exception as error:
@@ -185,7 +199,7 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
         return Reference(None, answers, verdict)
     seconds = time.perf_counter() - started
     answers["exact"] = _answer(exact)
-    broken = _violations(request, exact)
+    broken = _violations(request, exact, render)
     if broken:
         return Reference(
             exact,
@@ -203,7 +217,7 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
 
     if oracle and len(request["candidates"]) <= ORACLE_MAX_CANDIDATES:
         try:
-            second = assemble(request, strategy="enumerate")
+            second = assemble(request, strategy="enumerate", render=render)
         except EnumerationTooLarge:
             pass
         except Exception as error:
@@ -215,7 +229,7 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
             answers["oracle"] = _answer(second)
             why = _exact_mismatch(exact, second) or (
                 f"enumerate's answer fails the verifier: {b}"
-                if (b := _violations(request, second))
+                if (b := _violations(request, second, render))
                 else None
             )
             if why:
@@ -256,17 +270,44 @@ def _price_check(request: Mapping[str, Any], exact: Result) -> str | None:
     )
 
 
-def judge(request: Mapping[str, Any], strategy: str, *, oracle: bool = True) -> Judgement:
-    """Run ``strategy`` and the exact solver on ``request`` and classify the outcome.
+def judge(
+    request: Mapping[str, Any], strategy: str, *, oracle: bool = True, render: str | None = None
+) -> Judgement:
+    """Run ``strategy`` and the exact solver on ``request`` and classify the outcome
+    (for a bundle sent in ``render``, when set).
 
     Input: a valid request dict and a strategy name. Output: a ``Judgement``.
     Raises ``InvalidRequest`` when the request is not valid (the shrinker relies on it).
     """
-    return judge_against(request, strategy, reference(request, oracle=oracle))
+    ref = reference(request, oracle=oracle, render=render)
+    return judge_against(request, strategy, ref, render)
 
 
-def judge_against(request: Mapping[str, Any], strategy: str, ref: Reference) -> Judgement:
-    """Judge ``strategy`` on ``request`` against its already computed ``Reference``."""
+def judge_in(request: Mapping[str, Any], strategy: str, shape: str = "") -> Judgement:
+    """``judge`` for a hunt's shape: ``render`` judges the request in every format in
+    turn and answers the first finding (its explanation names the format);
+    ``session`` judges a session against fresh calls (``sessionjudge.py``)."""
+    if shape == "session":
+        from .sessionjudge import judge_session
+
+        return judge_session(request, strategy)
+    if shape != "render":
+        return judge(request, strategy)
+    verdict = Judgement(None, "agrees in every format")
+    for fmt in RenderFormat:
+        found = judge(request, strategy, render=fmt.value)
+        if found.kind is not None:
+            return replace(found, explanation=f"[{fmt.value}] {found.explanation}")
+        if found.skipped:
+            verdict = replace(found, explanation=f"[{fmt.value}] {found.explanation}")
+    return verdict
+
+
+def judge_against(
+    request: Mapping[str, Any], strategy: str, ref: Reference, render: str | None = None
+) -> Judgement:
+    """Judge ``strategy`` on ``request`` against its already computed ``Reference``
+    (made for the same ``render``)."""
     if ref.verdict is not None:
         return ref.verdict
     exact = ref.exact
@@ -274,7 +315,8 @@ def judge_against(request: Mapping[str, Any], strategy: str, ref: Reference) -> 
     answers: dict[str, Mapping[str, Any]] = dict(ref.answers)
     started = time.perf_counter()
     try:
-        tested = assemble(request, strategy=strategy)
+        # a baseline decides blind to the format's rules: the verifier judges its bundle
+        tested = assemble(request, strategy=strategy, render=render if strategy in EXACT else None)
         seconds = time.perf_counter() - started
     except EnumerationTooLarge:
         return Judgement(None, f"{strategy} cannot run at this size", answers, skipped=True)
@@ -288,7 +330,7 @@ def judge_against(request: Mapping[str, Any], strategy: str, ref: Reference) -> 
             None, f"{strategy} answered undecided", answers, skipped=True, seconds=seconds
         )
 
-    broken = _violations(request, tested) if tested.status is Status.BUNDLE else ""
+    broken = _violations(request, tested, render) if tested.status is Status.BUNDLE else ""
     kind, explanation = _classify(strategy, exact, tested, broken)
     if kind is not FindingKind.FALSE_REFUSAL and not broken and request.get("cache") is not None:
         kind, explanation = _classify_cached(request, strategy, exact, tested, (kind, explanation))
@@ -405,13 +447,21 @@ def _classify_cached(
     return None, "agrees"
 
 
-def judge_safely(request: Mapping[str, Any], strategy: str) -> Judgement:
-    """``judge`` that turns any exception into a ``crash`` finding.
+def judge_safely(request: Mapping[str, Any], strategy: str, shape: str = "") -> Judgement:
+    """``judge`` (``judge_in`` for a hunt's ``shape``) that turns any exception into a
+    ``crash`` finding.
 
     A generated request rejected as invalid is a disagreement between the generator
     and the parser, and an exception in the verifier is a bug too: either is worth a
     saved case, and neither may take a whole hunt down.
     """
+    if shape in ("render", "session"):
+        try:
+            return judge_in(request, strategy, shape)
+        except InvalidRequest as error:
+            return Judgement(FindingKind.CRASH, f"the request was rejected as invalid: {error}")
+        except Exception as error:
+            return Judgement(FindingKind.CRASH, f"judging raised {type(error).__name__}: {error}")
     return judge_many_safely(request, (strategy,)).judgements[0]
 
 

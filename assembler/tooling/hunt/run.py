@@ -11,13 +11,18 @@ lets a stopped hunt continue (``state.py``). ``replay`` re-runs a saved case.
 
 With ``cache`` set, example ``i`` is ``sessions.session_example(s, i, M)`` instead: a
 next call whose ``cache.previous`` is the rendering of the call before, judged by the
-cache-aware order (``judge.py``).
+cache-aware order (``judge.py``). With ``shape`` ``session``, the same examples judged as
+a session's answers after deltas against fresh calls (``sessionjudge.py``); with
+``shape`` ``render``, example ``i`` is ``conversations.conversation`` drawn from
+``random.Random(f"{s}:render:{i}")`` (turns that may open a conversation, calls with bad
+arguments, a cache section in any order), judged in every format under its rules.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,7 +36,8 @@ from ..engine import Engine, EngineError, EngineSpec, open_engine
 from ..engine.base import never
 from ..generate import Shape, seeded_example
 from .cachesessions import session_example
-from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
+from .conversations import conversation
+from .judge import EXACT, Finding, FindingKind, Judgement, judge_in, judge_safely
 from .shrink import RequestDict, shrink
 from .state import HuntState, Journal
 
@@ -55,6 +61,8 @@ DEFAULT_MAX_CANDIDATES = 10
 # findings shrunk and written per kind: shrinking costs far more than an example, and
 # the first few findings of a kind are almost always the same trap
 DEFAULT_SHRINK_PER_KIND = 3
+# the hunts' shapes beside the generated requests and the cache hunt's (``HuntConfig.shape``)
+SHAPES = ("", "render", "session")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +83,19 @@ class HuntConfig:
     batch: int | None = None
     # draw sessions (a call, its rendering, the next call caching on it) instead
     cache: bool = False
+    # "render": conversations judged in every format; "session": the cache examples
+    # judged as a session's answers against fresh calls; "": the generated requests
+    shape: str = ""
+
+    @property
+    def mode(self) -> str:
+        """What the examples are and how they are judged: ``cache``, ``render``,
+        ``session`` or "" (the generated requests)."""
+        return "cache" if self.cache else self.shape
 
     def __post_init__(self) -> None:
+        if self.shape not in SHAPES or (self.cache and self.shape):
+            raise ValueError(f"shape must be one of {SHAPES}, and not with cache")
         if self.examples is None and self.seconds is None:
             raise ValueError("a hunt needs an example count or a number of seconds")
         if self.examples is not None and self.examples < 0:
@@ -113,6 +132,7 @@ class HuntReport:
     rerun_batches: int = 0
     complete: bool = True
     cache: bool = False
+    shape: str = ""
 
     def counts(self) -> dict[str, int]:
         counts = Counter(f.kind for f in self.findings)
@@ -155,6 +175,7 @@ class HuntReport:
             "strategy": self.strategy,
             "seed": self.seed,
             "cache": self.cache,
+            "shape": self.shape,
             "examples": self.examples,
             "skipped": self.skipped,
             "findings": self.counts(),
@@ -178,13 +199,26 @@ class HuntReport:
 
 
 def example_request(
-    seed: int, index: int, max_candidates: int, *, cache: bool = False
+    seed: int, index: int, max_candidates: int, *, cache: bool = False, shape: str = ""
 ) -> RequestDict:
-    """Example ``index`` of the hunt seeded ``seed`` (``cache``: of the cache hunt):
-    the same in every process."""
-    if cache:
+    """Example ``index`` of the hunt seeded ``seed`` (``cache``: of the cache hunt, and
+    of the session hunt; ``shape`` ``render``: of the render-rule hunt): the same in
+    every process."""
+    if cache or shape == "session":
         return session_example(seed, index, max_candidates)
+    if shape == "render":
+        return conversation(random.Random(f"{seed}:render:{index}"), max(2, max_candidates))
     return seeded_example(seed, index, Shape.small(max_candidates))
+
+
+def _example(seed: int, index: int, max_candidates: int, mode: str) -> RequestDict:
+    shape = "" if mode == "cache" else mode
+    return example_request(seed, index, max_candidates, cache=mode == "cache", shape=shape)
+
+
+def _shape(mode: str) -> str:
+    """The judge's shape of a mode (a cache example is judged as any request)."""
+    return "" if mode == "cache" else mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,12 +230,12 @@ class _Outcome:
     candidates: int
 
 
-def _run_batch(args: tuple[int, Sequence[int], str, int, bool]) -> list[_Outcome]:
-    seed, indices, strategy, max_candidates, cache = args
+def _run_batch(args: tuple[int, Sequence[int], str, int, str]) -> list[_Outcome]:
+    seed, indices, strategy, max_candidates, mode = args
     out = []
     for index in indices:
-        request = example_request(seed, index, max_candidates, cache=cache)
-        verdict = judge_safely(request, strategy)
+        request = _example(seed, index, max_candidates, mode)
+        verdict = judge_safely(request, strategy, _shape(mode))
         out.append(
             _Outcome(
                 index,
@@ -214,19 +248,20 @@ def _run_batch(args: tuple[int, Sequence[int], str, int, bool]) -> list[_Outcome
     return out
 
 
-def _shrink_job(args: tuple[int, int, str, str, int, bool]) -> dict[str, Any]:
-    seed, index, strategy, kind_name, max_candidates, cache = args
+def _shrink_job(args: tuple[int, int, str, str, int, str]) -> dict[str, Any]:
+    seed, index, strategy, kind_name, max_candidates, mode = args
     kind = FindingKind(kind_name)
-    original = example_request(seed, index, max_candidates, cache=cache)
-    small = shrink(original, strategy, kind)
-    verdict = judge_safely(small, strategy)
+    original = _example(seed, index, max_candidates, mode)
+    small = shrink(original, strategy, kind, shape=_shape(mode))
+    verdict = judge_safely(small, strategy, _shape(mode))
     return {
         "kind": kind.value,
         "strategy": strategy,
         "seed": seed,
         "example": index,
         "max_candidates": max_candidates,
-        "cache": cache,
+        "cache": mode == "cache",
+        "shape": _shape(mode),
         "explanation": verdict.explanation,
         "shrunk_from": len(original["candidates"]),
         "request": small,
@@ -243,7 +278,7 @@ def _case_name(case: Mapping[str, Any]) -> str:
 
 def _jobs(
     config: HuntConfig, start: int, batch: int, deadline: float | None
-) -> Iterator[tuple[int, Sequence[int], str, int, bool]]:
+) -> Iterator[tuple[int, Sequence[int], str, int, str]]:
     """Batches of example indices from ``start``; with a deadline, none is started after
     it (the ones in flight still finish, so the examples tried stay a prefix)."""
     while config.examples is None or start < config.examples:
@@ -255,7 +290,7 @@ def _jobs(
             range(start, stop),
             config.strategy,
             config.max_candidates,
-            config.cache,
+            config.mode,
         )
         start = stop
 
@@ -290,6 +325,7 @@ def settings(config: HuntConfig) -> dict[str, Any]:
         "out": None if config.out is None else str(config.out),
         "batch": config.batch,
         "cache": config.cache,
+        "shape": config.shape,
     }
 
 
@@ -381,7 +417,7 @@ def _hunt(
                 config.strategy,
                 f.kind.value,
                 config.max_candidates,
-                config.cache,
+                config.mode,
             )
             for f in chosen
         ]
@@ -420,6 +456,7 @@ def _hunt(
         engine=engine.description,
         rerun_batches=engine.rerun_jobs(),
         cache=config.cache,
+        shape=config.shape,
     )
     if journal is not None:
         journal.finish(report.to_dict())
@@ -464,6 +501,7 @@ class _Partial:
             rerun_batches=rerun,
             complete=False,
             cache=self.config.cache,
+            shape=self.config.shape,
         )
         if journal is not None:
             journal.finish(report.to_dict())
@@ -486,12 +524,13 @@ def replay(case: Mapping[str, Any]) -> ReplayResult:
     saved request is not valid input."""
     expected = FindingKind(case["kind"])
     request, strategy = case["request"], str(case["strategy"])
+    shape = str(case.get("shape", ""))
     try:
-        return ReplayResult(expected, judge(request, strategy))
+        return ReplayResult(expected, judge_in(request, strategy, shape))
     except InvalidRequest:
         raise
     except Exception:
-        return ReplayResult(expected, judge_safely(request, strategy))
+        return ReplayResult(expected, judge_safely(request, strategy, shape))
 
 
 def load_case(path: Path) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...model.errors import InvalidRequest
 from ...model.fields import CANDIDATE_FIELDS, TASK_FIELDS
-from .judge import FindingKind, judge
+from .judge import FindingKind, judge_in
 
 __all__ = ["SHRINK_MAX_TESTS", "RequestDict", "shrink"]
 
@@ -30,10 +30,10 @@ SHRINK_MAX_TESTS = 3000
 RequestDict = dict[str, Any]
 
 
-def _keeps(strategy: str, kind: FindingKind) -> Callable[[RequestDict], bool]:
+def _keeps(strategy: str, kind: FindingKind, shape: str = "") -> Callable[[RequestDict], bool]:
     def test(request: RequestDict) -> bool:
         try:
-            return judge(request, strategy).kind is kind
+            return judge_in(request, strategy, shape).kind is kind
         except InvalidRequest:
             # an edit that breaks the request's validity is not a simplification
             return False
@@ -400,12 +400,19 @@ def _natural(name: str) -> tuple[str, int]:
 
 
 def shrink(
-    request: RequestDict, strategy: str, kind: FindingKind, *, max_tests: int = SHRINK_MAX_TESTS
+    request: RequestDict,
+    strategy: str,
+    kind: FindingKind,
+    *,
+    max_tests: int = SHRINK_MAX_TESTS,
+    shape: str = "",
 ) -> RequestDict:
     """A smaller request on which ``strategy`` still shows ``kind``.
 
-    Input: a request where ``judge(request, strategy).kind is kind``. Output: a request
+    Input: a request where ``judge_in(request, strategy, shape).kind is kind`` (``shape``:
+    the hunt's, ``judge.judge_in``). Output: a request
     no edit of the shrinker can simplify further (or the best reached after
     ``max_tests`` judgements). Deterministic.
     """
-    return _layout(_Shrinker(_keeps(strategy, kind), max_tests).run(copy.deepcopy(request)))
+    test = _keeps(strategy, kind, shape)
+    return _layout(_Shrinker(test, max_tests).run(copy.deepcopy(request)))
