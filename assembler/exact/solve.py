@@ -112,7 +112,7 @@ def decide_exact(
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
     # the multiple-choice kernel answers the shapes it proves (an oracle's backend, never)
-    answered = solve_mckp(problem, deadline) if backend.name == "exact" else None
+    answered = _kernel_answer(problem, deadline) if backend.name == "exact" else None
     outcome = backend.solve(problem, Ask(deadline, workers)) if answered is None else answered
     clock.lap("solve")
     clock.mark("path-general" if answered is None else "path-mckp", 0.0)
@@ -132,6 +132,16 @@ def decide_exact(
     if outcome.status is SolveStatus.UNKNOWN:
         return Choice.undecided(outcome.bound, timings=clock.timings, kept=after)
     return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
+
+
+def _kernel_answer(problem: Problem, deadline: Deadline) -> SolveOutcome | None:
+    """The multiple-choice kernel's optimum of the problem without the format's rules,
+    when it answers and that optimum keeps them: the optimum of a relaxation that is
+    feasible is the optimum (otherwise None, and the general path answers)."""
+    outcome = solve_mckp(problem.blind(), deadline)
+    if outcome is None or problem.breaks(outcome.selection) is not None:
+        return None
+    return outcome
 
 
 def still_optimal(before: Problem, after: Problem, selection: tuple[int, ...]) -> bool:
