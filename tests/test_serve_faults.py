@@ -265,7 +265,10 @@ def test_healthz_says_saturated_when_a_call_would_be_refused(servers: Starter) -
     assert (status, busy["error"]["code"]) == (503, "server-busy")
     slow.join()
     waiting.join()
-    assert server.call("GET", "/healthz")[2]["status"] == "ok"
+    # nothing is held now, and /healthz still says a client was refused, and why
+    health = server.call("GET", "/healthz")[2]
+    assert (health["status"], health["in_flight"], health["queued"]) == ("saturated", 0, 0)
+    assert "--max-queue" in health["refusing"]["why"], health
 
 
 def test_a_client_that_disconnects_during_its_body_is_not_a_bug(servers: Starter) -> None:
@@ -363,6 +366,7 @@ def test_an_address_beyond_loopback_is_refused_without_a_flag_and_a_token(
 
     token = tmp_path / "token"
     token.write_text("s3cret-" + "x" * 20 + "\n")
+    token.chmod(0o600)
     for extra in ((), ("--allow-remote",), ("--token-file", str(token))):
         done = subprocess.run(
             argv(("--port", "0", "--host", host, *extra), False),
@@ -380,6 +384,7 @@ def test_a_remote_server_says_so_and_wants_its_token(servers: Starter, tmp_path:
     token = tmp_path / "token"
     secret = "s3cret-" + "x" * 20
     token.write_text(secret + "\n")
+    token.chmod(0o600)
     server: Http = servers(Http, "--host", "0.0.0.0", "--allow-remote", "--token-file", str(token))
     review = example("review-migration.json")
     status, headers, reply = server.call("POST", "/assemble", review)
@@ -405,6 +410,7 @@ def test_a_short_token_is_refused(tmp_path: Path) -> None:
 
     token = tmp_path / "token"
     token.write_text("short\n")
+    token.chmod(0o600)
     done = subprocess.run(
         argv(("--port", "0", "--token-file", str(token)), False),
         capture_output=True,

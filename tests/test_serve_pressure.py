@@ -196,6 +196,7 @@ def test_the_token_is_checked_before_the_route(servers: Starter, tmp_path: Path)
     token = tmp_path / "token"
     secret = "s3cret-" + "x" * 20
     token.write_text(secret + "\n")
+    token.chmod(0o600)
     server: Http = servers(Http, "--token-file", str(token))
     for method, path in (("GET", "/nowhere"), ("GET", "/assemble"), ("POST", "/sessions/k")):
         status, headers, reply = server.call(method, path)

@@ -38,7 +38,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from . import artifacts
 from .artifacts import BUSY_TIMEOUT_SECONDS
-from .errors import LedgerError
+from .errors import LedgerError, LedgerUnavailable
 from .events import GENESIS, Entry, Event, sha256_hex
 from .pgschema import DDL, INDEXES, SCHEMA_VERSION
 from .schema import FORMAT
@@ -101,6 +101,7 @@ class PostgresStore(artifacts.SharedReads):
         readonly: bool = False,
         lock: str = "advisory",
         pool_size: int = POOL_SIZE,
+        wait: float = BUSY_TIMEOUT_SECONDS,
     ) -> None:
         if lock not in LOCK_MODES:
             raise ValueError(f"lock must be one of {', '.join(LOCK_MODES)}, not {lock!r}")
@@ -109,6 +110,8 @@ class PostgresStore(artifacts.SharedReads):
         self.readonly = readonly
         self.lock = lock
         self.pool_size = pool_size
+        # the longest wait for a connection of the pool (the database down: a new one)
+        self.wait = wait
         # serialisable appends that had to start again (the benchmark reads it)
         self.retries = 0
         self._guard = threading.Lock()
@@ -160,7 +163,7 @@ class PostgresStore(artifacts.SharedReads):
             max_size=self.pool_size,
             kwargs={"autocommit": True, "connect_timeout": 10},
             configure=self._configure,
-            timeout=BUSY_TIMEOUT_SECONDS,
+            timeout=self.wait,
             open=False,
             name="assembler-ledger",
         )
@@ -368,17 +371,19 @@ class PostgresStore(artifacts.SharedReads):
                     raise self._error(exc, "nothing was recorded") from None
                 self.retries += 1  # another serialisable writer took the same seq
             except PoolTimeout:
-                raise LedgerError(
+                raise LedgerUnavailable(
                     self.path,
                     f"nothing was recorded: no connection to the database within"
-                    f" {BUSY_TIMEOUT_SECONDS:g} s",
+                    f" {self.wait:g} s",
                 ) from None
             except psycopg.Error as exc:
                 if commit is not None and exc.sqlstate == "AS001":
                     raise SessionMoved(self.path, _found(commit.key, exc), commit) from None
                 if isinstance(exc, psycopg.OperationalError):
                     # the connection broke: the commit may or may not have reached it
-                    raise self._error(exc, "the event may not have been recorded") from None
+                    raise LedgerUnavailable(
+                        self.path, self._error(exc, "the event may not have been recorded").reason
+                    ) from None
                 raise self._error(exc, "nothing was recorded") from None
         raise AssertionError("unreachable")
 
@@ -397,12 +402,15 @@ class PostgresStore(artifacts.SharedReads):
             try:
                 with pool.connection() as conn, conn.cursor(binary=binary) as cursor:
                     return cursor.execute(sql, args).fetchall()
-            except PoolTimeout as exc:
-                raise self._error(exc, "cannot read") from None
+            except PoolTimeout:
+                raise LedgerUnavailable(
+                    self.path, f"cannot read: no connection to the database within {self.wait:g} s"
+                ) from None
             except psycopg.OperationalError as exc:
                 # a connection the server closed (a restart) is replaced, once
                 if attempt == 2:
-                    raise self._error(exc, "cannot read") from None
+                    reason = self._error(exc, "cannot read").reason
+                    raise LedgerUnavailable(self.path, reason) from None
             except psycopg.Error as exc:
                 raise self._error(exc, "cannot read") from None
         raise AssertionError("unreachable")
