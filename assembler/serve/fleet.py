@@ -25,6 +25,7 @@ from typing import Any
 
 from ..explain.load import rendering_from_dict
 from ..ledger import CompilationOutcome, Ledger
+from ..ledger.documents import storable
 from ..ledger.events import canonical, sha256_hex
 from ..ledger.sessions import SessionCommit, SessionEntry
 from ..ledger.store import Store
@@ -69,8 +70,9 @@ class Held:
 
 
 def digest(delta: Any) -> str:
-    """The sha256 of a delta's canonical JSON: how a commit names the delta."""
-    return sha256_hex(canonical(delta).encode("utf-8"))
+    """The sha256 of a delta's canonical JSON (a lone surrogate escaped, as the ledger
+    stores it): how a commit names the delta."""
+    return sha256_hex(storable(canonical(delta)).encode("utf-8"))
 
 
 def ledger_for(store: Store, key: str) -> Ledger:
