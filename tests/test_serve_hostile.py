@@ -370,3 +370,30 @@ def test_an_idle_connection_lives_until_the_header_timeout(servers: Starter) -> 
         assert connection.sock.recv(100) == b""
     finally:
         connection.close()
+
+
+def test_bodies_one_client_holds_give_way_to_another_clients_body(servers: Starter) -> None:
+    # one client's stalled bodies fill --max-body-memory: another client's body was
+    # told server-busy until the body timeout cut them
+    mib = 2**20
+    server: Http = servers(Http, "--max-body-memory", str(16 * mib), "--max-request-bytes",
+                           str(8 * mib))  # fmt: skip
+    stalled = []
+    for _ in range(4):
+        sock = _from(server, "127.0.0.2")
+        head = b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (8 * mib)
+        sock.sendall(head)
+        sock.sendall(b'"' + b"x" * (3 * mib + mib // 2))
+        stalled.append(sock)
+    try:
+        _wait_until(lambda: server.health()["body_memory"] >= 14 * mib, "the bodies are held")
+        # a body of 2 MiB (a JSON string: read whole, then refused as not a request)
+        status, _, reply = server.call("POST", "/assemble", b'"' + b"y" * (2 * mib) + b'"')
+        assert (status, reply["error"]["code"]) == (400, "invalid-request"), reply
+        health = server.health()
+        assert health["connections_cut"] >= 1, health
+        status, _, body = read_response(stalled[0])  # the oldest gave way, told why
+        assert (status, json.loads(body)["error"]["code"]) == (503, "server-busy")
+    finally:
+        for sock in stalled:
+            sock.close()

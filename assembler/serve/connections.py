@@ -13,14 +13,15 @@ What a connection may hold:
   end of the previous reply on it (else ``read-timeout``, 408, and it is closed; one
   that sent nothing is closed silently);
 * at most ``max_connections`` are open, at most ``max_client_connections`` of one
-  client. A connection beyond either takes the place of another: the one idle the
-  longest (no call under way: it loses nothing but a socket its client would open
-  again), else the oldest *unfinished* one (a request begun whose headers or body have
-  not all come) of the client with the most unfinished ones, which is told
-  ``server-busy`` and closed. Only when every connection holds a whole call (being
-  answered, or its reply written) is the new one refused (``server-busy``, 503, with
-  ``Retry-After``), so that sockets held idle or half-sent, however many and from
-  however many addresses, never lock the other clients out. The bodies being read are
+  client. A connection beyond either takes the place of another of the client that
+  holds the most (itself, at its own cap): its longest idle one (no call under way: it
+  loses nothing but a socket its client would open again), else its oldest
+  *unfinished* one (a request begun whose headers or body have not all come), which is
+  told ``server-busy`` and closed. Only when no client has such a connection to give
+  (every one holds a whole call, being answered or its reply written) is the new one
+  refused (``server-busy``, 503, with ``Retry-After``), so that sockets held idle or
+  half-sent, however many and from however many addresses, never lock the other
+  clients out, nor close their idle connections. The bodies being read are
   bounded the same way by ``--max-body-memory`` (``http.py``: ``_make_room``), a body
   cut only for a client with fewer bodies being read;
 * a protocol the server does not serve (a websocket upgrade) is refused at once with
@@ -93,16 +94,22 @@ class Connections:
         due = [c.write_due for c in self.peers.values() if c.write_due is not None]
         return None if not due else max(0.0, min(due) - asyncio.get_running_loop().time())
 
-    def busiest(self, client: str | None = None) -> Any:
-        """The oldest unfinished connection of ``client`` (None: of the client with the
-        most unfinished ones), or None."""
-        if client is not None:
-            mine = self.unfinished.get(client)
-            return next(iter(mine), None) if mine else None
-        if not self.unfinished:
-            return None
-        most = max(self.unfinished.values(), key=len)
-        return next(iter(most), None)
+    def victim(self, client: str | None) -> tuple[Any, bool] | None:
+        """The connection to close for a new one, and whether it is idle: one of
+        ``client`` (at its own cap) or, for the total cap, of the client with the most
+        connections that has one to give: its longest idle, else its oldest unfinished
+        (a client with only whole calls gives none). None: no connection to give."""
+        whose = [client] if client is not None else sorted(
+            self.by_client, key=lambda who: self.by_client[who], reverse=True
+        )  # fmt: skip
+        for who in whose:
+            idle = self.idle_by_client.get(who)
+            if idle:
+                return next(iter(idle)), True
+            begun = self.unfinished.get(who)
+            if begun:
+                return next(iter(begun)), False
+        return None
 
     def body_to_cut(self, connection: Any) -> Any:
         """The oldest body being read (bytes taken) of the client with the most such
@@ -246,17 +253,16 @@ def protocol_class(service: Service, held: Connections) -> type:
             mine = held.by_client[self.who] > held.max_client_connections
             if not mine and held.open <= held.max_connections:
                 return True
-            idle = held.idle_by_client.get(self.who) if mine else held.idle
-            victim = next(iter(idle), None) if idle else None
-            if victim is not None:
-                held.evicted += 1
-                victim._uncount()
-                victim.transport.close()
-                return True
-            victim = held.busiest(self.who if mine else None)
-            if victim is not None:
-                held.cut += 1
-                victim.cut(mine)
+            found = held.victim(self.who if mine else None)
+            if found is not None:
+                victim, idle = found
+                if idle:
+                    held.evicted += 1
+                    victim._uncount()
+                    victim.transport.close()
+                else:
+                    held.cut += 1
+                    victim.cut(mine)
                 return True
             held.refused += 1
             which = (
