@@ -134,7 +134,8 @@ class Replica:
         code = (
             f"import sys; sys.path.insert(0, {str(tests)!r}); import assembler.strategies as s;"
             " s.STRATEGIES['sleepy'] = 'tests_support:sleepy';"
-            " from assembler.cli import main; sys.exit(main(sys.argv[1:]))"
+            # the command's own process policy (the collector's), as `assembler serve`
+            " from assembler.cli import entry_point; sys.exit(entry_point())"
         )
         self.log = scratch / f"replica-{os.getpid()}-{time.monotonic_ns()}.log"
         self._stderr = self.log.open("wb")

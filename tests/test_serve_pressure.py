@@ -381,7 +381,7 @@ def test_a_client_holding_a_thousand_idle_sockets_locks_nobody_out(servers: Star
             sock.bind(("127.0.0.2" if number < 700 else "127.0.0.1", 0))
             sock.connect(("127.0.0.1", server.port))
             idle.append(sock)
-        _wait_until(lambda: server.health()["connections_evicted"] >= 100, "idle ones given up")
+        _wait_until(lambda: server.health()["connections_parked"] >= 200, "its excess parked")
         health = server.health()
         assert health["connections"] <= health["max_connections"], health
         # the other clients are answered at once, each on its first try
@@ -390,9 +390,9 @@ def test_a_client_holding_a_thousand_idle_sockets_locks_nobody_out(servers: Star
             assert status == 200, reply
         same(review, reply["result"])
         health = server.health()
-        # one address holds at most its share; the idle sockets gave way, none refused
-        assert health["connections_refused"] == 0 and health["connections_evicted"] >= 200
-        assert "server-busy" not in health["errors"]
+        # one address holds at most its share (its excess held unread, uncounted, until
+        # the header deadline), and no one is refused
+        assert health["connections_refused"] == 0 and health["connections"] <= 900 + 1
     finally:
         for sock in idle:
             sock.close()

@@ -37,11 +37,13 @@ in constant time, as those bytes against the bytes of the ``Authorization`` head
 
 Names that were never judged by this rule (a task id, a session named in Python, an
 older ledger's keys) are shown as they are when they keep it, and otherwise marked
-with U+FFFD and escaped (``\ufffdagent-\\u0430``): no key can look like that.
+with U+FFFD and escaped as JSON does (``\ufffdagent-\\u0430``): no key can look like
+that.
 """
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any
 
@@ -235,15 +237,12 @@ _KINDS = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use
 
 def shown(text: str) -> str:
     """``text`` as a key is printed: as it is when it keeps the rule, else marked with
-    U+FFFD (which no key holds) and every character beyond printable ASCII escaped."""
+    U+FFFD (which no key holds) and written as a JSON string's inside, every character
+    beyond printable ASCII escaped (``\ufffd\\u0430gent-7``): two names never print
+    alike."""
     if lookalike(text) is None:
         return text
-    escaped = "".join(
-        c if c.isascii() and c.isprintable() else f"\\u{ord(c):04x}" if ord(c) < 0x10000
-        else f"\\U{ord(c):08x}"
-        for c in text
-    )  # fmt: skip
-    return "\ufffd" + escaped
+    return "\ufffd" + json.dumps(text)[1:-1]
 
 
 def token(text: str) -> bytes | str:

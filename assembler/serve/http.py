@@ -27,12 +27,15 @@ What a client can hold is bounded: its headers must arrive within ``header_timeo
 ``body_timeout`` of its headers, both cut with ``read-timeout`` (408) and the
 connection closed; its reply must be taken within ``write_timeout`` or the connection
 is cut. The bytes of bodies being read or answered and of replies not yet taken
-together within ``max_body_memory`` (``memory.py``: beyond, ``server-busy`` before a
-body is read further, and no solve starts). Calls wait for one of ``max_pending``
-places in a queue served client by client (``admission.py``); connections are capped
-in all and per client, idle ones given up first (``connections.py``). A body being
-read is not a call held: clients that stall their bodies take nothing from the others
-but a connection each, until their deadline. Replies are written in chunks, each
+together within ``max_body_memory`` (``memory.py``: beyond, the oldest body being
+read of the client with the most of them is cut for a body of a client with fewer, or
+the body is told ``server-busy`` before it is read further; and no solve starts). A
+call's body is read first; only a whole call waits for one of ``max_pending`` places
+in a queue served client by client (``admission.py``), its deadline (the time limit
+from the body's arrival) bounding the wait. Connections are capped in all and per
+client, the client holding the most giving way (``connections.py``): clients that
+stall their headers or bodies take nothing from the others but a connection each,
+until their deadline or a newer call's need. Replies are written in chunks, each
 waiting for the client to take the one before, so that a reply is held once, never
 copied whole into a transport's buffer. Starlette and Uvicorn are imported only here
 and in ``connections.py`` (the ``serve`` extra).
