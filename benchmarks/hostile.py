@@ -250,27 +250,38 @@ class Honest(threading.Thread):
         port = self.ports[turn % len(self.ports)]
         started = time.monotonic()
         what, undecided = "connection", False
-        try:
-            connection = self._connections.get(port)
-            if connection is None:
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=_CALL_WAIT)
-                self._connections[port] = connection
-            data = None if body is None else json.dumps(body).encode()
-            connection.request(method, path, data, AUTH)
-            response = connection.getresponse()
-            reply = json.loads(response.read())
-            if response.getheader("connection", "").lower() == "close":
+        for attempt in (1, 2):
+            reused = port in self._connections
+            try:
+                what, undecided = self._send(port, method, path, body)
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                # a kept-alive connection the server closed while it was idle: sent
+                # again on a new one, once, as HTTP clients do (urllib3, httpx)
                 self._drop(port)
-            if response.status == 200:
-                what = "ok"
-                result = reply.get("result") or {}
-                undecided = result.get("status") == "undecided"
-            else:
-                what = str(reply.get("error", {}).get("code"))
-        except (OSError, http.client.HTTPException, ValueError):
-            self._drop(port)
+                if not (reused and attempt == 1):
+                    break
+            except (OSError, http.client.HTTPException, ValueError):
+                self._drop(port)
+                break
         self.outcomes.append(Outcome(started, time.monotonic() - started, what, undecided))
         return what == "ok"
+
+    def _send(self, port: int, method: str, path: str, body: Any) -> tuple[str, bool]:
+        connection = self._connections.get(port)
+        if connection is None:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=_CALL_WAIT)
+            self._connections[port] = connection
+        data = None if body is None else json.dumps(body).encode()
+        connection.request(method, path, data, AUTH)
+        response = connection.getresponse()
+        reply = json.loads(response.read())
+        if response.getheader("connection", "").lower() == "close":
+            self._drop(port)
+        if response.status == 200:
+            result = reply.get("result") or {}
+            return "ok", result.get("status") == "undecided"
+        return str(reply.get("error", {}).get("code")), False
 
     def _drop(self, port: int) -> None:
         connection = self._connections.pop(port, None)

@@ -27,6 +27,7 @@ event, and a single statement in autocommit when there is no new artifact.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import threading
@@ -58,6 +59,8 @@ LOCK_MODES = ("advisory", "serializable")
 POOL_SIZE = 4
 # a serialisable append retried at most this often before it reports the ledger busy
 _RETRIES = 200
+# a pool that found no connection within the wait is replaced at most this often
+_RENEW_SECONDS = 2.0
 
 T = TypeVar("T")
 
@@ -115,6 +118,8 @@ class PostgresStore(artifacts.SharedReads):
         # serialisable appends that had to start again (the benchmark reads it)
         self.retries = 0
         self._guard = threading.Lock()
+        # when the pool was last replaced for want of a connection (time.monotonic())
+        self._renewed = -math.inf
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] | None = None
         self._pid = -1
         self._key = 0
@@ -136,7 +141,7 @@ class PostgresStore(artifacts.SharedReads):
     def _open(self) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
         try:
             import psycopg
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401  (the pool is made by _new_pool)
         except ImportError:
             raise LedgerError(
                 self.path,
@@ -157,6 +162,11 @@ class PostgresStore(artifacts.SharedReads):
                 self._check_format(conn)
         except psycopg.Error as exc:
             raise self._error(exc, "cannot open") from None
+        return self._new_pool()
+
+    def _new_pool(self) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
+        from psycopg_pool import ConnectionPool
+
         pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             self.url,
             min_size=1,
@@ -169,6 +179,20 @@ class PostgresStore(artifacts.SharedReads):
         )
         pool.open(wait=False)
         return pool
+
+    def _renew(self) -> None:
+        """No connection came within the wait (the database down): a new pool, whose
+        first connection is tried at once, takes the place of this one, whose retries
+        back off (1, 2, 4, ... s) and would keep a database that is back unused for as
+        long; at most one every ``_RENEW_SECONDS``."""
+        with self._guard:
+            now = time.monotonic()
+            fresh = now - self._renewed < _RENEW_SECONDS
+            if self._pool is None or self._pid != os.getpid() or fresh:
+                return
+            self._renewed = now
+            old, self._pool = self._pool, self._new_pool()
+        old.close(timeout=0)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         # a writer waits for another's lock as long as SQLite's busy timeout, no longer
@@ -371,6 +395,7 @@ class PostgresStore(artifacts.SharedReads):
                     raise self._error(exc, "nothing was recorded") from None
                 self.retries += 1  # another serialisable writer took the same seq
             except PoolTimeout:
+                self._renew()
                 raise LedgerUnavailable(
                     self.path,
                     f"nothing was recorded: no connection to the database within"
@@ -403,6 +428,7 @@ class PostgresStore(artifacts.SharedReads):
                 with pool.connection() as conn, conn.cursor(binary=binary) as cursor:
                     return cursor.execute(sql, args).fetchall()
             except PoolTimeout:
+                self._renew()
                 raise LedgerUnavailable(
                     self.path, f"cannot read: no connection to the database within {self.wait:g} s"
                 ) from None
