@@ -776,55 +776,43 @@ def _markdown(data: dict[str, Any]) -> str:
 
     if "honest" in after:
         lines += [honest_row(i) for i in range(len(after["honest"]))]
-    if "time_limited" in after:
-        cells = [
-            " / ".join(str(s["time_limited"][k]["applied"]) for k in ("none", "sqlite",
-                                                                        "postgresql"))
-            + f" (of {s['time_limited']['postgresql']['told_time_limit']} each)"
-            if "time_limited" in s else "-"
-            for s in (before, after)
-        ]  # fmt: skip
-        lines.append(f"| time-limited deltas applied (no ledger / SQLite / PostgreSQL) |"
-                     f" 0 / 0 / 0 | {cells[0]} | {cells[1]} |")  # fmt: skip
-    if "outage" in after:
-        cells = []
-        for s in (before, after):
-            o = s.get("outage")
-            cells.append("-" if o is None else (
-                f"{o['undecided']} undecided; replies {o['during']['codes']}; longest call"
-                f" {o['longest_call_s']} s; first answer {o['first_answer_after_s']} s after"
-                " it came back"
-            ))  # fmt: skip
-        outage = f"{data['plan']['outage']:g} s"
-        lines.append(f"| `undecided` answers during a {outage} PostgreSQL outage | 0, each a"
-                     f" retryable error | {cells[0]} | {cells[1]} |")  # fmt: skip
-    if "lookalikes" in after:
-        cells = [
-            "-" if "lookalikes" not in s else
-            f"{len(s['lookalikes']['accepted'])} of {s['lookalikes']['kinds_tried']}"
-            + (f" ({', '.join(s['lookalikes']['accepted'])})" if s["lookalikes"]["accepted"]
-               else "")
-            for s in (before, after)
-        ]  # fmt: skip
-        lines.append(f"| keys accepted that display like another key | 0 kinds |"
-                     f" {cells[0]} | {cells[1]} |")  # fmt: skip
-    if "soak" in after:
-        cells = []
-        for s in (before, after):
-            k = s.get("soak")
-            if k is None:
-                cells.append("-")
-                continue
-            h = k["honest"]
-            cells.append(
-                f"{k['internal_errors']} internal errors; honest {h['answered']}/{h['calls']}"
-                f" answered, {h['refused']} refused, p99 {h['p99_ms']} ms; /healthz reachable"
-                f" at the end on {k['healthz_reachable']}/2; {k['tracebacks']} tracebacks"
-                f" (load {k['load_before']})"
-            )
-        minutes = after["soak"]["seconds"] / 60
-        lines.append(f"| internal errors in the {minutes:g}-minute hostile soak (every pattern,"
-                     f" hostile payloads, an outage) | 0 | {cells[0]} | {cells[1]} |")  # fmt: skip
+    def row(part: str, case: str, goal: str, cell: Callable[[Any], str]) -> None:
+        if part in after:
+            cells = ["-" if part not in side else cell(side[part]) for side in (before, after)]
+            lines.append(f"| {case} | {goal} | {cells[0]} | {cells[1]} |")
+
+    def time_limited(t: Any) -> str:
+        applied = " / ".join(str(t[k]["applied"]) for k in ("none", "sqlite", "postgresql"))
+        return f"{applied} (of {t['postgresql']['told_time_limit']} each)"
+
+    def outage(o: Any) -> str:
+        return (
+            f"{o['undecided']} undecided; replies {o['during']['codes']}; longest call"
+            f" {o['longest_call_s']} s; first answer {o['first_answer_after_s']} s after"
+            " it came back"
+        )
+
+    def lookalikes(k: Any) -> str:
+        named = f" ({', '.join(k['accepted'])})" if k["accepted"] else ""
+        return f"{len(k['accepted'])} of {k['kinds_tried']}{named}"
+
+    def soak(k: Any) -> str:
+        h = k["honest"]
+        return (
+            f"{k['internal_errors']} internal errors; honest {h['answered']}/{h['calls']}"
+            f" answered, {h['refused']} refused, p99 {h['p99_ms']} ms; /healthz reachable"
+            f" at the end on {k['healthz_reachable']}/2; {k['tracebacks']} tracebacks"
+            f" (load {k['load_before']})"
+        )
+
+    row("time_limited", "time-limited deltas applied (no ledger / SQLite / PostgreSQL)",
+        "0 / 0 / 0", time_limited)  # fmt: skip
+    row("outage", f"`undecided` answers during a {data['plan']['outage']:g} s PostgreSQL"
+        " outage", "0, each a retryable error", outage)  # fmt: skip
+    row("lookalikes", "keys accepted that display like another key", "0 kinds", lookalikes)
+    minutes = data["plan"]["soak_seconds"] / 60
+    row("soak", f"internal errors in the {minutes:g}-minute hostile soak (every pattern,"
+        " hostile payloads, an outage)", "0", soak)  # fmt: skip
     met = goals(after)
     lines += ["", "Goals met by this change: " + (", ".join(
         f"{k} {'yes' if v else 'no'}" for k, v in met.items()) or "-") + ".", ""]  # fmt: skip

@@ -189,6 +189,14 @@ class Http(_Served):
             connection.close()
 
 
+def wait_until(check: Callable[[], Any], what: str, timeout: float = WAIT) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
 def started() -> Iterator[Starter]:
     """A function starting servers (``start(Lines | Http, *args, **options)``), each
     killed when the test ends."""

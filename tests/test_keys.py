@@ -8,7 +8,9 @@ name that breaks the rule is printed marked and escaped, never like a key.
 from __future__ import annotations
 
 import json
+import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -18,7 +20,12 @@ import assembler
 from assembler.model.errors import InvalidRequest
 from assembler.model.keys import key, lookalike, shown, token
 from assembler.model.rules import Place
-from benchmarks.hostile import LOOKALIKES
+
+# the benchmark's table of lookalike keys, one home for the tests and the soak
+CHECKOUT = Path(__file__).resolve().parents[1]
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
+from benchmarks.hostile import LOOKALIKES  # noqa: E402
 
 pytestmark = pytest.mark.unit
 

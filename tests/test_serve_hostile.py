@@ -19,11 +19,11 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -37,10 +37,17 @@ from serving import (
     same,
     started,
     time_limited_delta_is_not_applied,
+    wait_until,
 )
 
 import assembler
 from assembler.ledger.verify import verify
+
+# the benchmark's table of lookalike keys, one home for the tests and the soak
+CHECKOUT = Path(__file__).resolve().parents[1]
+if str(CHECKOUT) not in sys.path:
+    sys.path.insert(0, str(CHECKOUT))
+from benchmarks.hostile import LOOKALIKES  # noqa: E402
 
 pytestmark = pytest.mark.server
 
@@ -48,13 +55,6 @@ pytestmark = pytest.mark.server
 @pytest.fixture
 def servers() -> Iterator[Starter]:
     yield from started()
-
-
-def _wait_until(check: Any, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def _from(server: Http, address: str) -> socket.socket:
@@ -89,7 +89,7 @@ def test_websocket_upgrades_are_refused_at_the_protocol_and_hold_nothing(
         assert "websocket" in reply["error"]["message"]
         assert sock.recv(100) == b""  # closed: nothing held
         sock.close()
-    _wait_until(lambda: server.health()["connections"] <= 1, "the upgrades hold nothing")
+    wait_until(lambda: server.health()["connections"] <= 1, "the upgrades hold nothing")
     review = example("review-migration.json")
     status, _, reply = server.call("POST", "/assemble", review)
     assert (status, reply["exit"]) == (200, 0)
@@ -108,7 +108,7 @@ def test_stalled_bodies_take_no_admission_place_at_the_default_timeouts(
         sock.sendall(b"POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
         stalled.append(sock)
     try:
-        _wait_until(lambda: server.health()["reading"] == 64, "the stalled bodies are read")
+        wait_until(lambda: server.health()["reading"] == 64, "the stalled bodies are read")
         health = server.health()
         assert (health["status"], health["admitted"], health["queued"]) == ("ok", 0, 0), health
         review = example("review-migration.json")
@@ -203,32 +203,11 @@ def test_a_lone_surrogate_with_a_ledger_is_refused_and_recorded_escaped(
     assert [json.loads(raw) for raw in raws[:2]] == [json.loads(body) for body in bodies]
 
 
-# one of each kind the tester found (and their neighbours): each shows as another key
-_LOOKALIKES = {
-    "combining grapheme joiner": "agent-7\u034f",
-    "variation selector": "agent-7\ufe0f",
-    "hangul filler": "agent\u3164-7",
-    "hangul choseong filler": "agent-7\u115f",
-    "halfwidth hangul filler": "agent-7\uffa0",
-    "braille blank": "agent-7\u2800",
-    "cyrillic a": "\u0430gent-7",
-    "greek omicron": "agent-7-\u03bfk",
-    "all-cyrillic lookalike": "\u0430\u0440\u0435",
-    "fullwidth letter": "\uff41gent-7",
-    "mathematical letter": "\U0001d41agent-7",
-    "hyphen": "agent\u20107",
-    "latin alpha": "\u0251gent-7",
-    "dot above on i": "agent-i\u0307",
-    "trailing space": "agent-7 ",
-    "two spaces": "agent  7",
-}
-
-
 def test_keys_that_look_like_another_key_are_refused(servers: Starter) -> None:
     server: Http = servers(Http)
     empty = {"task": {"id": "t", "budget": 10}, "candidates": []}
     accepted = []
-    for kind, key in _LOOKALIKES.items():
+    for kind, key in LOOKALIKES.items():
         status, _, reply = server.call("PUT", "/sessions/" + quote(key, safe=""), empty)
         if status == 200:
             accepted.append(kind)
@@ -292,7 +271,7 @@ def test_a_shutdown_with_unread_replies_prints_no_traceback(servers: Starter) ->
             % len(body.encode()) + body.encode()
         )
         readers.append(sock)
-    _wait_until(lambda: server.health()["replies_unread"] >= 2, "replies wait to be read")
+    wait_until(lambda: server.health()["replies_unread"] >= 2, "replies wait to be read")
     server.proc.send_signal(signal.SIGTERM)
     assert server.proc.wait(timeout=WAIT) == 0
     stderr = server.stderr()
@@ -386,7 +365,7 @@ def test_bodies_one_client_holds_give_way_to_another_clients_body(servers: Start
         sock.sendall(b'"' + b"x" * (3 * mib + mib // 2))
         stalled.append(sock)
     try:
-        _wait_until(lambda: server.health()["body_memory"] >= 14 * mib, "the bodies are held")
+        wait_until(lambda: server.health()["body_memory"] >= 14 * mib, "the bodies are held")
         # a body of 2 MiB (a JSON string: read whole, then refused as not a request)
         status, _, reply = server.call("POST", "/assemble", b'"' + b"y" * (2 * mib) + b'"')
         assert (status, reply["error"]["code"]) == (400, "invalid-request"), reply
