@@ -26,8 +26,13 @@ used:
   never end (together the default --max-connections);
 * ``idle-sockets``: 1,100 connections per replica that send nothing.
 
-Parts: the honest clients alone (*unloaded*), then beside one attacker per pattern
-(goal: p99 at most twice the unloaded p99, 0 refused); time-limited deltas (a ``sleepy``
+A socket the server closes is opened again a second later (as a client's pool would,
+and as the soak's socket hog does); the honest clients send a call again once on a new
+connection when a kept-alive one was closed while idle, as HTTP client libraries do.
+
+Parts: for each pattern, on fresh replicas, the honest clients alone (*unloaded*) and
+beside one attacker, in three alternating rounds so that the machine's load weighs on
+both alike (goal: p99 at most twice the unloaded p99, 0 refused); time-limited deltas (a ``sleepy``
 session, a delta with a 0.5 s limit on a 2 s solve, then the same delta again without a
 version: applied twice if the first was applied) with no ledger, SQLite and PostgreSQL
 (goal 0/0/0); a 10 s PostgreSQL outage under the honest clients (goal: 0 ``undecided``
@@ -121,6 +126,8 @@ class Plan:
     half: int = 500
     idle: int = 1100
     time_limited: int = 3
+    # alternating rounds of the honest clients alone and beside an attacker
+    rounds: int = 3
 
 
 # -- the fleet ------------------------------------------------------------------------
@@ -551,25 +558,32 @@ def _stopped(replicas: list[Replica]) -> dict[str, Any]:
 
 
 def honest_part(bench: Bench, attack: str, seconds: float) -> dict[str, Any]:
-    """The honest clients for ``seconds`` on fresh replicas alone, then as long again
-    beside ``attack`` (the pair run back to back: the machine's load is alike)."""
+    """The honest clients on fresh replicas, alone then beside ``attack``, in
+    ``plan.rounds`` alternating rounds of ``seconds / rounds`` each (so that a drift of
+    the machine's load falls on both alike)."""
     load = _load()
     replicas = bench.fleet(attack)
     ports = [r.port for r in replicas]
     for port in ports:  # warm: each replica has answered once
         call(port, "POST", "/assemble", fleet_request(0, bench.plan.forms))
-    with honest_clients(ports, bench.plan) as clients:
-        time.sleep(seconds)
-    alone = honest_figures([o for c in clients for o in c.outcomes])
-    attacker = Attack(attack, ports, bench.plan)
-    attacker.start()
-    time.sleep(3.0)  # its sockets are open
-    with honest_clients(ports, bench.plan) as clients:
-        time.sleep(seconds)
-    seen = attacker.stop()
-    beside = honest_figures([o for c in clients for o in c.outcomes])
-    return {"pattern": attack, "load_before": load, "unloaded": alone, **beside,
-            "attacker_saw": seen, **_stopped(replicas)}  # fmt: skip
+    alone: list[Outcome] = []
+    beside: list[Outcome] = []
+    seen: Counter[str] = Counter()
+    share = seconds / bench.plan.rounds
+    for _ in range(bench.plan.rounds):
+        with honest_clients(ports, bench.plan) as clients:
+            time.sleep(share)
+        alone += [o for c in clients for o in c.outcomes]
+        attacker = Attack(attack, ports, bench.plan)
+        attacker.start()
+        time.sleep(3.0)  # its sockets are open
+        with honest_clients(ports, bench.plan) as clients:
+            time.sleep(share)
+        seen.update(attacker.stop())
+        beside += [o for c in clients for o in c.outcomes]
+    return {"pattern": attack, "load_before": load, "load_after": _load(),
+            "unloaded": honest_figures(alone), **honest_figures(beside),
+            "attacker_saw": dict(sorted(seen.items())), **_stopped(replicas)}  # fmt: skip
 
 
 def time_limited_part(bench: Bench) -> dict[str, Any]:
@@ -768,7 +782,7 @@ def _markdown(data: dict[str, Any]) -> str:
                 f"p99 {part['p99_ms']} ms against {alone['p99_ms']} ms alone"
                 f" ({_ratio(part['p99_ms'], alone['p99_ms'])}), {part['answered']}/"
                 f"{part['calls']} answered, {part['refused']} refused"
-                f" (load {part['load_before']})"
+                f" (load {part['load_before']}-{part['load_after']})"
             )
         pattern = after["honest"][i]["pattern"]
         goal = f"p99 <= {GOAL_P99:g}x alone, 0 refused"
@@ -845,7 +859,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     plan = Plan(seconds=args.seconds, soak_seconds=args.soak_minutes * 60, honest=args.honest)
     if args.quick:
-        plan = Plan(seconds=10.0, soak_seconds=60.0, honest=args.honest, time_limited=1)
+        plan = Plan(seconds=10.0, soak_seconds=60.0, honest=args.honest, time_limited=1,
+                    rounds=1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"machine": machine.describe(), "plan": asdict(plan)}
