@@ -27,6 +27,7 @@ from ..exits import EXIT_BUNDLE, EXIT_INVALID
 from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import AssemblerError
+from ..model.keys import shown as shown_key
 from ..model.rules import printable
 from .arguments import CommandParser
 
@@ -118,7 +119,7 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
     for s in rows:
         spent = "-" if s.cost is None else f"{s.cost}/{s.budget}"
         lines.append(
-            f"{s.number:>6}  {printable(s.session or '-')[:24]:<24} {s.requested_at:<27}"
+            f"{s.number:>6}  {_shown(s.session)[:24]:<24} {s.requested_at:<27}"
             f" {s.outcome.value:<11}"
             f" {s.status or '-':<9} {_dash(s.candidates):>7} {_dash(s.selected):>4}"
             f" {spent:>13}  {_short(s.package_id)}"
@@ -130,7 +131,13 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
 
 
 def _session(session: str | None) -> str:
-    return "-" if session is None else repr(session)
+    return "-" if session is None else f"'{shown_key(session)}'"
+
+
+def _shown(session: str | None) -> str:
+    """A session as ``list`` prints it: as it is when it keeps the rule of keys, else
+    marked and escaped (``model.keys.shown``: no two sessions print alike)."""
+    return "-" if session is None else shown_key(session)
 
 
 def _dash(value: int | None) -> str:
@@ -186,6 +193,13 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
         lines.append(
             "no outcome was recorded: the process ended during the compilation (interrupted;"
             " this is not a success)"
+        )
+    elif record.outcome is CompilationOutcome.ABANDONED:
+        why = (record.events[1].data().get("reason") if len(record.events) > 1 else None) or "-"
+        lines.append(
+            f"abandoned ({why}): this answer was made but not given to its caller (its call"
+            " was answered otherwise, or another call moved its session first); it moved"
+            " nothing on"
         )
     elif record.outcome is CompilationOutcome.FAILED:
         error = record.error or {}

@@ -2,7 +2,8 @@
 
 Input: nothing. Output: ``LedgerError`` (the ledger cannot be opened, read or written:
 a missing or foreign file, a newer schema, a read-only or full disk, a damaged
-database) and ``UnknownCompilation`` (an id the ledger does not hold; also a
+database), ``LedgerUnavailable`` (a ``LedgerError`` that may pass: the store did not
+answer in time) and ``UnknownCompilation`` (an id the ledger does not hold; also a
 ``ValueError``, since it is the caller's input).
 
 Each carries its facts as attributes: ``path`` and ``reason`` for every ledger error,
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from ..model.errors import AssemblerError
 
-__all__ = ["LedgerError", "UnknownCompilation"]
+__all__ = ["LedgerError", "LedgerUnavailable", "UnknownCompilation"]
 
 
 class LedgerError(AssemblerError):
@@ -23,6 +24,12 @@ class LedgerError(AssemblerError):
         self.path = path
         self.reason = reason
         super().__init__(f"ledger {path}: {reason}")
+
+
+class LedgerUnavailable(LedgerError):
+    """The ledger's store did not answer in time (its database down or unreachable, no
+    connection of its pool free, another writer holding its lock): nothing was done,
+    and the same call may succeed later."""
 
 
 class UnknownCompilation(LedgerError, ValueError):

@@ -22,7 +22,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
@@ -39,7 +38,6 @@ __all__ = [
     "enum_rule",
     "flag",
     "integer",
-    "key",
     "kind",
     "label",
     "label_list",
@@ -233,50 +231,9 @@ def name(value: Any, place: Place, key: Any, limits: Limits) -> str:
     return str(value)  # a subclass of str, as a plain str
 
 
-def key(value: Any, place: Place, field: Any, limits: Limits) -> str:
-    """A name that is also safe to print and shows only itself (the server's session
-    keys, which ``ledger list`` and logs show as they are): every character printable
-    by ``str.isprintable`` (no control, format, separator but the space, private-use,
-    surrogate or unassigned character: no bidirectional override, zero width or
-    no-break space can make one key look like another) and the text in Unicode NFC (a
-    letter and its accent, or the letter they compose, are one key, written one way)."""
-    checked: str = name(value, place, field, limits)
-    if checked.isascii() and checked.isprintable():
-        return checked
-    for at, character in enumerate(checked):
-        if not character.isprintable():
-            place.fail(
-                field,
-                f"holds {_described(character)} at character {at}; a key is printable text"
-                " (no control, format or separator character but the space)",
-            )
-    if not unicodedata.is_normalized("NFC", checked):
-        place.fail(
-            field,
-            "is not in Unicode NFC (a character is written decomposed); send it as"
-            f" {shown(unicodedata.normalize('NFC', checked))}",
-        )
-    return checked
-
-
-# what a character a key may not hold is, by its Unicode general category
-_KINDS = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use",
-          "Cn": "unassigned", "Zs": "space", "Zl": "line separator",
-          "Zp": "paragraph separator"}  # fmt: skip
-
-
-def _described(character: str) -> str:
-    """``U+202E (RIGHT-TO-LEFT OVERRIDE, a format character)``."""
-    kind = _KINDS.get(unicodedata.category(character), "")
-    described = unicodedata.name(character, "")
-    inside = ", ".join(part for part in (described, f"a {kind} character" if kind else "") if part)
-    return f"U+{ord(character):04X}" + (f" ({inside})" if inside else "")
-
-
 def printable(text: str) -> str:
-    """``text`` with each character a key may not hold escaped (``\\x1b``, ``\\u202e``),
-    for showing names that were never judged by ``key`` (a task id, a session named in
-    Python)."""
+    """``text`` with each character that is not printable escaped (``\\x1b``,
+    ``\\u202e``), for showing text on a terminal (a task id, an error)."""
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

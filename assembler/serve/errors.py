@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exits import EXIT_INTERNAL, EXIT_INVALID, EXIT_UNDECIDED
-from ..ledger import LedgerError
+from ..ledger import LedgerError, LedgerUnavailable
 from ..model.errors import (
     AssemblerError,
     InternalError,
@@ -29,9 +29,14 @@ from ..model.errors import (
     RequestTooLarge,
 )
 
+# a call told its ledger's store is unavailable retries after this long
+LEDGER_RETRY = 1.0
+
 __all__ = [
+    "LEDGER_RETRY",
     "ClientDisconnected",
     "ErrorReply",
+    "Overdue",
     "ReadTimeout",
     "ServeError",
     "ServerBusy",
@@ -104,6 +109,16 @@ class TimeLimitReached(ServeError):
     def __init__(self, seconds: float, what: str) -> None:
         self.seconds = seconds
         super().__init__(f"no answer within the time limit of {seconds:g} s: {what}")
+
+
+class Overdue(AssemblerError):
+    """Inside the server: a call's deadline passed while it waited for ``what`` (its
+    session's previous call, a solver thread, memory, its solve); the service answers
+    it ``TimeLimitReached`` with the call's time limit."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(what)
 
 
 class ServerBusy(ServeError):
@@ -225,6 +240,12 @@ def error_reply(exc: BaseException) -> ErrorReply:
         print(f"assembler serve: {_one_line(exc)}", file=sys.stderr, flush=True)
         reason = _one_line_of(exc.reason.replace(exc.path, "<ledger>"))
         body.update(code="ledger-error", message=f"the server's ledger: {reason}")
+        if isinstance(exc, LedgerUnavailable):
+            # the store did not answer in time: nothing was applied or recorded, and the
+            # same call may succeed in a moment
+            body.update(retryable=True, retry_after=LEDGER_RETRY)
+            return ErrorReply(EXIT_INVALID, 503, body)
+        body["retryable"] = False
         return ErrorReply(EXIT_INVALID, 500, body)
     if isinstance(exc, AssemblerError) and isinstance(exc, ValueError):
         # UnknownStrategy, EnumerationTooLarge: the call's input
