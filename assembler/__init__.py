@@ -22,7 +22,7 @@ from . import kernels as _kernels
 # before any other module of the package loads: each kernel, compiled or its twin
 _kernels.install()
 
-from .model import errors as _errors  # noqa: E402  (after the kernels, as every module)
+from . import errors as _errors  # noqa: E402  (after the kernels, as every module)
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -86,7 +86,7 @@ _HOME = {
     "verify": ".verifiers.bundle",
     "verify_rendering": ".verifiers.rendering",
     # every error class is public: the errors module's own list
-    **dict.fromkeys(_errors.__all__, ".model.errors"),
+    **dict.fromkeys(_errors.__all__, ".errors"),
     **dict.fromkeys(("Manifest", "ManifestItem", "RenderFormat", "Rendering"), ".model.rendering"),
     **dict.fromkeys(
         (
@@ -110,9 +110,7 @@ _HOME = {
 if TYPE_CHECKING:
     from .adapters.fitting import fit
     from .api import assemble
-    from .ledger import Ledger, LedgerError
-    from .model.arguments import DEFAULT_TIME_LIMIT
-    from .model.errors import (
+    from .errors import (
         AssemblerError,
         EnumerationTooLarge,
         InternalError,
@@ -122,6 +120,8 @@ if TYPE_CHECKING:
         SolverError,
         UnknownStrategy,
     )
+    from .ledger import Ledger, LedgerError
+    from .model.arguments import DEFAULT_TIME_LIMIT
     from .model.limits import DEFAULT_LIMITS, Limits
     from .model.parse import parse_request, request_from_json
     from .model.rendering import Manifest, ManifestItem, RenderFormat, Rendering

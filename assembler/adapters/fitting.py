@@ -29,16 +29,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..model.errors import AssemblerError, InvalidRequest
-from ..model.types import Result, Status
-from ..providers import registry
-from ..providers.facts import (
+from ..facts import (
     ModelProfile,
     compatible,
     compatible_profile,
     model_profile,
     profiles,
 )
+from ..model.errors import AssemblerError, InvalidRequest
+from ..model.types import Result, Status
+from ..providers import registry
 from ..providers.interface import Api
 from ..providers.meter import Meter
 from ..providers.units import ELIDE_ABOVE, Unit
@@ -70,7 +70,7 @@ class FitRefused(AssemblerError):
 class Fitted:
     """What ``fit`` kept. ``format`` is the list's (the ``NAME`` of its room: a provider
     API's format, or ``langchain``), ``provider`` the model's, whose cache and prices
-    apply (``providers.facts.Provider``); ``messages`` is the same kind of list as given
+    apply (``facts.Provider``); ``messages`` is the same kind of list as given
     (the very message objects, a shortened tool result as a copy); ``body()`` the
     provider body; ``tokens`` that body's count as billed by ``counter`` (calibration
     included), at most ``budget``."""
@@ -157,7 +157,7 @@ def fit(
     not. ``budget`` (tokens for the whole request body) defaults to the model's context
     window less ``output_tokens`` (default: the model's output limit), and may not
     exceed it; a model this package does not know is fitted as compatible
-    (``providers.facts.compatible``: a chat of the provider whose data says so) given
+    (``facts.compatible``: a chat of the provider whose data says so) given
     ``counter`` and ``budget`` (its window). ``relevance(index, message)`` in [0, 1]
     values each message (default: recency, from 0.1 for the oldest to 1.0 for the
     newest). Tool results above ``elide_above`` tokens may be sent as head and tail, or

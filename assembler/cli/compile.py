@@ -196,8 +196,8 @@ def _counter(args: argparse.Namespace) -> Counter | None:
 
 def _check_window(args: argparse.Namespace, budget: int) -> None:
     """With ``--model``, a budget above the model's input window is refused."""
+    from ..facts import model_profile
     from ..model.errors import InvalidRequest
-    from ..providers.facts import model_profile
 
     if args.model is not None:
         profile = model_profile(args.model)

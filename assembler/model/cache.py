@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from ..providers.facts import CacheMode, Provider, cache_rules, providers_listed
+from ..facts import CacheMode, Provider, cache_rules, providers_listed
 from .errors import UnknownCacheModel
 from .limits import Limits
 from .rules import (

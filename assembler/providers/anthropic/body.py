@@ -15,7 +15,7 @@ breakpoints at the end of the stable section, of the evidence and of the convers
 (at most 3 of the 4 allowed), or, in a cache-aware layout, where the blocks say. Its
 parts, read in the order ``tools``, system, messages, concatenate to the rendered text.
 
-Counting (figures and sources: ``providers/data/anthropic.json``): no tokenizer is
+Counting (figures and sources: ``assembler/facts/anthropic.json``): no tokenizer is
 published, so text is a calibrated estimate (the model's encoding times its
 ``estimate_factor``); each message and each tool block its framing; images by the
 vision formula; the tool definitions as their JSON's estimate, plus the model's
@@ -29,8 +29,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ...facts import Provider, RenderFormat, cache_rules, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import Provider, RenderFormat, cache_rules, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -54,7 +54,7 @@ __all__ = [
 FORMAT = RenderFormat.ANTHROPIC_MESSAGES
 _MESSAGE = framing(FORMAT, "message")
 _TOOL_USE = framing(FORMAT, "tool_use")
-_IMAGES = facts(Provider.ANTHROPIC).images
+_IMAGES = provider_facts(Provider.ANTHROPIC).images
 # the breakpoints one request may set (a cache rules figure, the same for every family)
 MAX_BREAKPOINTS = cache_rules(Provider.ANTHROPIC).breakpoints
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")

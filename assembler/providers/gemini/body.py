@@ -20,7 +20,7 @@ body's texts, in the order ``tools``, ``systemInstruction``, ``contents`` (text 
 a call's arguments, a response's output), concatenate to the rendered text; Gemini
 caches prefixes by itself, so the body has no breakpoints.
 
-Counting (figures and sources: ``providers/data/gemini.json``): an estimate (the
+Counting (figures and sources: ``assembler/facts/gemini.json``): an estimate (the
 model's encoding times its ``estimate_factor``): each content its framing and each text
 part's text, a ``functionCall`` its framing plus its name and arguments' JSON, a
 ``functionResponse`` its framing plus its name and response's JSON, an image by the
@@ -34,8 +34,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ...facts import Provider, RenderFormat, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import Provider, RenderFormat, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -57,7 +57,7 @@ __all__ = [
 FORMAT = RenderFormat.GEMINI
 _CONTENT = framing(FORMAT, "content")
 _CALL = framing(FORMAT, "function_call")
-_IMAGES = facts(Provider.GEMINI).images
+_IMAGES = provider_facts(Provider.GEMINI).images
 
 
 def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

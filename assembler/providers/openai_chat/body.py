@@ -19,7 +19,7 @@ body's canonical JSON is written from each message's, a conversation item's made
 per block (``Piece.pieces``), so that a session's next call writes only the new items'.
 
 Counting, OpenAI's published recipe (the figures and their sources:
-``providers/data/openai.json``): per message its framing plus the tokens of each of its
+``assembler/facts/openai.json``): per message its framing plus the tokens of each of its
 string values (role, content, name, tool_call_id), ``name`` one more; each tool call its
 name and arguments plus its framing; the reply priming; text parts counted with the
 model's encoding, images by the vision formula; the tool definitions as the encoding's
@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
+from ...facts import ModelProfile, Provider, RenderFormat, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import ModelProfile, Provider, RenderFormat, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -63,7 +63,7 @@ _REPLY = framing(FORMAT, "reply")
 _TOOL_CALL = framing(FORMAT, "tool_call")
 _TOOL = framing(FORMAT, "tool")
 _TOOLS = framing(FORMAT, "tools")
-_IMAGES = facts(Provider.OPENAI).images
+_IMAGES = provider_facts(Provider.OPENAI).images
 _SORTED = orjson.OPT_SORT_KEYS
 
 

@@ -17,7 +17,7 @@ query as the last ``user`` message. The body's texts, read in the order ``tools`
 (each definition as its item block), then ``input`` (message contents, a call's
 arguments, an output), concatenate to the rendered text.
 
-Counting (figures and sources: ``providers/data/openai.json``): an input message as a
+Counting (figures and sources: ``assembler/facts/openai.json``): an input message as a
 Chat Completions message, a ``function_call`` its framing plus its name and arguments,
 a ``function_call_output`` its framing plus its output, any other item (``reasoning``
 with its encrypted content, compaction, approvals, hosted tool calls) its JSON's count,
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...facts import RenderFormat, framing
 from ...stages.identities import canonical_json
-from ..facts import RenderFormat, framing
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
 from ..openai_chat.body import message_tokens, overheads, reply_tokens, tools_tokens

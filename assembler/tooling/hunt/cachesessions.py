@@ -28,8 +28,8 @@ import random
 from typing import Any
 
 from ...api import assemble
+from ...facts import CacheMode, Provider, cache_rules, format_caching_by
 from ...model.rendering import Headers, RenderFormat
-from ...providers.facts import CacheMode, Provider, cache_rules, format_caching_by
 
 __all__ = ["session_example", "turn"]
 
