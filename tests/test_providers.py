@@ -2,8 +2,9 @@
 
 Each test fails when a provider's fact gets a second home: a module outside the rooms
 (``assembler/providers/``) and the figures (``assembler/facts/``) naming a provider
-(the verifiers keep their own copies on purpose), a number written into a room's code instead of its data file, a
-format without a room, a figure without a source, a body parsed back from its JSON.
+(the verifiers keep their own copies on purpose), a number written into a room's code
+instead of its data file, a format without a room, a figure without a source, a body
+parsed back from its JSON.
 """
 
 from __future__ import annotations

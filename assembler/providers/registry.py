@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import InvalidRequest
 from ..facts import ModelProfile, RenderFormat, provider_of
-from ..model.errors import InvalidRequest
 from . import anthropic, gemini, openai_chat, openai_responses
 from .interface import Api
 from .openai_chat import langchain

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InvalidRequest
 from ..facts import ModelProfile, model_profile
-from ..model.errors import InvalidRequest
 from ..providers.meter import Meter
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding
