@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ...facts import Provider, RenderFormat, cache_rules, framing, provider_facts
@@ -71,7 +72,12 @@ def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     ``placed`` (a cache-aware layout) exactly where the blocks say."""
     value, breakpoints = _built(blocks, placed)
     check(value)
-    return Body(canonical_json(value), breakpoints, lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(value), breakpoints, partial(_value, tuple(blocks), placed))
+
+
+def _value(blocks: tuple[Piece, ...], placed: bool) -> dict[str, Any]:
+    return _built(blocks, placed)[0]
 
 
 def _built(blocks: Sequence[Piece], placed: bool) -> tuple[dict[str, Any], tuple[int, ...]]:

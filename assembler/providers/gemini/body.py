@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ...facts import Provider, RenderFormat, framing, provider_facts
@@ -67,8 +68,8 @@ def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
 
 def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     """The body of ``blocks`` (Gemini caches prefixes by itself: no breakpoints)."""
-    value = _built(blocks)
-    return Body(canonical_json(value), (), lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(_built(blocks)), (), partial(_built, tuple(blocks)))
 
 
 def _built(blocks: Sequence[Piece]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ an over-estimate; the tools and the reply priming as in Chat Completions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ...facts import RenderFormat, framing
@@ -64,8 +65,8 @@ def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
 
 def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     """The body of ``blocks`` (the Responses API caches by itself: no breakpoints)."""
-    value = _built(blocks)
-    return Body(canonical_json(value), (), lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(_built(blocks)), (), partial(_built, tuple(blocks)))
 
 
 def _built(blocks: Sequence[Piece]) -> dict[str, Any]:
