@@ -3,7 +3,7 @@
 Input: ``models/`` and ``corpus/`` of the source tree, and the kernels' sources
 (``assembler/kernels.py``'s ``KERNELS``). Output: the contract's JSON files copied into
 the built package as ``assembler/contract/`` (schemas at its top, ``examples/``,
-``corpus/`` with ``corpus/register/``), read at run time through ``assembler.shipped``
+``corpus/``), read at run time through ``assembler.shipped``
 (never kept in git; an editable install reads those folders where they are); and each
 kernel compiled by Cython from its own source into an extension module beside it, with
 each source's sha256 in ``assembler/kernels.json`` (an editable install builds them in
@@ -40,7 +40,6 @@ CONTRACT = (
     ("models/structure", "*.json", "structure"),
     ("models/examples", "*.json", "examples"),
     ("corpus", "*.json", "corpus"),
-    ("corpus/register", "*.json", "corpus/register"),
 )
 
 

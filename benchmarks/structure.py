@@ -45,11 +45,11 @@ sys.path.insert(0, str(ROOT))
 from assembler.adapters import fit  # noqa: E402
 from assembler.adapters.fitting import FitRefused  # noqa: E402
 from assembler.adapters.selection import recency, request_of  # noqa: E402
+from assembler.conformance import SHARES, load_suite  # noqa: E402
 from assembler.model.types import Kind  # noqa: E402
 from assembler.providers.registry import named  # noqa: E402
 from assembler.providers.units import Unit  # noqa: E402
 from assembler.render.meters import meter_for  # noqa: E402
-from assembler.tooling.structure import SHARES, load_suite  # noqa: E402
 from assembler.verifiers.structure import judge  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from benchmarks.peers import contextcram, ctxbudgeter  # noqa: E402

@@ -4,7 +4,7 @@
 of choosing a bundle, ``assembler.strategies``, so this module is named for what it
 draws.)
 
-Input: an optional ``assembler.tooling.generate.Shape``. Output: strategies drawing request
+Input: an optional ``assembler.hunt.generate.Shape``. Output: strategies drawing request
 dicts (stated-model JSON) from the same generator the hunts and the benchmarks use,
 so the property tests and the hunts explore the same space.
 
@@ -29,10 +29,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from assembler.exact.closure import Problem, build_problem
+from assembler.hunt.cachesessions import turn
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
-from assembler.tooling.generate import Shape, generate
-from assembler.tooling.hunt.cachesessions import turn
 
 __all__ = [
     "hostile_values",

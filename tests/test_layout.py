@@ -58,8 +58,17 @@ LAYERS = (
     "explain",
     # the exit codes of every command and served call (assembler/exits.py)
     "exits",
+    # where the batches of the commands below run: this process, a pool, a Dask cluster
+    "engines",
+    # the users' commands beside compile, each a room named for it (its command line in
+    # cli/): counterexample hunts (with their request generator), sweeps, the corpus
+    # run, the structural conformance suite, a cache session's clairvoyant plan
+    "hunt",
+    "sweep",
+    "corpus",
+    "conformance",
+    "cacheplan",
     "serve",
-    "tooling",
     "cli",
     "__main__",
     "__init__",

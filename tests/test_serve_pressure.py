@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from serving import WAIT, Http, Lines, Starter, example, read_response, same, started
 
-from assembler.tooling.agentloop import agent_loop
+from benchmarks.scenarios.agentloop import agent_loop
 
 
 @pytest.fixture

@@ -137,7 +137,6 @@ def test_the_wheel_carries_its_contract_byte_for_byte(wheel: Path) -> None:
             "assembler/contract/" + p.name: p for p in (ROOT / "models").glob("*.schema.json")
         }
         for folder, inside in (("models/examples", "examples"), ("corpus", "corpus"),
-                               ("corpus/register", "corpus/register"),
                                ("models/structure", "structure")):  # fmt: skip
             for path in (ROOT / folder).glob("*.json"):
                 expected[f"assembler/contract/{inside}/{path.name}"] = path

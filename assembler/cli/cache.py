@@ -39,7 +39,7 @@ def cache_command(argv: Sequence[str]) -> int:
     kind.add_argument("--bound", action="store_true", help="only the proven lower bound")
     planned.add_argument("--json", action="store_true", help="print the plan as JSON")
     args = parser.parse_args(argv)
-    from ..tooling.clairvoyant import TooLarge, load, plan
+    from ..cacheplan import TooLarge, load, plan
 
     try:
         text = sys.stdin.read() if args.session == "-" else Path(args.session).read_text("utf-8")

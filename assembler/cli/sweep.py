@@ -7,7 +7,7 @@ the engine options (``--engine local|dask``, ``--workers``, ``--scheduler``),
 Output: one row per (shape, budget, strategy) on stdout (``COLUMNS`` documents each,
 and ``--json`` prints them with the documentation), progress on stderr, and the exit
 code: 0; 1 an exact strategy was wrong on some request (crash or
-exact-disagreement: a bug, hunt it with ``assembler hunt``); 2 bad arguments; 4 the
+exact-disagreement: a bug, hunt it with ``assembler hunt``); 2 bad arguments; 5 the
 engine failed; 130 stopped by Ctrl-C (the table of the examples judged so far is
 printed).
 """
@@ -19,18 +19,18 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 
-from ...strategies import STRATEGIES
-from ..arguments import EXIT_USAGE, ExitRequest, Parser, UsageError
-from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
-from ..progress import ProgressPrinter, choose_mode
-from ..stopping import StopOnInterrupt
-from .grid import parse_budget, parse_shape
-from .run import SweepConfig, SweepReport, sweep
+from ..engines import EngineError, open_engine
+from ..exits import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_PROBLEM
+from ..strategies import STRATEGIES
+from ..sweep.grid import parse_budget, parse_shape
+from ..sweep.run import SweepConfig, SweepReport, sweep
+from .arguments import ExitRequest, Parser, UsageError
+from .engines import add_engine_arguments, engine_spec
+from .progress import ProgressPrinter, choose_mode
+from .stopping import StopOnInterrupt
 
 __all__ = ["COLUMNS", "main", "render_table"]
 
-EXIT_ENGINE = 4
-EXIT_INTERRUPTED = 130
 DEFAULT_SHAPES = "small-10"
 DEFAULT_BUDGETS = "mixed"
 DEFAULT_STRATEGIES = "greedy,top-k,weighted,dump"
@@ -219,7 +219,7 @@ def main(argv: Iterable[str]) -> int:
             raise UsageError(str(error)) from None
     except UsageError as error:
         sys.stderr.write(f"assembler sweep: error: {error}\n")
-        return EXIT_USAGE
+        return EXIT_INVALID
     except ExitRequest as done:
         return done.code
     printer = ProgressPrinter(sys.stderr, choose_mode(sys.stderr, args.progress, args.json),
@@ -244,4 +244,4 @@ def main(argv: Iterable[str]) -> int:
             " covers the examples judged so far\n"
         )
         return EXIT_INTERRUPTED
-    return 1 if report.exact_is_wrong else 0
+    return EXIT_PROBLEM if report.exact_is_wrong else EXIT_OK

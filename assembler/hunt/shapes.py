@@ -9,7 +9,7 @@ Standard library only, like ``generate``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = ["Relevance", "Shape"]
@@ -179,22 +179,3 @@ class Shape:
             p_zero_cost=0.0,
             p_content=0.0,
         )
-
-    @classmethod
-    def tangled(cls, n_forms: int) -> Shape:
-        """Benchmarks: the ``scale`` shape with dependency chains, cycles and
-        coupled groups of two or three turned up (half of the content identities need
-        another, a quarter sit in a mutual dependency, 15% in a group).
-
-        At 650-1,000 forms these cores are small but hard to prove: the multi-worker
-        CP-SAT portfolio stalled on some that one worker proved.
-        """
-        return replace(
-            cls.scale(n_forms), p_chain=0.5, p_cycle=0.25, p_group=0.15, group_size=(2, 3)
-        )
-
-    def with_max_candidates(self, max_candidates: int) -> Shape:
-        """The same shape with the candidate count capped at ``max_candidates``."""
-        low, high = self.candidates
-        high = min(high, max_candidates)
-        return replace(self, candidates=(min(low, high), high))

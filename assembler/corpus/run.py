@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...api import assemble
-from ...model.errors import AssemblerError
-from ...model.types import Result, Status
-from ...strategies import EXACT_STRATEGIES, STRATEGIES
-from ...verifiers.bundle import ViolationKind, verify
-from ..engine import Engine, SerialEngine
+from ..api import assemble
+from ..engines import Engine, SerialEngine
 from ..hunt.cachejudge import price_of
+from ..model.errors import AssemblerError
+from ..model.types import Result, Status
+from ..strategies import EXACT_STRATEGIES, STRATEGIES
+from ..verifiers.bundle import ViolationKind, verify
 from .cases import Case, CorpusError, load_corpus
 
 __all__ = [

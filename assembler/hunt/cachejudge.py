@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...cache.prefix import build_prefix
-from ...model.cache import MICRO
-from ...model.parse import parse_request
-from ...model.types import Request, Result
+from ..cache.prefix import build_prefix
+from ..model.cache import MICRO
+from ..model.parse import parse_request
+from ..model.types import Request, Result
 
 __all__ = ["CacheVerdict", "Priced", "cache_verdict", "price_of", "simulated_read", "tokens"]
 
@@ -106,8 +106,8 @@ def simulated_read(request: Mapping[str, Any] | Request, result: Result) -> int 
     the request's own cache figures; None when there is nothing to replay (no
     rendering, or no previous blocks). Blocks are keyed by item and content, so any
     format compares; the instruction counts the tokens the section gives it."""
-    from ...cache.simulator import CacheBlock, CacheSimulator, Call
-    from ...facts import CacheMode, TtlRule, cache_rules
+    from ..cache.simulator import CacheBlock, CacheSimulator, Call
+    from ..facts import CacheMode, TtlRule, cache_rules
 
     parsed = request if isinstance(request, Request) else parse_request(request)
     cache = parsed.cache

@@ -4,7 +4,7 @@ Input: the arguments after ``hunt``. Output: a summary (text, or JSON with
 ``--json``) on stdout, progress on stderr, and the exit code: 0 hunt finished; 1 an
 exact strategy is wrong (an exact-disagreement or crash, or any finding against
 ``exact`` / ``enumerate``), or a replayed case did not reproduce; 2 bad arguments;
-4 the engine failed (no scheduler at the address, a batch lost or failing after its
+5 the engine failed (no scheduler at the address, a batch lost or failing after its
 retries: the findings so far are written and ``--resume`` continues); 130 stopped by
 Ctrl-C (the findings so far are written, with how far the hunt got).
 """
@@ -20,14 +20,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES
-from ..arguments import ExitRequest, Parser, UsageError
-from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
-from ..progress import ProgressPrinter, choose_mode
-from ..stopping import StopOnInterrupt
-from .judge import FindingKind
-from .run import (
+from ..engines import EngineError, open_engine
+from ..exits import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_PROBLEM
+from ..hunt.judge import FindingKind
+from ..hunt.run import (
     DEFAULT_EXAMPLES,
     DEFAULT_MAX_CANDIDATES,
     DEFAULT_OUT,
@@ -39,12 +35,15 @@ from .run import (
     load_case,
     replay,
 )
-from .state import CONFIG, FINDINGS, StateError, open_state
+from ..hunt.state import CONFIG, FINDINGS, StateError, open_state
+from ..model.errors import InvalidRequest
+from ..strategies import STRATEGIES
+from .arguments import ExitRequest, Parser, UsageError
+from .engines import add_engine_arguments, engine_spec
+from .progress import ProgressPrinter, choose_mode
+from .stopping import StopOnInterrupt
 
-__all__ = ["EXIT_ENGINE", "EXIT_INTERRUPTED", "main"]
-
-EXIT_ENGINE = 4
-EXIT_INTERRUPTED = 130
+__all__ = ["main"]
 
 
 def _parser() -> Parser:
@@ -305,7 +304,7 @@ def _replay_main(path: Path, as_json: bool) -> int:
             f"did not reproduce {result.expected.value}: got"
             f" {'no finding' if got is None else got.value} ({result.judgement.explanation})"
         )
-    return 0 if result.reproduced else 1
+    return EXIT_OK if result.reproduced else EXIT_PROBLEM
 
 
 def _interrupted(report: HuntReport, state: Path | None) -> str:
@@ -379,7 +378,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if temporary:
         shutil.rmtree(state, ignore_errors=True)
-    return 1 if report.exact_is_wrong else 0
+    return EXIT_PROBLEM if report.exact_is_wrong else EXIT_OK
 
 
 def main(argv: Iterable[str]) -> int:
@@ -398,7 +397,7 @@ def main(argv: Iterable[str]) -> int:
         return _run(args)
     except UsageError as error:
         sys.stderr.write(f"assembler hunt: error: {error}\n")
-        return 2
+        return EXIT_INVALID
     except ExitRequest as done:
         return done.code
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""The conformance corpus and the comparison table of every strategy against it.
+"""The corpus: its cases, and every strategy run over them (``assembler corpus run``).
 
 Input: a corpus directory (``corpus/`` of the repository by default) holding one JSON
 file per case, ``<family>-<budget_class>.json``, with the keys ``name`` (the file
@@ -28,11 +28,11 @@ Output: a ``CorpusReport``: one ``CaseOutcome`` per case and strategy, and one
   ``harmful`` (the labels are read here only, never by a strategy);
 * ``errors`` (a strategy raised) and ``seconds`` (wall-clock, all cases).
 
-``main`` implements ``assembler corpus run [--strategies S,S,...] [--json]
-[--corpus DIR]``: it prints the table (or ``{"strategies": {...}, "cases": [...]}``
-with ``--json``) and exits 0, 1 when ``exact`` or ``enumerate`` disagrees with a
-frozen output (status, selection, value, cost or any frozen refusal field) or fails,
-and 2 on a usage error or an unreadable corpus.
+Its command line, ``assembler corpus run [--strategies S,S,...] [--json] [--corpus
+DIR]`` (``assembler.cli.corpus``), prints the table (or ``{"strategies": {...},
+"cases": [...]}`` with ``--json``) and exits 0, 1 when ``exact`` or ``enumerate``
+disagrees with a frozen output (status, selection, value, cost or any frozen refusal
+field) or fails, and 2 on a usage error or an unreadable corpus.
 
 Strategies are loaded lazily through ``assemble``: importing this module never
 imports OR-Tools.
@@ -41,7 +41,6 @@ imports OR-Tools.
 from __future__ import annotations
 
 from .cases import BUDGET_CLASSES, Case, CorpusError, default_corpus_dir, load_corpus
-from .command import main, render_table
 from .run import (
     DEFAULT_STRATEGIES,
     EXACT_STRATEGIES,
@@ -63,8 +62,6 @@ __all__ = [
     "StrategySummary",
     "default_corpus_dir",
     "load_corpus",
-    "main",
-    "render_table",
     "run_case",
     "run_corpus",
 ]

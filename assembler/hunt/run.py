@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...model.errors import InvalidRequest
-from ...strategies import STRATEGIES
-from ..engine import Engine, EngineError, EngineSpec, open_engine
-from ..engine.base import never
-from ..generate import Shape, seeded_example
+from ..engines import Engine, EngineError, EngineSpec, open_engine
+from ..engines.base import never
+from ..model.errors import InvalidRequest
+from ..strategies import STRATEGIES
 from .cachesessions import session_example
+from .generate import Shape, seeded_example
 from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
 from .shrink import RequestDict, shrink
 from .state import HuntState, Journal

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 
 __all__ = ["AgentLoop", "agent_loop", "words"]
 

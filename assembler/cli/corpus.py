@@ -4,7 +4,7 @@ Input: ``[--strategies S,S,...] [--json] [--corpus DIR]`` and the engine options
 (``--engine local|dask``, ``--workers W``, ``--scheduler ADDRESS``).
 Output: the table (or ``{"strategies": {...}, "cases": [...]}`` with ``--json``) and
 the exit code: 0; 1 when ``exact`` or ``enumerate`` disagrees with a frozen output
-or fails; 2 on a usage error or an unreadable corpus; 4 when the engine failed.
+or fails; 2 on a usage error or an unreadable corpus; 5 when the engine failed.
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ...model.types import Status
-from ..engine import EngineError, add_engine_arguments, engine_spec, open_engine
-from ..hunt.cachejudge import tokens
-from .cases import CorpusError
-from .run import (
+from ..corpus.cases import CorpusError
+from ..corpus.run import (
     DEFAULT_STRATEGIES,
     ILLEGAL_KINDS,
     CaseOutcome,
@@ -27,13 +24,14 @@ from .run import (
     StrategySummary,
     run_corpus,
 )
+from ..engines import EngineError, open_engine
+from ..exits import EXIT_ENGINE, EXIT_INVALID, EXIT_OK, EXIT_PROBLEM
+from ..hunt.cachejudge import tokens
+from ..model.types import Status
+from .engines import add_engine_arguments, engine_spec
 
 __all__ = ["main", "render_table"]
 
-EXIT_OK = 0
-EXIT_DISAGREEMENT = 1
-EXIT_USAGE = 2
-EXIT_ENGINE = 4
 
 
 _COLUMNS = (
@@ -170,7 +168,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+        raise SystemExit(EXIT_INVALID)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -206,22 +204,22 @@ def main(argv: list[str]) -> int:
     if args.command != "run":
         parser.print_usage(sys.stderr)
         print("error: expected the sub-command 'run'", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INVALID
     strategies = [name.strip() for name in args.strategies.split(",") if name.strip()]
     if not strategies:
         print("error: --strategies names no strategy", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INVALID
     try:
         spec = engine_spec(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INVALID
     try:
         with open_engine(spec) as engine:
             report = run_corpus(args.corpus, strategies, engine=engine)
     except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INVALID
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ENGINE
@@ -235,5 +233,5 @@ def main(argv: list[str]) -> int:
                 f"error: {row.strategy} disagrees with the frozen output of {row.case}",
                 file=sys.stderr,
             )
-        return EXIT_DISAGREEMENT
+        return EXIT_PROBLEM
     return EXIT_OK

@@ -1,9 +1,10 @@
-"""``assembler conformance``: the structural conformance suite run against ``fit``.
+"""The structural conformance suite run against ``fit`` (``assembler conformance``).
 
-Input: ``[--format F] [--json]``; the suite is ``models/structure/`` as the package
-ships it (``assembler.shipped.structure_dir``).
-Output: a table per format and rule (or JSON with ``--json``) and the exit code: 0
-when every case passes, 1 when one fails, 2 on a usage error.
+Input: the formats to run (all by default); the suite is ``models/structure/`` as the
+package ships it (``assembler.shipped.structure_dir``).
+Output: a ``CaseResult`` per case: its format, id, topic, rule and verdict, the
+problems found (none when it passes) and the cuts made. The command line, its table
+and its exit code are ``assembler.cli.conformance``.
 
 Each case is a transcript with the provider's verdict and the rule it exercises. A
 case passes when
@@ -21,21 +22,19 @@ case passes when
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.fitting import FitRefused, fit
-from ..model.errors import InvalidRequest
-from ..providers.registry import named
-from ..render.meters import meter_for
-from ..shipped import structure_dir
-from ..verifiers.structure import judge
+from .adapters.fitting import FitRefused, fit
+from .model.errors import InvalidRequest
+from .providers.registry import named
+from .render.meters import meter_for
+from .shipped import structure_dir
+from .verifiers.structure import judge
 
-__all__ = ["CaseResult", "load_suite", "main", "run_case", "run_suite"]
+__all__ = ["CaseResult", "load_suite", "run_case", "run_suite"]
 
 SHARES = (0.5, 0.33)
 
@@ -113,48 +112,3 @@ def run_case(suite: dict[str, Any], case: dict[str, Any]) -> CaseResult:
 
 def run_suite(formats: Sequence[str] | None = None) -> list[CaseResult]:
     return [run_case(suite, case) for suite in load_suite(formats) for case in suite["cases"]]
-
-
-def _table(results: list[CaseResult]) -> str:
-    rows: dict[tuple[str, str], list[CaseResult]] = {}
-    for r in results:
-        rows.setdefault((r.format, r.topic), []).append(r)
-    lines = [f"{'format':<20} {'topic':<36} {'cases':>5} {'passed':>6}"]
-    for (fmt, topic), group in sorted(rows.items()):
-        passed = sum(not r.problems for r in group)
-        lines.append(f"{fmt:<20} {topic:<36} {len(group):>5} {passed:>6}")
-    for r in results:
-        for problem in r.problems:
-            lines.append(f"FAIL {r.format} {r.id}: {problem}")
-    passed = sum(not r.problems for r in results)
-    lines.append(f"{passed} of {len(results)} cases passed")
-    return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="assembler conformance",
-        description="Run the structural conformance suite (models/structure/) against fit.",
-    )
-    parser.add_argument("--format", action="append", dest="formats", metavar="FORMAT",
-                        help="only this format (repeatable)")  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print the outcomes as JSON")
-    try:
-        options = parser.parse_args(list(argv) if argv is not None else None)
-    except SystemExit as exit_:
-        return 0 if exit_.code == 0 else 2
-    known = {suite["format"] for suite in load_suite()}
-    for fmt in options.formats or []:
-        if fmt not in known:
-            print(f"error: --format: unknown format {fmt!r}; one of {sorted(known)}",
-                  file=sys.stderr)  # fmt: skip
-            return 2
-    results = run_suite(options.formats)
-    if options.json:
-        json.dump([{"format": r.format, "id": r.id, "topic": r.topic, "rule": r.rule,
-                    "verdict": r.verdict, "problems": list(r.problems), "cuts": list(r.cuts)}
-                   for r in results], sys.stdout, indent=1)  # fmt: skip
-        print()
-    else:
-        print(_table(results))
-    return 0 if all(not r.problems for r in results) else 1

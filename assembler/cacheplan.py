@@ -31,18 +31,18 @@ from typing import Any
 
 import numpy as np
 
-from ..api import assemble
-from ..cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
-from ..cache.limit import LimitBound, Offers, lower_bound
-from ..exact.closure import build_problem
-from ..exact.incumbent import is_legal
-from ..facts import CacheMode, CacheRules, format_caching_by, providers_listed
-from ..model.errors import AssemblerError, InvalidRequest
-from ..model.objective import form_value
-from ..model.parse import parse_request
-from ..model.serialise import request_json
-from ..model.types import Request, Status
-from ..stages.gates import apply_gates
+from .api import assemble
+from .cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
+from .cache.limit import LimitBound, Offers, lower_bound
+from .exact.closure import build_problem
+from .exact.incumbent import is_legal
+from .facts import CacheMode, CacheRules, format_caching_by, providers_listed
+from .model.errors import AssemblerError, InvalidRequest
+from .model.objective import form_value
+from .model.parse import parse_request
+from .model.serialise import request_json
+from .model.types import Request, Status
+from .stages.gates import apply_gates
 
 __all__ = [
     "EXACT_SELECTIONS",

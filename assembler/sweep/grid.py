@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..generate import Shape, seeded_example
+from ..hunt.generate import Shape, seeded_example
 
 __all__ = ["BudgetSpec", "ShapeSpec", "example_request", "parse_budget", "parse_shape"]
 

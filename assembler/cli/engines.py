@@ -1,5 +1,5 @@
-"""The engine options every tooling command shares: ``--engine``, ``--workers``,
-``--scheduler``, ``--connect-timeout``.
+"""The engine options of the commands that run batches (``hunt``, ``sweep``,
+``corpus run``): ``--engine``, ``--workers``, ``--scheduler``, ``--connect-timeout``.
 
 Input: an ``argparse`` parser (to add them to), then its parsed namespace.
 Output: an ``EngineSpec``, or ``ValueError`` with a one-line message for the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
-from .base import EngineKind, EngineSpec
+from ..engines.base import EngineKind, EngineSpec
 
 __all__ = ["add_engine_arguments", "engine_spec"]
 

@@ -7,13 +7,13 @@ one from an ``EngineSpec``: ``local`` is a ``spawn`` process pool (or, with 1 wo
 and where Ctrl-C need not be handled, this process); ``dask`` submits to the
 scheduler at ``spec.scheduler``, or to a ``LocalCluster`` of ``spec.workers``
 processes. Dask is imported only here, and only when asked for: ``import assembler``
-never loads it.
+never loads it. The options that name an engine on a command line (``--engine``,
+``--workers``, ``--scheduler``) are ``assembler.cli.engines``.
 """
 
 from __future__ import annotations
 
 from .base import Engine, EngineError, EngineKind, EngineSpec, SerialEngine
-from .options import add_engine_arguments, engine_spec
 
 __all__ = [
     "Engine",
@@ -21,8 +21,6 @@ __all__ = [
     "EngineKind",
     "EngineSpec",
     "SerialEngine",
-    "add_engine_arguments",
-    "engine_spec",
     "open_engine",
 ]
 

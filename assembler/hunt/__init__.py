@@ -1,8 +1,10 @@
 """Counterexample hunts: find, shrink and pin where a strategy fails.
 
 Input: a strategy name, a seed, an example count or a time budget, a candidate cap,
-an engine (this process, a local pool, a Dask cluster) and an output folder
-(``main(argv)`` parses them from the command line ``assembler hunt ...``).
+an engine (this process, a local pool, a Dask cluster) and an output folder (the
+command line ``assembler hunt ...``, ``assembler.cli.hunt``, parses them). The
+examples come from the room's own generator (``generate``, ``shapes``;
+``cachesessions`` for ``--cache``), which the tests and benchmarks share.
 Output: a summary (text, or JSON with ``--json``) of every disagreement between the
 strategy and the exact solver, and one JSON file per shrunk finding in ``--out``
 with ``kind``, ``strategy``, ``seed``, ``example``, ``request``, ``answers`` and a
@@ -36,12 +38,12 @@ than duplicates; its ``answers`` are ``Result.to_dict()`` without the wall-clock
 
 Exit codes: 0 hunt finished; 1 an exact strategy is wrong (an exact-disagreement or
 crash, or any finding against ``exact`` / ``enumerate``), or a replayed case did not
-reproduce; 2 bad arguments; 4 the engine failed; 130 stopped by Ctrl-C.
+reproduce; 2 bad arguments; 5 the engine failed; 130 stopped by Ctrl-C (the table of
+every command: ``assembler.exits``).
 """
 
 from __future__ import annotations
 
-from .command import main
 from .judge import FindingKind, Judgement, judge
 from .run import Finding, HuntConfig, HuntReport, Progress, example_request, hunt, replay
 from .shrink import shrink
@@ -56,7 +58,6 @@ __all__ = [
     "example_request",
     "hunt",
     "judge",
-    "main",
     "replay",
     "shrink",
 ]

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ...api import assemble
-from ...facts import cache_rules, format_caching_by
-from ...model.errors import AssemblerError, EnumerationTooLarge, InvalidRequest
-from ...model.types import Result, Status
-from ...strategies import EXACT_STRATEGIES as EXACT
-from ...verifiers.bundle import verify
+from ..api import assemble
+from ..facts import cache_rules, format_caching_by
+from ..model.errors import AssemblerError, EnumerationTooLarge, InvalidRequest
+from ..model.types import Result, Status
+from ..strategies import EXACT_STRATEGIES as EXACT
+from ..verifiers.bundle import verify
 from .cachejudge import cache_verdict, simulated_read, tokens
 
 __all__ = [

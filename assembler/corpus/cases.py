@@ -21,9 +21,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from ...model.errors import AssemblerError
-from ...model.types import Status
-from ...shipped import corpus_dir
+from ..model.errors import AssemblerError
+from ..model.types import Status
+from ..shipped import corpus_dir
 
 __all__ = ["BUDGET_CLASSES", "Case", "CorpusError", "default_corpus_dir", "load_corpus"]
 

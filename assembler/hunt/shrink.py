@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ...model.errors import InvalidRequest
-from ...model.fields import CANDIDATE_FIELDS, TASK_FIELDS
+from ..model.errors import InvalidRequest
+from ..model.fields import CANDIDATE_FIELDS, TASK_FIELDS
 from .judge import FindingKind, judge
 
 __all__ = ["SHRINK_MAX_TESTS", "RequestDict", "shrink"]

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import Engine
-from ..engine.base import never
+from ..engines import Engine
+from ..engines.base import never
 from ..hunt.judge import FindingKind, judge_many_safely
 from .grid import BudgetSpec, ShapeSpec, example_request
 

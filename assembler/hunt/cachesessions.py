@@ -27,9 +27,9 @@ import json
 import random
 from typing import Any
 
-from ...api import assemble
-from ...facts import CacheMode, Provider, cache_rules, format_caching_by
-from ...model.rendering import Headers, RenderFormat
+from ..api import assemble
+from ..facts import CacheMode, Provider, cache_rules, format_caching_by
+from ..model.rendering import Headers, RenderFormat
 
 __all__ = ["session_example", "turn"]
 
