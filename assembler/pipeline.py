@@ -156,7 +156,7 @@ class _Stages:
         if fmt is None:
             return self.decided(request, kept)
         # the renderer's modules are loaded only by a call that renders
-        from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
+        from .render.budget import counted_rendering, envelope_fits, measured, priced_request
         from .render.manifest import build_rendering
 
         headers = settings.framing
@@ -174,17 +174,21 @@ class _Stages:
         budget = request.task.budget
         envelope = envelope_fits(request, counter)
         priced = priced_request(request, counter, headers=headers)
-        rounds = Rounds(budget)
-        while True:
-            items = max(0, budget - envelope - rounds.reserve)
-            attempt = replace(priced, task=replace(priced.task, budget=items))
-            result, kept = self.decided(attempt, kept)
+        threaded = kept
+
+        def attempt(reserve: int) -> tuple[tuple[Result, Kept], int | None]:
+            nonlocal threaded
+            items = max(0, budget - envelope - reserve)
+            trial = replace(priced, task=replace(priced.task, budget=items))
+            result, threaded = self.decided(trial, threaded)
             if result.status is not Status.BUNDLE:
-                return result, kept
-            rendering = counted_rendering(attempt, result, fmt, counter, budget, headers)
+                return (result, threaded), None
+            rendering = counted_rendering(trial, result, fmt, counter, budget, headers)
             clock.lap("render")
-            if rounds.fits(rendering.manifest.total_tokens or 0):
-                return replace(result, rendering=rendering), kept
+            total = rendering.manifest.total_tokens or 0
+            return (replace(result, rendering=rendering), threaded), total
+
+        return measured(budget, attempt)
 
     def decided(self, request: Request, kept: Kept) -> tuple[Result, Kept]:
         """Stages 2-4: the gates, the decision and the trace."""

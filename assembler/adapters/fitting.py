@@ -11,12 +11,14 @@ time limit ended the search before any selection), or ``InvalidRequest`` naming
 
 The steps: the list's room (``providers.registry.recognised``: one per provider API,
 ``assembler.providers.<name>``) checks its shapes and cuts it into units, each with its
-forms priced by the model's meter (``render.meters``); the exact solver picks the most
+forms priced by the model's meter (``render.meters``); their request is made and
+validated once, typed (``selection.request_of``); the exact solver picks the most
 valuable legal selection within the budget less the body's fixed framing; the chosen
 forms go back into a list; the whole body is counted again, and while it exceeds the
-budget (merged turns can only lower it) the excess comes off the items' budget and the
-solver runs again (``render.budget.Rounds``: the rendering's own measure-reserve rule).
-The provider's rules are checked on the body before it is returned.
+budget the excess comes off the items' budget and the solver runs again on the same
+typed request with that budget (``render.budget.measured``: the rendering's own
+measure-reserve loop). The provider's rules are checked on the body before it is
+returned.
 
 With ``ledger``, every solve is recorded, and the ledger's calibration for the model
 (from ``Ledger.record_usage``: the provider's billed ``usage`` against our count)
@@ -37,16 +39,16 @@ from ..facts import (
     profiles,
 )
 from ..model.errors import AssemblerError, InvalidRequest
-from ..model.types import Result, Status
+from ..model.types import Request, Result, Status
 from ..providers import registry
 from ..providers.interface import Api
 from ..providers.meter import Meter
 from ..providers.units import ELIDE_ABOVE, Unit
-from ..render.budget import Rounds
+from ..render.budget import measured
 from ..render.counters import Counter
 from ..render.meters import meter_for
 from .refusals import refusal_message
-from .selection import chosen_forms, recency, request_of
+from .selection import chosen_forms, recency, request_of, with_budget
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -84,7 +86,8 @@ class Fitted:
     budget: int
     counter: str
     result: Result
-    request: dict[str, Any] = field(repr=False)
+    # the typed request the solver was given (the last measuring round's budget)
+    request: Request = field(repr=False)
     # indices into the given messages: left out, and sent in a shorter form
     dropped: tuple[int, ...] = ()
     shortened: tuple[int, ...] = ()
@@ -105,11 +108,11 @@ class Fitted:
 
         cached = parse_usage(usage)
         billed = cached.input
-        selected = set(self.result.selected)
+        # the selected forms in their render order: the provider's (tools, system, turns)
+        by_id = {c.id: c for c in self.request.candidates}
         blocks = [
-            SentBlock(str(c["id"]), _sha(str(c.get("content", ""))), int(c["cost"]))
-            for c in self.request["candidates"]
-            if c["id"] in selected
+            SentBlock(form, _sha(by_id[form].content or ""), by_id[form].cost)
+            for form in self.result.selected
         ]
         record = cache_record(blocks, cached, provider=self.provider, model=self.model, at=at)
         ledger.record_usage(
@@ -248,14 +251,14 @@ def _solve(
     from ..api import assemble
 
     fixed = sum(tokens for _, tokens in overheads)
-    rounds = Rounds(budget)
-    while True:
-        request = request_of(units, budget - fixed - rounds.reserve, weights)
-        result = assemble(request, time_limit=time_limit, ledger=ledger)
+    # the typed request, made and validated once; each round changes only its budget
+    request = request_of(units, budget - fixed, weights)
+
+    def attempt(reserve: int) -> tuple[tuple[Fitted, dict[str, Any], int], int]:
+        trial = with_budget(request, budget - fixed - reserve)
+        result = assemble(trial, time_limit=time_limit, ledger=ledger)
         if result.status is not Status.BUNDLE:
-            message = refusal_message(
-                result, units, budget, overheads, rounds.reserve, meter, where
-            )
+            message = refusal_message(result, units, budget, overheads, reserve, meter, where)
             raise FitRefused(message, result)
         chosen = chosen_forms(units, result)
         fitted = Fitted(
@@ -268,7 +271,7 @@ def _solve(
             budget=budget,
             counter=meter.counter.name,
             result=result,
-            request=request,
+            request=trial,
             dropped=tuple(
                 sorted({u.message for u in units if u.message >= 0 and u.key not in chosen})
             ),
@@ -282,6 +285,9 @@ def _solve(
         body = fitted.body()
         api.check(body, system_first=False)
         total = api.tokens(meter, body)
-        if rounds.fits(total):
-            raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
-            return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
+        return (fitted, body, total), total
+
+    # the one measure-reserve loop (render.budget.measured), on the provider body's count
+    fitted, body, total = measured(budget, attempt)
+    raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
+    return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
