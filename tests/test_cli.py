@@ -308,3 +308,22 @@ def test_one_exit_code_table_for_every_command_each_code_one_meaning() -> None:
         if path.name != "exits.py":
             text = path.read_text(encoding="utf-8")
             assert not re.search(r"^EXIT_\w+ = ", text, flags=re.M), path
+
+
+def test_every_setting_is_named_once_as_a_field_of_settings() -> None:
+    import dataclasses
+
+    from assembler import settings
+    from assembler.cli.compile import setting_options
+    from assembler.ledger import documents
+    from assembler.serve import messages
+
+    names = {field.name for field in dataclasses.fields(settings.Settings)}
+    # the command line: an option per field, named as it (limits: their own group)
+    assert set(setting_options()) | {"limits"} == names
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert all(f"--{name.replace('_', '-')}" in page for name in setting_options())
+    # the server takes the fields marked served; a recorder writes the recorded ones
+    assert set(messages._SETTINGS) == set(settings.SERVED) < names
+    assert set(settings.Settings(render="text").recorded()) == set(settings.RECORDED)
+    assert set(documents._SETTINGS) | set(documents._OPTIONAL_SETTINGS) == set(settings.RECORDED)

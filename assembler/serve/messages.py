@@ -41,7 +41,7 @@ from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
 from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
-from ..settings import Settings
+from ..settings import SERVED, Settings
 
 __all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]
 
@@ -52,8 +52,8 @@ _MESSAGE_KEYS = (
 _QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit", "version")
 # the options a session keeps from its opening call (a delta may not name them)
 _KEPT = ("strategy", "render", "headers", "cache")
-# the options that are the call's ``Settings``
-_SETTINGS = ("strategy", "render", "headers", "time_limit")
+# the options that are the call's ``Settings`` (the fields a served call may set)
+_SETTINGS = SERVED
 _PROVIDERS = tuple(p.value for p in Provider)
 
 
