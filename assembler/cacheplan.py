@@ -14,7 +14,7 @@ selection alone renders (``dump`` of exactly its forms, the canonical layout) wi
 breakpoints at each of the provider's lifetimes, replayed by the simulator; a dynamic
 program over the calls keeps, per distinct cache state, the plans no other plan beats
 on both value and price. It is exact over the canonical layout of each selection
-(another order of the same forms is not tried), and refuses (``TooLarge``) above
+(another order of the same forms is not tried), and refuses (``PlanTooLarge``) above
 ``EXACT_SELECTIONS`` selections of one call or ``EXACT_STATES`` states, before any
 work of that size. The bound holds for every order and every breakpoint.
 """
@@ -34,10 +34,12 @@ import numpy as np
 from .api import assemble
 from .cache import CacheSimulator, Call, blocks_of_rendering, cache_rules
 from .cache.limit import LimitBound, Offers, lower_bound
+from .errors import PlanTooLarge
 from .exact.closure import build_problem
 from .exact.incumbent import is_legal
 from .facts import CacheMode, CacheRules, format_caching_by, providers_listed
 from .model.errors import AssemblerError, InvalidRequest
+from .model.numbers import is_number
 from .model.objective import form_value
 from .model.parse import parse_request
 from .model.serialise import request_json
@@ -49,8 +51,8 @@ __all__ = [
     "EXACT_STATES",
     "LEVELS",
     "PlanSession",
+    "PlanTooLarge",
     "SessionLimit",
-    "TooLarge",
     "exact_frontier",
     "offers_of",
     "plan",
@@ -63,10 +65,6 @@ EXACT_STATES = 20_000
 EXACT_SELECTIONS = 4096
 # value levels reported, as shares of the cache-blind optimum's value
 LEVELS = (1.0, 0.99, 0.98, 0.95, 0.9, 0.8)
-
-
-class TooLarge(AssemblerError):
-    """The session has too many plans for the exact program."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +129,7 @@ def plan_session(data: Any) -> PlanSession:
         if not isinstance(call, Mapping) or "request" not in call:
             raise InvalidRequest(f"calls[{index}]", "must be an object with at and request")
         at = call.get("at", 0.0)
-        if isinstance(at, bool) or not isinstance(at, int | float) or (times and at < times[-1]):
+        if not is_number(at) or (times and at < times[-1]):
             raise InvalidRequest(f"calls[{index}].at", "must be seconds, never going backwards")
         try:
             requests.append(parse_request(call["request"]))
@@ -217,7 +215,7 @@ def _selections(session: PlanSession, t: int) -> list[tuple[int, tuple[Any, ...]
     problem = build_problem(request, apply_gates(request))
     options = [[None, *forms] for forms in problem.forms_of()]
     if math.prod(len(o) for o in options) > EXACT_SELECTIONS:
-        raise TooLarge(f"call {t} has more than {EXACT_SELECTIONS} selections to enumerate")
+        raise PlanTooLarge(f"call {t} has more than {EXACT_SELECTIONS} selections to enumerate")
     out: list[tuple[int, tuple[Any, ...]]] = []
     whole = request_json(request)
     for choice in itertools.product(*options):
@@ -255,7 +253,7 @@ def exact_frontier(session: PlanSession) -> tuple[tuple[int, float], ...]:
                     grown.setdefault(key, []).append((after, value + gained, price + cost.price))
         states = [kept for group in grown.values() for kept in _pareto(group)]
         if len(states) > EXACT_STATES:
-            raise TooLarge(f"more than {EXACT_STATES} plans to keep at one call")
+            raise PlanTooLarge(f"more than {EXACT_STATES} plans to keep at one call")
     return tuple(sorted({(v, p) for _s, v, p in _pareto(states)}))
 
 
@@ -284,7 +282,7 @@ def plan(session: PlanSession, *, exact: bool | None = None, steps: int = 8) -> 
     if exact is not False:
         try:
             frontier = exact_frontier(session)
-        except TooLarge:
+        except PlanTooLarge:
             if exact:
                 raise
     if frontier:

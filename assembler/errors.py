@@ -1,6 +1,8 @@
-"""The exception hierarchy.
+"""The exception hierarchy: every error class of the package, here and nowhere else.
 
-Input: nothing. Output: the exception types every stage raises.
+Input: nothing. Output: the exception types every stage raises (``PUBLIC``: those
+``import assembler`` hands on by name; a feature's package hands on its own, the ledger
+its ``LedgerError``, the server its ``ServeError`` and the rest).
 
 Every exception the package raises on purpose derives from ``AssemblerError``.
 Errors caused by the caller's input also derive from ``ValueError`` so that code
@@ -13,16 +15,58 @@ message is one line.
 
 from __future__ import annotations
 
+from typing import Any
+
+from .exits import EXIT_INVALID, EXIT_UNDECIDED
+
 __all__ = [
+    "PUBLIC",
+    "AssemblerError",
+    "ClientDisconnected",
+    "CorpusError",
+    "EngineError",
+    "EnumerationTooLarge",
+    "FitRefused",
+    "InternalError",
+    "InvalidRequest",
+    "InvalidResult",
+    "LedgerError",
+    "PlanTooLarge",
+    "ReadTimeout",
+    "RenderError",
+    "RequestTooLarge",
+    "ServeError",
+    "ServerBusy",
+    "SessionConflict",
+    "SessionError",
+    "SessionExpired",
+    "SessionMoved",
+    "SessionUnknown",
+    "SolverError",
+    "StateError",
+    "TimeLimitReached",
+    "Unauthorized",
+    "UnknownCacheModel",
+    "UnknownCacheProvider",
+    "UnknownCompilation",
+    "UnknownStrategy",
+    "VersionConflict",
+    "WriteTimeout",
+]
+
+# the classes ``import assembler`` hands on by name (the others: from their feature's
+# package, or from here)
+PUBLIC = (
     "AssemblerError",
     "EnumerationTooLarge",
     "InternalError",
     "InvalidRequest",
+    "LedgerError",
     "RenderError",
     "RequestTooLarge",
     "SolverError",
     "UnknownStrategy",
-]
+)
 
 
 class AssemblerError(Exception):
@@ -170,4 +214,248 @@ class InternalError(AssemblerError):
         super().__init__(
             f"internal error in {stage} (a bug in the assembler, not a problem with the"
             f" request): {described}"
+        )
+
+
+# -- the ledger's ---------------------------------------------------------------------
+
+
+class LedgerError(AssemblerError):
+    """The ledger at ``path`` cannot do what was asked; ``reason`` says why (a missing
+    or foreign file, a newer schema, a read-only or full disk, a damaged database)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"ledger {path}: {reason}")
+
+
+class UnknownCompilation(LedgerError, ValueError):
+    """The ledger holds no compilation with this id (the caller's input)."""
+
+    def __init__(self, path: str, compilation: str, reason: str) -> None:
+        self.compilation = compilation
+        super().__init__(path, reason)
+
+
+class SessionMoved(LedgerError):
+    """The session is not at the version a commit was made from: another replica moved
+    it on, opened it again or closed it. ``found`` is where it is (a
+    ``ledger.sessions.SessionEntry``; None: closed, or never opened), ``commit`` the
+    ``SessionCommit`` refused. The message never names the key."""
+
+    def __init__(self, path: str, found: Any, commit: Any) -> None:
+        self.found = found
+        where = (
+            "the session is closed"
+            if found is None
+            else f"the session is at version {found.version} of its opening by compilation"
+            f" {found.opened}"
+        )
+        super().__init__(
+            path,
+            f"{where}, not at version {commit.base} of its opening by compilation"
+            f" {commit.opened}: another call moved it on",
+        )
+
+
+# -- sessions, caches, results read back ----------------------------------------------
+
+
+class SessionConflict(AssemblerError):
+    """A proposal was committed to a session that had changed since it was made."""
+
+
+class SessionError(AssemblerError, ValueError):
+    """A call a cache's rules cannot take (the simulator's): ``call`` is its index,
+    ``field`` what is wrong."""
+
+    def __init__(self, call: int, field: str, message: str) -> None:
+        self.call = call
+        self.field = field
+        super().__init__(f"calls[{call}].{field}: {message}")
+
+
+class InvalidResult(AssemblerError, ValueError):
+    """The result is not a result, or not a result of this request.
+
+    ``field`` is the JSON path of the offending value (``decisions``, ``budget``...).
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.reason = message
+        super().__init__(f"result {field}: {message}")
+
+
+class FitRefused(AssemblerError):
+    """The required material (system prompt, tools, the first and last user turns,
+    the newest turn) does not fit the budget, or the search found nothing in time.
+    ``result`` is the assembler's answer (a ``Result``), with its refusal."""
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+# -- the commands' -------------------------------------------------------------------
+
+
+class CorpusError(AssemblerError, ValueError):
+    """A corpus directory or case file does not follow the corpus format."""
+
+
+class StateError(AssemblerError, ValueError):
+    """A hunt's state directory that cannot be read or continued."""
+
+
+class EngineError(AssemblerError):
+    """The engine that runs batches failed: an unreachable scheduler, a batch failed
+    after its retries (exit ``EXIT_ENGINE``)."""
+
+
+class PlanTooLarge(AssemblerError):
+    """A cache session has too many plans for the exact program (``assembler cache
+    plan --exact``)."""
+
+
+# -- the server's ---------------------------------------------------------------------
+
+
+class ServeError(AssemblerError):
+    """An outcome of the server itself (not of the request): ``code`` names it."""
+
+    code = "server-error"
+    exit = EXIT_UNDECIDED
+    http = 503
+
+
+class SessionUnknown(ServeError, ValueError):
+    """No session has this key (open it first, with its request)."""
+
+    code = "session-unknown"
+    exit = EXIT_INVALID
+    http = 404
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"no session {key!r}: open it with its request first")
+
+
+class SessionExpired(ServeError, ValueError):
+    """The session was dropped (idle too long, or evicted to keep the limit on
+    sessions); the client opens it again with the whole request."""
+
+    code = "session-expired"
+    exit = EXIT_INVALID
+    http = 410
+
+    def __init__(self, key: str, why: str) -> None:
+        self.key = key
+        self.why = why
+        super().__init__(f"session {key!r} expired ({why}): open it again with its request")
+
+
+class VersionConflict(ServeError, ValueError):
+    """A delta named the version it was made for, and the session is at another (not
+    the one the same delta already made): its client is behind or ahead of the
+    session. ``version`` is the session's now (None: it was closed meanwhile)."""
+
+    code = "session-conflict"
+    exit = EXIT_INVALID
+    http = 409
+
+    def __init__(self, key: str, version: int | None, given: int) -> None:
+        self.key = key
+        self.version = version
+        at = "was closed" if version is None else f"is at version {version}"
+        super().__init__(f"session {key!r} {at}, not {given}: the delta was not applied")
+
+
+class TimeLimitReached(ServeError):
+    """No answer within the request's time limit (waiting for the session or for a
+    solver slot, or a solve that overran); a delta was not applied."""
+
+    code = "time-limit"
+
+    def __init__(self, seconds: float, what: str) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer within the time limit of {seconds:g} s: {what}")
+
+
+class ServerBusy(ServeError):
+    """The server cannot take this call now (calls, memory, connections or sessions at
+    their limits, or it is shutting down); ``retry_after``, when known, is the seconds
+    after which a retry is expected to find room (HTTP: also ``Retry-After``)."""
+
+    code = "server-busy"
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ReadTimeout(ServeError, ValueError):
+    """A client too slow to send its call: its headers did not all arrive within
+    ``header_timeout``, or its body within ``body_timeout`` of them. The connection is
+    closed; the server's other clients lose nothing to it."""
+
+    code = "read-timeout"
+    exit = EXIT_INVALID
+    http = 408
+
+    def __init__(self, timeout: str, seconds: float, received: int | None) -> None:
+        self.timeout = timeout
+        self.seconds = seconds
+        self.received = received
+        what = "its headers" if timeout == "header_timeout" else "its body"
+        got = "" if received is None else f" ({received} bytes of it had come)"
+        option = "--" + timeout.replace("_", "-")
+        super().__init__(
+            f"the call did not send {what} within {seconds:g} s ({option}){got};"
+            " the connection is closed"
+        )
+
+
+class WriteTimeout(ServeError, ValueError):
+    """A client that did not take its reply within ``write_timeout``: its connection is
+    cut and the reply's bytes given back. Nobody reads this error; ``/healthz`` counts
+    it."""
+
+    code = "write-timeout"
+    exit = EXIT_INVALID
+    http = 408
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"the client did not take its reply within {seconds:g} s (--write-timeout);"
+            " the connection was cut"
+        )
+
+
+class ClientDisconnected(ServeError, ValueError):
+    """The client went away before its call's body had all arrived (nobody reads this
+    reply; it is counted in ``/healthz``)."""
+
+    code = "client-disconnected"
+    exit = EXIT_INVALID
+    http = 400
+
+    def __init__(self) -> None:
+        super().__init__("the client disconnected before its body had all arrived")
+
+
+class Unauthorized(ServeError, ValueError):
+    """A call without the server's shared secret (``Authorization: Bearer <token>``),
+    which a server reachable beyond loopback requires."""
+
+    code = "unauthorized"
+    exit = EXIT_INVALID
+    http = 401
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this server needs its token: send 'Authorization: Bearer <token>'"
+            " (the secret in its --token-file)"
         )

@@ -1,6 +1,8 @@
 """The exit codes of every command and of a served call: one table, one meaning a code.
 
-Input: nothing. Output: the codes and the mapping from a result's status.
+Input: nothing. Output: the codes, each code's meaning, and the mapping from a result's
+status (by its value: a ``Status`` finds its code). Nothing of the package below it:
+every floor may name a code, the errors' classes too.
 
 A script can tell every outcome apart, whatever the command:
 
@@ -21,8 +23,6 @@ together and checks that no command module defines a code of its own.
 """
 
 from __future__ import annotations
-
-from .model.types import Status
 
 __all__ = [
     "EXIT",
@@ -62,4 +62,5 @@ MEANINGS = {
     EXIT_INTERRUPTED: "interrupted",
 }
 
-EXIT = {Status.BUNDLE: EXIT_BUNDLE, Status.REFUSED: EXIT_REFUSED, Status.UNDECIDED: EXIT_UNDECIDED}
+# a result's status (``model.types.Status``, a string) -> its code
+EXIT = {"bundle": EXIT_BUNDLE, "refused": EXIT_REFUSED, "undecided": EXIT_UNDECIDED}

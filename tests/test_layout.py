@@ -9,6 +9,7 @@ no cycle; no module is much over 600 lines.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ LAYERS = (
     "shipped",
     # which modules load compiled (Cython, from their own source) or as that source
     "kernels",
+    # the exit codes of every command and served call (assembler/exits.py)
+    "exits",
     # the exception hierarchy every floor raises (assembler/errors.py)
     "errors",
     # every figure of a provider (facts/<provider>.json) as typed values: the stated
@@ -56,8 +59,6 @@ LAYERS = (
     # the adapters drive assemble() and may record in a ledger they are handed
     "adapters",
     "explain",
-    # the exit codes of every command and served call (assembler/exits.py)
-    "exits",
     # where the batches of the commands below run: this process, a pool, a Dask cluster
     "engines",
     # the users' commands beside compile, each a room named for it (its command line in
@@ -203,3 +204,17 @@ def test_python_dash_m_runs_the_command_line() -> None:
             [sys.executable, "-m", target, "--help"], capture_output=True, text=True, check=False
         )
         assert done.returncode == 0 and "compile" in done.stdout, (target, done.stderr)
+
+
+def test_an_integer_that_is_not_a_bool_is_asked_of_one_rule() -> None:
+    # True is an int to Python, never a count here: model.numbers.is_whole / is_number
+    # say so once (the verifiers keep their own reading on purpose)
+    asked = re.compile(
+        r"isinstance\(([\w.]+), bool\)\s+or\s+not\s+isinstance\(\1, int"
+        r"|isinstance\(([\w.]+), int[^)]*\)\s+and\s+not\s+isinstance\(\2, bool\)"
+        r"|not\s+isinstance\(([\w.]+), int[^)]*\)\s+or\s+isinstance\(\3, bool\)"
+    )
+    for module, path in _modules().items():
+        if module == "assembler.model.numbers" or _layer(module) == "verifiers":
+            continue
+        assert not asked.search(path.read_text(encoding="utf-8")), module

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import FitRefused
 from ..facts import (
     ModelProfile,
     compatible,
@@ -38,7 +39,8 @@ from ..facts import (
     model_profile,
     profiles,
 )
-from ..model.errors import AssemblerError, InvalidRequest
+from ..model.errors import InvalidRequest
+from ..model.numbers import is_number, is_whole
 from ..model.types import Request, Result, Status
 from ..providers import registry
 from ..providers.interface import Api
@@ -56,16 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["FitRefused", "Fitted", "fit"]
 
 Relevance = Callable[[int, Any], float]
-
-
-class FitRefused(AssemblerError):
-    """The required material (system prompt, tools, the first and last user turns,
-    the newest turn) does not fit the budget, or the search found nothing in time.
-    ``result`` is the assembler's answer, with its refusal."""
-
-    def __init__(self, message: str, result: Result) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)
@@ -174,13 +166,13 @@ def fit(
     )
     if budget is None:
         budget = window
-    elif not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+    elif not is_whole(budget) or budget < 0:
         raise InvalidRequest("budget", f"must be a whole number of tokens >= 0, not {budget!r}")
     elif budget > window:
         raise InvalidRequest(
             "budget", f"{budget} is above {profile.name}'s input window of {window} tokens"
         )
-    if isinstance(elide_above, bool) or not isinstance(elide_above, int) or elide_above < 0:
+    if not is_whole(elide_above) or elide_above < 0:
         raise InvalidRequest(
             "elide_above", f"must be a whole number of tokens >= 0, not {elide_above!r}"
         )
@@ -223,12 +215,12 @@ def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelPr
                 f" window) to fit it as {compatible()[1]}, or one of the known families:"
                 f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
-        window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
+        window = budget if is_whole(budget) else 0
         return compatible_profile(model, max(window, 0))
 
 
 def _relevance(value: Any, index: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+    if not is_number(value) or not 0 <= value <= 1:
         raise InvalidRequest(f"relevance({index})", f"must be a number in [0, 1], not {value!r}")
     return float(value)
 

@@ -68,8 +68,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..errors import SessionError
 from ..facts import CacheMode, CacheRules, format_facts
-from ..model.errors import AssemblerError, UnknownCacheModel
+from ..model.errors import UnknownCacheModel
 from ..model.rendering import Rendering
 
 __all__ = [
@@ -82,15 +83,6 @@ __all__ = [
     "blocks_of_rendering",
     "simulate",
 ]
-
-
-class SessionError(AssemblerError, ValueError):
-    """A call the rules cannot take: ``call`` is its index, ``field`` what is wrong."""
-
-    def __init__(self, call: int, field: str, message: str) -> None:
-        self.call = call
-        self.field = field
-        super().__init__(f"calls[{call}].{field}: {message}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ..facts import CacheRules, Provider, provider_facts
 from ..model.errors import InvalidRequest
+from ..model.numbers import is_whole
 from ..model.types import Result
 from .simulator import CacheBlock, CacheSimulator, Call
 
@@ -67,7 +68,7 @@ def _get(usage: Any, *keys: str) -> Any:
 
 def _count(usage: Any, *keys: str) -> int:
     value = _get(usage, *keys)
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+    return int(value) if is_whole(value) else 0
 
 
 def parse_usage(usage: Any) -> BilledUsage:

@@ -21,7 +21,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from ..model.errors import AssemblerError
+from ..errors import CorpusError
 from ..model.types import Status
 from ..shipped import corpus_dir
 
@@ -31,10 +31,6 @@ BUDGET_CLASSES = ("tight", "medium", "roomy")
 _CASE_KEYS = ("name", "family", "budget_class", "description", "request", "expected")
 # a cache case's previous call: {"request": R, "render": FORMAT}
 _OPTIONAL_KEYS = ("previous",)
-
-
-class CorpusError(AssemblerError, ValueError):
-    """A corpus directory or case file does not follow the corpus format."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
+from ..errors import EngineError
+
 __all__ = [
     "LOCAL_BATCH",
     "POLL_SECONDS",
@@ -53,10 +55,6 @@ class EngineKind(StrEnum):
 
     LOCAL = "local"  # this process (1 worker) or a local process pool
     DASK = "dask"  # a dask.distributed cluster: a scheduler address, or a LocalCluster
-
-
-class EngineError(Exception):
-    """The engine failed: unreachable scheduler, a batch failed after its retries."""
 
 
 @dataclass(frozen=True, slots=True)

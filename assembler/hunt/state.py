@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..errors import StateError
 from .judge import Finding, FindingKind
 
 __all__ = ["CONFIG", "FINDINGS", "JOURNAL", "HuntState", "Journal", "StateError", "open_state"]
@@ -31,10 +32,6 @@ CONFIG = "hunt.json"
 JOURNAL = "batches.jsonl"
 FINDINGS = "findings.json"
 FORMAT = 1
-
-
-class StateError(ValueError):
-    """A state directory that cannot be read or continued."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from ..facts import Provider
 from ..model.errors import InvalidRequest
 from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
+from ..model.numbers import is_whole
 from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
 from ..settings import SERVED, Settings
@@ -197,7 +198,7 @@ def _version(value: Any, op: Op) -> int | None:
         return None
     if op is not Op.DELTA:
         raise InvalidRequest("version", "is an option of a delta (the version it was made for)")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_whole(value) or value < 0:
         raise InvalidRequest("version", f"must be a whole number >= 0, not {shown(value)}")
     return value
 
