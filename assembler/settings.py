@@ -70,12 +70,15 @@ class Settings:
     strategy: str = field(default="exact", metadata=setting(recorded=True, served=True))
     time_limit: float | None = field(default=None, metadata=setting(recorded=True, served=True))
     workers: int | None = field(default=None, metadata=setting(recorded=True))
-    render: str | RenderFormat | None = field(
+    # the format a bundle is rendered in (given as a ``RenderFormat`` or its value; a
+    # ``RenderFormat`` once built)
+    render: RenderFormat | str | None = field(
         default=None, metadata=setting(recorded=True, served=True)
     )
-    # how a rendering frames each item (a ``Headers``, or its value); written down with a
-    # format only (a record without it was rendered before the default became ``none``)
-    headers: str = field(
+    # how a rendering frames each item (given as a ``Headers`` or its value; a ``Headers``
+    # once built); written down with a format only (a record without it was rendered
+    # before the default became ``none``)
+    headers: Headers | str = field(
         default=DEFAULT_HEADERS, metadata=setting(recorded=True, with_render=True, served=True)
     )
     counter: Counter | None = field(default=None, metadata=setting(recorded=True))
@@ -94,19 +97,6 @@ class Settings:
             raise InvalidRequest("counter", "counts rendered text: give a render format too")
         if not isinstance(self.limits, Limits):
             raise InvalidRequest("limits", f"must be an assembler.Limits, not {kind(self.limits)}")
-
-    @property
-    def format(self) -> RenderFormat | None:
-        """The render format (a ``RenderFormat``), or None."""
-        render = self.render
-        return (
-            render if render is None or isinstance(render, RenderFormat) else RenderFormat(render)
-        )
-
-    @property
-    def framing(self) -> Headers:
-        """How a rendering frames each item (``headers`` as a ``Headers``)."""
-        return Headers(self.headers)
 
     @property
     def seconds(self) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..engines import EngineError, open_engine
 from ..exits import EXIT_ENGINE, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_PROBLEM
+from ..hunt.journal import CONFIG, FINDINGS, StateError, open_state
 from ..hunt.judge import FindingKind
 from ..hunt.run import (
     DEFAULT_EXAMPLES,
@@ -35,7 +36,6 @@ from ..hunt.run import (
     load_case,
     replay,
 )
-from ..hunt.state import CONFIG, FINDINGS, StateError, open_state
 from ..model.errors import InvalidRequest
 from ..strategies import STRATEGIES
 from .arguments import ExitRequest, Parser, UsageError

@@ -13,7 +13,7 @@ one-line ``explanation``. ``assembler hunt --replay FILE`` re-runs a saved case.
 Example ``i`` of seed ``s`` is ``generate(random.Random(f"{s}:{i}"), Shape.small(M))``,
 so a hunt is deterministic for a given seed and example count whatever the engine and
 its worker count: workers take batches of indices and the parent merges them by index.
-A state folder journals every merged batch (``state``): a hunt stopped by Ctrl-C
+A state folder journals every merged batch (``journal``): a hunt stopped by Ctrl-C
 writes its findings so far, and ``--resume DIR`` continues it without repeating a
 batch.
 

@@ -31,9 +31,9 @@ from ..model.errors import InvalidRequest
 from ..strategies import STRATEGIES
 from .cachesessions import session_example
 from .generate import Shape, seeded_example
+from .journal import HuntState, Journal
 from .judge import EXACT, Finding, FindingKind, Judgement, judge, judge_safely
 from .shrink import RequestDict, shrink
-from .state import HuntState, Journal
 
 __all__ = [
     "Finding",
