@@ -76,6 +76,9 @@ def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
     commands = _blocks(README, "sh")
     assert ci + "\n" in commands, "the README's test command is what .ci/run runs"
+    # and the browser step before it, which .ci/run takes on a clean machine
+    assert "apt-get install -y chromium postgresql\n" in commands
+    assert "apt-get install -y -q chromium" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert any("assembler compile models/examples/" in block for block in commands)
     assert "-m unit --hypothesis-profile dev" in README
 
