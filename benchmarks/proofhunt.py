@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import assembler
-from assembler.tooling.agentloop import agent_loop
-from assembler.tooling.generate import Relevance, Shape, generate
+from assembler.hunt.generate import Relevance, Shape, generate
+from benchmarks.scenarios.agentloop import agent_loop
 
 SHAPES = ("loop", "transcript", "generated", "grid", "knapsack", "follow")
 

@@ -54,8 +54,8 @@ CASE = ROOT / "tests" / "cases" / "tiebreak-2082.json.gz"
 
 
 def _requests(count: int, seed: int) -> list[dict[str, Any]]:
-    from assembler.tooling.generate import Shape, generate
-    from assembler.tooling.hunt.conversations import conversation
+    from assembler.hunt.conversations import conversation
+    from assembler.hunt.generate import Shape, generate
 
     rng = random.Random(seed)
     out = []
@@ -71,8 +71,8 @@ def _requests(count: int, seed: int) -> list[dict[str, Any]]:
 
 
 def _sessions(count: int, seed: int) -> list[dict[str, Any]]:
-    from assembler.tooling.generate import Shape, generate
-    from assembler.tooling.hunt.conversations import conversation
+    from assembler.hunt.conversations import conversation
+    from assembler.hunt.generate import Shape, generate
 
     rng = random.Random(seed)
     out = []

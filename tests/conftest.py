@@ -104,6 +104,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, TIERS.get(module.rpartition(".")[2], "unit")))
 
 
+# what a browser test's skip says when Chromium is missing (test_explain_browser.py)
+BROWSER_MISSING = "the browser tests need Chromium"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+    """Said aloud, in one line after the summary: the browser tier did not run for want
+    of Chromium (with ``CI`` set it fails instead: ``.ci/run`` installs the browser)."""
+    yield
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if BROWSER_MISSING in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"THE BROWSER TIER DID NOT RUN: {len(skipped)} browser tests skipped, Chromium is"
+            " missing (apt-get install -y chromium, as .ci/run does; CI=1 makes this a"
+            " failure)",
+            red=True,
+            bold=True,
+        )
+
+
 # every answer, from ``assemble()`` or a session, is made by ``pipeline.run``: none
 # escapes the verifier, and none is judged twice
 pipeline.add_audit_hook(judge)

@@ -1,4 +1,4 @@
-"""Counterexample hunts (assembler.tooling.hunt, issue 4).
+"""Counterexample hunts (assembler.hunt, issue 4).
 
 A seeded hunt with a fixed example count finds a greedy false refusal and shrinks it
 to at most 8 candidates; saved cases replay to their kind; a hunt against exact
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from assembler.tooling.hunt import FindingKind, HuntConfig, hunt, judge, main, replay, shrink
-from assembler.tooling.hunt.shrink import _ddmin, _simpler_ints, _simpler_relevance
+from assembler.cli.hunt import main
+from assembler.hunt import FindingKind, HuntConfig, hunt, judge, replay, shrink
+from assembler.hunt.shrink import _ddmin, _simpler_ints, _simpler_relevance
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTER = sorted((ROOT / "corpus" / "register").glob("*.json"))
@@ -371,7 +372,7 @@ def cache_hunt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
 
 
 def test_a_cache_hunt_draws_a_next_call_caching_on_the_rendering_before() -> None:
-    from assembler.tooling.hunt.run import example_request
+    from assembler.hunt.run import example_request
 
     request = example_request(0, 1, 12, cache=True)
     assert example_request(0, 1, 12, cache=True) == request
@@ -652,7 +653,7 @@ _SESSION_FINDINGS = [
 def test_exact_agrees_in_every_format_on_the_render_hunt_s_findings(
     request_: dict[str, Any],
 ) -> None:
-    from assembler.tooling.hunt.judge import judge_in
+    from assembler.hunt.judge import judge_in
 
     verdict = judge_in(request_, "exact", "render")
     assert verdict.kind is None, verdict.explanation
@@ -663,7 +664,7 @@ def test_exact_agrees_in_every_format_on_the_render_hunt_s_findings(
 def test_a_session_agrees_with_fresh_calls_on_the_session_hunt_s_findings(
     request_: dict[str, Any],
 ) -> None:
-    from assembler.tooling.hunt.judge import judge_in
+    from assembler.hunt.judge import judge_in
 
     verdict = judge_in(request_, "exact", "session")
     assert verdict.kind is None, verdict.explanation

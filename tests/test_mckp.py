@@ -28,6 +28,7 @@ from profiles import examples
 
 import assembler
 from assembler import kernels
+from assembler.corpus import load_corpus
 from assembler.deadline import NEVER, Deadline
 from assembler.exact import mckp, mckp_twin
 from assembler.exact import solve as solve_module
@@ -35,9 +36,8 @@ from assembler.exact.backend import Ask, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.knapsack import OPTION_LIMIT
 from assembler.exact.solve import exact_backend
+from assembler.hunt.generate import Shape, generate
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.conformance import load_corpus
-from assembler.tooling.generate import Shape, generate
 
 SETTINGS = settings(
     max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]

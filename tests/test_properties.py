@@ -25,10 +25,11 @@ from assembler.exact.closure import Problem, build_problem
 from assembler.exact.core_search import CoreSearch, _SmallCoreSolvers
 from assembler.exact.cpsat import CpSat
 from assembler.exact.search import SmallSearch
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.generate import Shape, generate
+from benchmarks.scenarios.adversarial import tangled
 
 FAST = settings(
     max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -252,7 +253,7 @@ def test_worker_counts_give_the_same_answer_where_the_cp_sat_search_decides(
     # answer must still be the one unique optimum.
     monkeypatch.setattr(CpSat, "ALONE", 0.0)
     rng = random.Random(seed)
-    request = parse_request(generate(rng, Shape.tangled(rng.randint(400, 600))))
+    request = parse_request(generate(rng, tangled(rng.randint(400, 600))))
     gates = apply_gates(request)
     answers = {}
     for workers in (1, 2, 4):

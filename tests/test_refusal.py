@@ -22,10 +22,10 @@ import assembler
 from assembler.exact.backend import UNBOUNDED, Ask, SolveOutcome
 from assembler.exact.closure import Problem, build_problem
 from assembler.exact.refusal import linear_refusal, required_refusal
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.generate import Shape, generate
 
 
 class _NoSearch:

@@ -33,7 +33,7 @@ from serving import (
     wait_until,
 )
 
-from assembler.tooling.agentloop import agent_loop
+from benchmarks.scenarios.agentloop import agent_loop
 
 
 @pytest.fixture

@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from profiles import examples
 
 import assembler
+from assembler.hunt.generate import Shape, generate
 from assembler.render import Utf8Bytes
 from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
-from assembler.tooling.agentloop import agent_loop
-from assembler.tooling.generate import Shape, generate
+from benchmarks.scenarios.agentloop import agent_loop
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 TIME_LIMIT = 60.0

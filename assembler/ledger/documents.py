@@ -37,6 +37,7 @@ from ..model.types import (
     Status,
     Verdict,
 )
+from ..settings import RECORDED, WITH_RENDER
 from .events import canonical, sha256_hex
 
 __all__ = [
@@ -228,9 +229,10 @@ def storable_name(name: str) -> str:
     return json.dumps(name)[1:-1]
 
 
-_SETTINGS = ("strategy", "time_limit", "workers", "render", "counter")
-# settings recorded only when not their default (older ledgers have none of them)
-_OPTIONAL_SETTINGS = ("headers",)
+# the settings a recorder writes down (``settings.RECORDED``), and those written with a
+# render format only (older ledgers have none of them)
+_OPTIONAL_SETTINGS = WITH_RENDER
+_SETTINGS = tuple(name for name in RECORDED if name not in WITH_RENDER)
 
 
 def run_document(given: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..model.numbers import is_whole
 from ..model.types import Request, Result, Status
 from ..recorder import Recorded
 from .documents import (
@@ -377,7 +378,7 @@ class Ledger:
         body's blocks (``ledger.usage.cache_record``; ``assembler ledger cache`` reads
         it back). Through the store protocol, so on every store."""
         for name, value in (("counted", counted), ("billed", billed)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise ValueError(f"{name} must be a whole number of tokens >= 1, not {value!r}")
         payload: dict[str, Any] = {"model": model, "counter": counter, "counted": counted,
                                    "billed": billed, "of": of}  # fmt: skip

@@ -28,6 +28,7 @@ from typing import Any, NoReturn, TypeVar
 
 from .errors import InvalidRequest, RequestTooLarge
 from .limits import Limits
+from .numbers import is_number, is_whole
 
 __all__ = [
     "MAX_INTEGER",
@@ -138,7 +139,7 @@ def closest(key: object, known: Collection[str]) -> str | None:
 
 def member(base: str, key: object) -> str:
     """The JSON path of ``key`` inside ``base`` (``$`` is the document itself)."""
-    if isinstance(key, int) and not isinstance(key, bool):
+    if is_whole(key):
         return f"{base}[{shown(key)}]"
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
         return key if base == "$" else f"{base}.{key}"
@@ -356,7 +357,7 @@ def integer(value: Any, place: Place, key: Any, limits: Limits) -> int:
         return value
     if isinstance(value, Oversized):
         place.fail(key, f"is an integer of {value.digits} digits, above {MAX_INTEGER}")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         place.fail(key, f"must be an integer, not {kind(value)}")
     if isinstance(value, float):
         # JSON has one number type; 120.0 is accepted as 120 but 120.5 is not
@@ -379,7 +380,7 @@ def unit_number(value: Any, place: Place, key: Any, limits: Limits) -> float:
         return float(value)
     if isinstance(value, Oversized):
         place.fail(key, f"must be between 0 and 1, not an integer of {value.digits} digits")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         place.fail(key, f"must be a number, not {kind(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         place.fail(key, f"must be finite, not {shown(value)}")

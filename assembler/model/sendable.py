@@ -8,9 +8,9 @@ selected, or one of others is left out) and ``Leading`` (the first selected form
 order is one that may open the conversation); ``kept_lead``: the constraint a cached
 layout adds. ``broken(rules, selected)`` names the first rule a selection breaks.
 
-Which of these rules a format has is its provider's data (``providers/data/``: each
+Which of these rules a format has is its provider's data (``facts/``: each
 format's ``selection``, read off its body's checks; the text format has none of its
-own), read through ``providers.facts``. With the canonical layout of section 14 (stable items,
+own), read through ``facts``. With the canonical layout of section 14 (stable items,
 evidence, the conversation by ``(turn, id)`` with each tool result right after its
 call, the query), the rules a selection can break are:
 
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Generic, TypeVar
 
-from ..providers.facts import format_facts
+from ..facts import format_facts
 from .rendering import RenderFormat
 from .types import Candidate, Kind, Request
 

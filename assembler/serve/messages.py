@@ -39,13 +39,14 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from ..deadline import Deadline
+from ..facts import Provider
 from ..model.errors import InvalidRequest
 from ..model.keys import key as key_rule
 from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
+from ..model.numbers import is_whole
 from ..model.rules import Place, kind, shown, unknown_field
-from ..providers.facts import Provider
-from ..settings import Settings
+from ..settings import SERVED, Settings
 
 __all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]
 
@@ -56,8 +57,8 @@ _MESSAGE_KEYS = (
 _QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit", "version")
 # the options a session keeps from its opening call (a delta may not name them)
 _KEPT = ("strategy", "render", "headers", "cache")
-# the options that are the call's ``Settings``
-_SETTINGS = ("strategy", "render", "headers", "time_limit")
+# the options that are the call's ``Settings`` (the fields a served call may set)
+_SETTINGS = SERVED
 _PROVIDERS = tuple(p.value for p in Provider)
 
 
@@ -210,7 +211,7 @@ def _version(value: Any, op: Op) -> int | None:
         return None
     if op is not Op.DELTA:
         raise InvalidRequest("version", "is an option of a delta (the version it was made for)")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_whole(value) or value < 0:
         raise InvalidRequest("version", f"must be a whole number >= 0, not {shown(value)}")
     return value
 

@@ -31,9 +31,9 @@ from typing import Any
 
 from ..api import settings_for
 from ..deadline import Deadline
+from ..errors import SessionConflict
 from ..model.bugs import internal_errors
 from ..model.cache import PreviousBlock, parse_cache
-from ..model.errors import AssemblerError
 from ..model.limits import Limits
 from ..model.parse import parse_request, vouched
 from ..model.rendering import Rendering
@@ -58,10 +58,6 @@ class Proposal:
     state: State
     result: Result
     kept: Kept | None = None
-
-
-class SessionConflict(AssemblerError):
-    """A proposal was committed to a session that had changed since it was made."""
 
 
 class Session:
