@@ -58,7 +58,7 @@ def judge(
     if not judged_by_hook(settings.strategy):
         return
     try:
-        check(judged_request(request, result, settings.counter), result, settings.format)
+        check(judged_request(request, result, settings.counter), result, settings.render)
     except assembler.RequestTooLarge:
         return  # above the verifier's default size limit: the benchmarks judge those
 
