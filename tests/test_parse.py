@@ -568,7 +568,7 @@ def test_a_candidates_fields_and_defaults_have_one_home() -> None:
     # most of Candidate's fields again, as declarations (annotations), assignments to
     # attributes or rows (a tuple opening with the name), is a second home, which
     # drifts. (A request's JSON written as a dict names keys, not fields; the request
-    # generators of tooling/ draft requests in records of their own.)
+    # request generator of hunt/ drafts requests in records of its own.)
     import ast
     from dataclasses import fields
 
@@ -577,7 +577,8 @@ def test_a_candidates_fields_and_defaults_have_one_home() -> None:
     names = {f.name for f in fields(Candidate)}
     homes = []
     package = Path(assembler.__file__).parent
-    modules = [p for p in package.rglob("*.py") if p.parts[len(package.parts)] != "tooling"]
+    drafts = {"hunt/generate.py", "hunt/shapes.py"}
+    modules = [p for p in package.rglob("*.py") if p.relative_to(package).as_posix() not in drafts]
     for path in sorted(modules):
         named: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
