@@ -5,18 +5,20 @@ them, every form priced), a relevance for each, and the token budget left for th
 Output: an assembler request (``request_of``: one candidate per form, identities per
 unit, tool calls coupled with their results by a group, the system prompt, tools and
 the current turn required) and, from a result, the chosen form of each unit
-(``chosen_forms``); ``recency``, the default relevance.
+(``chosen_forms``); ``recency``, the default relevance; ``with_questions``, the
+rule that an answer is kept only with its question.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..model.types import Result
+from ..model.types import Kind, Result
 from ..providers.units import FORM_WEIGHT, Form, Unit
 
-__all__ = ["chosen_forms", "recency", "request_of"]
+__all__ = ["chosen_forms", "recency", "request_of", "with_questions"]
 
 
 def recency(index: int, count: int) -> float:
@@ -75,3 +77,21 @@ def chosen_forms(units: Sequence[Unit], result: Result) -> dict[str, Form]:
             if _form_id(unit, form) in selected:
                 out[unit.key] = form
     return out
+
+
+def with_questions(units: Sequence[Unit]) -> list[Unit]:
+    """Each assistant turn depends on the user turn it answers (the nearest plain user
+    turn before it: not a tool result), so that a fit never keeps an answer without its
+    question (``fit(answers_with_questions=True)``, the default)."""
+    question: str | None = None
+    out: list[Unit] = []
+    for unit in sorted(units, key=lambda u: (u.message, u.part)):
+        if unit.message < 0:
+            continue
+        if unit.kind is Kind.USER_TURN and unit.group is None:
+            question = unit.key
+        elif unit.kind is Kind.ASSISTANT_TURN and question and question not in unit.depends_on:
+            unit = replace(unit, depends_on=(*unit.depends_on, question))
+        out.append(unit)
+    by_key = {u.key: u for u in out}
+    return [by_key.get(u.key, u) for u in units]

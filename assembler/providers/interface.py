@@ -12,7 +12,11 @@ An API's room answers, from the figures of its provider's data file
   ``check`` (the provider's rules on a body), ``tokens`` (a body counted as the
   provider bills it) and ``overheads`` (the framing a body pays beside its parts);
 * a caller's list (``fit``): ``claims`` (a list of this API's, among its provider's),
+  ``marks`` and ``tool_marks`` (what in an entry or a tool is plainly this API's, so
+  that a list in another provider's shape is named, never fitted as this one),
   ``check_entry`` and ``check_tools`` (shapes, faults named by the caller's path),
+  ``check_body``, ``BODY_FIELDS`` and ``OUTPUT_FIELDS`` (a body's fields: their types,
+  which the API takes, where it reserves its output tokens),
   ``units`` (the list cut into the pieces the solver chooses among, each priced),
   ``back`` (the chosen pieces as the same kind of list) and ``assembled`` (the body
   it is sent in, the system prompt and tools in their places);
@@ -118,6 +122,9 @@ class Api(Protocol):
     SYSTEM_KEY: str
     LIST_NAME: str
     ENTRY: str
+    TITLE: str
+    BODY_FIELDS: frozenset[str]
+    OUTPUT_FIELDS: tuple[str, ...]
 
     # -- the body ---------------------------------------------------------------------
 
@@ -133,7 +140,11 @@ class Api(Protocol):
 
     def claims(self, listed: Sequence[Any]) -> bool: ...
 
-    def looks_like(self, entry: Mapping[str, Any]) -> bool: ...
+    def marks(self, entry: Mapping[str, Any]) -> tuple[str, str] | None: ...
+
+    def tool_marks(self, tool: Mapping[str, Any]) -> str | None: ...
+
+    def check_body(self, body: Mapping[str, Any]) -> tuple[str, str] | None: ...
 
     def check_entry(self, entry: Mapping[str, Any], index: int) -> Problem: ...
 

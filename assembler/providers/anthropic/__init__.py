@@ -12,25 +12,31 @@ fields): ``providers/data/anthropic.json``.
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
-from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
+from .fit import assembled, back, check_entry, check_tools, claims, units
+from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
     "tokens",
+    "tool_marks",
     "units",
 ]
 
@@ -38,4 +44,6 @@ NAME = FORMAT.value
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"
+# the API's name in a fault's message
+TITLE = "Anthropic Messages"
 ENTRY = "an Anthropic Messages message"

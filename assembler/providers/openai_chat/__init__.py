@@ -11,25 +11,31 @@ cache rules, prices, usage fields): ``providers/data/openai.json``.
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
-from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
+from .fit import assembled, back, check_entry, check_tools, claims, units
+from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
     "tokens",
+    "tool_marks",
     "units",
 ]
 
@@ -39,4 +45,6 @@ LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 # what a bare list is called, and one entry of it, in a fault's message
 LIST_NAME = "messages"
+# the API's name in a fault's message
+TITLE = "OpenAI Chat Completions"
 ENTRY = "an OpenAI Chat Completions message"

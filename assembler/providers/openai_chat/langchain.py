@@ -30,23 +30,28 @@ from . import fit
 from .body import FORMAT, build, check, message_tokens, overheads, tokens
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
     "tokens",
     "tool_dicts",
+    "tool_marks",
     "units",
 ]
 
@@ -54,6 +59,7 @@ NAME = "langchain"
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"
+TITLE = "LangChain"
 ENTRY = "a LangChain message"
 
 
@@ -64,8 +70,20 @@ def claims(listed: Sequence[Any]) -> bool:
     return type(listed[0]).__module__.startswith("langchain_core.messages")
 
 
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    return False  # LangChain's messages are objects, never a mapping
+def marks(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    return None  # LangChain's messages are objects, never a mapping
+
+
+def tool_marks(tool: Mapping[str, Any]) -> str | None:
+    return None
+
+
+def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
+    return None
+
+
+BODY_FIELDS: frozenset[str] = frozenset()
+OUTPUT_FIELDS: tuple[str, ...] = ()
 
 
 def check_entry(entry: Mapping[str, Any], index: int) -> Problem:

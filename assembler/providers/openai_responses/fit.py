@@ -46,7 +46,6 @@ __all__ = [
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
     "units",
 ]
 
@@ -242,17 +241,6 @@ def back(listed: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form
 def claims(listed: Sequence[Any]) -> bool:
     """A list of input items: some entry names its ``type``."""
     return any(isinstance(m, Mapping) and "type" in m for m in listed)
-
-
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    """An entry plainly an input item: a type without a role, or parts only it uses."""
-    if "role" not in entry and isinstance(entry.get("type"), str):
-        return True
-    content = entry.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in ("input_text", "output_text", "input_image")
-        for b in content
-    )
 
 
 def assembled(
