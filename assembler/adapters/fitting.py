@@ -41,7 +41,7 @@ from ..providers.facts import (
 )
 from ..providers.interface import Api
 from ..providers.meter import Meter
-from ..providers.units import ELIDE_ABOVE, Unit
+from ..providers.units import ELIDE_ABOVE, Elision, Unit
 from ..render.budget import Rounds
 from ..render.counters import Counter
 from ..render.meters import meter_for
@@ -252,7 +252,10 @@ def _fit(
     if ledger is not None:
         meter = meter.calibrated(ledger.calibration(profile.name, meter.counter.name))
     budget = _budget(profile, api, body, budget, output_tokens, window)
-    units = api.units(listed, tools, system, meter, elide_above, where)
+    elision = Elision(
+        elide_above, max(0, budget - sum(t for _, t in api.overheads(meter, bool(tools))))
+    )
+    units = api.units(listed, tools, system, meter, elision, where)
     if answers_with_questions:
         units = with_questions(units)
     score = relevance or (lambda index, _message: recency(index, len(listed)))

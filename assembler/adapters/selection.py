@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..model.types import Kind, Result
-from ..providers.units import FORM_WEIGHT, Form, Unit
+from ..providers.units import Form, Unit
 
 __all__ = ["chosen_forms", "recency", "request_of", "with_questions"]
 
@@ -29,7 +29,7 @@ def recency(index: int, count: int) -> float:
 
 
 def _form_id(unit: Unit, form: Form) -> str:
-    return unit.key if len(unit.forms) == 1 else f"{unit.key}:{form.name}"
+    return unit.key if len(unit.forms) == 1 else f"{unit.key}:{form.key or form.name}"
 
 
 def request_of(
@@ -45,7 +45,7 @@ def request_of(
                 "identity": unit.key,
                 "form": form.name,
                 "cost": form.tokens,
-                "relevance": round(min(1.0, max(0.0, weight)) * FORM_WEIGHT[form.name], 3),
+                "relevance": round(min(1.0, max(0.0, weight)) * form.share, 3),
                 "kind": unit.kind.value,
                 "turn": max(unit.message, 0),
                 "content": unit.text if form.name == "full" else _text_of(form),

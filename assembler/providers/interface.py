@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from .facts import RenderFormat
 from .meter import Meter
-from .units import Form, Unit
+from .units import Elision, Form, Unit
 
 __all__ = ["Api", "Body", "CandidateLike", "Piece", "Problem"]
 
@@ -156,7 +156,7 @@ class Api(Protocol):
         tools: Sequence[Any],
         system: Any,
         meter: Meter,
-        elide_above: int,
+        elide_above: Elision | int,
         where: str,
     ) -> list[Unit]: ...
 

@@ -33,7 +33,7 @@ from ...model.errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, first_and_last_user, short, tool_result_forms
+from ..units import Elision, Form, Unit, first_and_last_user, short, tool_result_forms
 from .body import block_tokens, message_tokens, system_tokens, tools_tokens
 from .shape import tool_marks
 
@@ -85,7 +85,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     """The units of the messages, the tools and the system prompt (see the module)."""
@@ -98,7 +98,7 @@ def _message_units(
     messages: Sequence[Any],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
 ) -> list[Unit]:
     units: list[Unit] = []
     open_calls: dict[str, int] = {}

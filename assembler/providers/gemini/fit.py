@@ -35,7 +35,7 @@ from ...model.errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, short, tool_result_forms
+from ..units import Elision, Form, Unit, short, tool_result_forms
 from .body import content_tokens, system_tokens, tools_tokens
 from .shape import tool_marks
 
@@ -91,7 +91,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "contents",
 ) -> list[Unit]:
     """The units of the contents, the tools and the system instruction (see the module)."""
@@ -104,7 +104,7 @@ def _content_units(
     contents: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str,
 ) -> list[Unit]:
     units: list[Unit] = []

@@ -27,7 +27,7 @@ from ...model.errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, first_and_last_user, short, tool_result_forms
+from ..units import Elision, Form, Unit, first_and_last_user, short, tool_result_forms
 from .body import message_tokens, tool_tokens
 
 __all__ = [
@@ -87,7 +87,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     """The units of a Chat Completions transcript (see the module docstring)."""
@@ -102,7 +102,7 @@ def message_units(
     messages: Sequence[Any],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
 ) -> list[Unit]:
     """The units of the messages and tools (no system prompt given apart)."""
     units: list[Unit] = []

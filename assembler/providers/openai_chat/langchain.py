@@ -25,7 +25,7 @@ from typing import Any
 
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit
+from ..units import Elision, Unit
 from . import fit
 from .body import FORMAT, build, check, message_tokens, overheads, tokens
 
@@ -106,7 +106,7 @@ def units(
     tools: Sequence[Any],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     from langchain_core.messages import convert_to_openai_messages
@@ -116,13 +116,9 @@ def units(
     for unit in fit.message_units(dicts, tool_dicts(tools), meter, elide_above):
         original = messages[unit.message] if unit.message >= 0 else tools[unit.part]
         forms = tuple(
-            Form(
-                form.name,
-                original if form.name == "full" else original.model_copy(
-                    update={"content": form.payload["content"]}
-                ),
-                form.tokens,
-            )
+            replace(form, payload=original if form.name == "full" else original.model_copy(
+                update={"content": form.payload["content"]}
+            ))
             for form in unit.forms
         )  # fmt: skip
         out.append(replace(unit, forms=forms))

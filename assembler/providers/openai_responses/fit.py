@@ -37,7 +37,7 @@ from ..interface import Problem
 from ..meter import Meter
 from ..openai_chat.body import message_tokens, tool_tokens
 from ..openai_chat.fit import system_unit, text_or_parts
-from ..units import Form, Unit, short, tool_result_forms
+from ..units import Elision, Form, Unit, short, tool_result_forms
 from .body import item_tokens
 
 __all__ = [
@@ -93,7 +93,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "input",
 ) -> list[Unit]:
     """The units of the items, the tools and the instructions (see the module)."""
@@ -108,7 +108,7 @@ def _item_units(
     items: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str,
 ) -> list[Unit]:
     units: list[Unit] = []
