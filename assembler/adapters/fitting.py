@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["FitRefused", "Fitted", "fit"]
 
 Relevance = Callable[[int, Any], float]
+# a whole body's count as the provider bills it (its count_tokens endpoint, ...)
+BodyCounter = Callable[[dict[str, Any]], int]
 
 
 class FitRefused(AssemblerError):
@@ -153,7 +155,7 @@ def fit(
     budget: int | None = None,
     system: Any = None,
     relevance: Relevance | None = None,
-    counter: Counter | None = None,
+    counter: Counter | str | None = None,
     output_tokens: int | None = None,
     window: int | None = None,
     elide_above: int = ELIDE_ABOVE,
@@ -162,6 +164,7 @@ def fit(
     format: str | None = None,
     source: str | None = None,
     answers_with_questions: bool = True,
+    count_body: BodyCounter | None = None,
 ) -> Fitted:
     """Keep the most valuable part of ``messages`` that fits ``model``.
 
@@ -181,13 +184,16 @@ def fit(
     newest). Tool results above ``elide_above`` tokens may be sent shortened (head and
     tail at several sizes) or as a placeholder. ``answers_with_questions``: an
     assistant turn is kept only with the user turn it answers (the conversation reads
-    in order)."""
+    in order). ``counter`` counts texts (a ``Counter``, or a name: ``o200k_base``,
+    ``utf8-bytes``, ``ctok`` for Claude where the ``ctok`` package is installed);
+    ``count_body(body) -> int`` counts the whole body as the provider bills it (an
+    SDK's token-counting call) and is what the budget is checked against."""
     from ..model.bugs import internal_errors
 
     with internal_errors("fit"):
         return _fit(
             messages, model, tools, budget, system, relevance, counter, output_tokens, window,
-            elide_above, time_limit, ledger, format, source, answers_with_questions,
+            elide_above, time_limit, ledger, format, source, answers_with_questions, count_body,
         )  # fmt: skip
 
 
@@ -198,7 +204,7 @@ def _fit(
     budget: Any,
     system: Any,
     relevance: Relevance | None,
-    counter: Counter | None,
+    counter: Counter | str | None,
     output_tokens: Any,
     window: Any,
     elide_above: Any,
@@ -207,14 +213,21 @@ def _fit(
     format: str | None,
     source: str | None,
     answers_with_questions: bool,
+    count_body: BodyCounter | None = None,
 ) -> Fitted:
     model = _model_named(messages, model)
+    if count_body is not None and not callable(count_body):
+        raise InvalidRequest(
+            "count_body", f"must be a function of the body, not {count_body!r:.40}"
+        )
     for name, value in (("budget", budget), ("output_tokens", output_tokens),
                         ("window", window), ("elide_above", elide_above)):  # fmt: skip
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 0
         ):
             raise InvalidRequest(name, f"must be a whole number of tokens >= 0, not {value!r:.40}")
+    if isinstance(counter, str):
+        counter = _counter_named(counter, model)
     profile, known = _profile(model, counter, window if window is not None else budget)
     api, given_api, where = registry.recognised(
         messages, profile, format, model=model, known=known, source=source
@@ -252,6 +265,13 @@ def _fit(
     if ledger is not None:
         meter = meter.calibrated(ledger.calibration(profile.name, meter.counter.name))
     budget = _budget(profile, api, body, budget, output_tokens, window)
+    if count_body is not None:
+        # the body counter's scale, measured once on the whole list: every piece is
+        # priced at it, and the measured rounds below correct what is left
+        whole = api.assembled(listed, system, tools, extra)
+        estimated = api.tokens(meter, whole)
+        if estimated > 0:
+            meter = replace(meter, factor=meter.factor * _counted(count_body, whole) / estimated)
     elision = Elision(
         elide_above, max(0, budget - sum(t for _, t in api.overheads(meter, bool(tools))))
     )
@@ -265,11 +285,38 @@ def _fit(
     overheads = api.overheads(meter, bool(tools))
     fitted = _solve(
         api, listed, tools, system, units, weights, meter, budget, overheads, time_limit,
-        ledger, extra, where,
+        ledger, extra, where, count_body,
     )  # fmt: skip
     if given_api is not api:
         fitted = replace(fitted, converted_from=given_api.NAME)
     return fitted
+
+
+def _counter_named(name: str, model: str) -> Counter:
+    """A counter by name; ``ctok`` alone is the generation of the model's tokenizer."""
+    from ..render.meters import counter_named
+
+    if name == "ctok":
+        try:
+            generation = model_profile(model).tokenizer or "3.0"
+        except InvalidRequest:
+            generation = "3.0"
+        name = f"ctok:{generation}"
+    return counter_named(name)
+
+
+def _counted(count_body: BodyCounter, body: dict[str, Any]) -> int:
+    try:
+        value = count_body(body)
+    except Exception as exc:
+        raise InvalidRequest(
+            "count_body", f"the body counter raised {type(exc).__name__}: {exc}"[:300]
+        ) from exc
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidRequest(
+            "count_body", f"must return a whole number of tokens, not {value!r:.40}"
+        )
+    return value
 
 
 def _model_named(messages: Any, model: str | None) -> str:
@@ -281,7 +328,7 @@ def _model_named(messages: Any, model: str | None) -> str:
     if model is None:
         if named is None:
             raise InvalidRequest(
-                "model", "name the model the body is for: fit(..., model='gpt-4o')"
+                "model", "name the model the body is for (model=, --model, or its 'model' field)"
             )
         return named
     if not isinstance(model, str) or not model.strip():
@@ -391,6 +438,7 @@ def _solve(
     ledger: Ledger | None,
     extra: dict[str, Any],
     where: str,
+    count_body: BodyCounter | None = None,
 ) -> Fitted:
     from ..api import assemble
 
@@ -428,7 +476,9 @@ def _solve(
         )
         body = fitted.body()
         api.check(body, system_first=False)
-        total = api.tokens(meter, body)
+        total = api.tokens(meter, body) if count_body is None else _counted(count_body, body)
         if rounds.fits(total):
-            raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
+            raw = total
+            if meter.factor != 1 and count_body is None:
+                raw = api.tokens(meter.calibrated(1.0), body)
             return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)

@@ -210,6 +210,10 @@ class ModelProfile:
     tool_prompt: int = 0
     # text = encoding x factor: an estimate where the tokenizer is not published (1.0: exact)
     estimate_factor: float = 1.0
+    # and per ASCII word and per non-ASCII character (Claude's tokenizers split words
+    # that o200k_base keeps whole: the measured estimate's further terms)
+    estimate_per_word: float = 0.0
+    estimate_per_non_ascii: float = 0.0
     # the other model names billed as this profile
     also: tuple[str, ...] = ()
     # Claude's tokenizer generation (the ``ctok`` version that counts it: "3.0", "4.7", "4.8")
@@ -403,6 +407,8 @@ def _profile(
         image_patches=m.get("image_patches"),
         tool_prompt=m.get("tool_prompt", 0),
         estimate_factor=m.get("estimate_factor", 1.0),
+        estimate_per_word=m.get("estimate_per_word", 0.0),
+        estimate_per_non_ascii=m.get("estimate_per_non_ascii", 0.0),
         also=tuple(m["also"]),
         tokenizer=m.get("tokenizer", ""),
         source=None if "source" not in m else source(m["source"]),
