@@ -17,6 +17,7 @@ import base64
 import gzip
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -139,6 +140,7 @@ def claude_estimate(corpus: list[tuple[str, list[str]]]) -> dict[str, Any]:
     import ctok
 
     from assembler.providers.facts import Provider, facts
+    from assembler.render.meters import model_counter
 
     o200k = encodings.load_encoding("o200k_base")
     assert o200k is not None
@@ -149,26 +151,21 @@ def claude_estimate(corpus: list[tuple[str, list[str]]]) -> dict[str, Any]:
     out: dict[str, Any] = {"texts": len(corpus), "ctok": _version("ctok"), "generations": {}}
     for version, profiles in sorted(generations.items()):
         frame = ctok.token_count("", version)
+        estimate = model_counter(profiles[0])
         rows = [
-            (kind, [o200k.count(t) for t in texts],
+            (kind, [math.ceil(o200k.count(t) * _FACTOR_BEFORE) for t in texts],
+             [estimate.count(t) for t in texts],
              sum(ctok.token_count(t, version) - frame for t in texts))
             for kind, texts in corpus
         ]  # fmt: skip
-        rows = [r for r in rows if r[2] > 0]
-        factor = profiles[0].estimate_factor
+        rows = [r for r in rows if r[3] > 0]
         kinds = sorted({r[0] for r in rows})
         out["generations"][version] = {
             "models": [p.name for p in profiles],
-            "factor_before": _FACTOR_BEFORE,
-            "factor": factor,
-            "kinds": {
-                kind: {
-                    "before": _errors([r for r in rows if r[0] == kind], _FACTOR_BEFORE),
-                    "after": _errors([r for r in rows if r[0] == kind], factor),
-                }
-                for kind in kinds
-            },
-            "all": {"before": _errors(rows, _FACTOR_BEFORE), "after": _errors(rows, factor)},
+            "before": f"o200k_base x{_FACTOR_BEFORE:g}",
+            "after": estimate.name.removeprefix("estimate:tiktoken:").replace("x", " x", 1),
+            "kinds": {kind: _pair([r for r in rows if r[0] == kind]) for kind in kinds},
+            "all": _pair(rows),
         }
     return out
 
@@ -313,7 +310,8 @@ def _claude_markdown(claude: dict[str, Any] | None) -> list[str]:
         " fitted body could exceed the window as billed. The estimate is now the"
         " generation's: o200k_base times a factor, plus so much per ASCII word and per"
         " non-ASCII character (the newer tokenizers split words o200k_base keeps whole),"
-        " fitted by least squares on the relative error here, each kind weighted alike."
+        " fitted by least squares on the relative error here, each kind weighted alike (so"
+        " the errors after are in-sample)."
         " No such estimate follows every kind of text (CJK and short transcripts vary"
         " most): its p95 error is still "
         + ", ".join(f"{p:.0%} ({v})" for v, p in after.items())

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.unit
 
 def _chat(rows: int) -> list[dict[str, object]]:
     rng = random.Random(7)
-    words = "order shipped carrier refund warehouse latency ticket error 4471 retry".split()
+    words = ["order", "shipped", "carrier", "refund", "warehouse", "latency", "ticket", "4471"]
     log = "\n".join(f"{i} " + " ".join(rng.choice(words) for _ in range(12)) for i in range(rows))
     call = {"id": "c1", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}
     return [

@@ -26,7 +26,9 @@ def _conversation(seed: int, fmt: str) -> list[dict[str, Any]]:
 
     def say(role: str, text: str) -> None:
         if fmt == "gemini":
-            out.append({"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]})
+            out.append(
+                {"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]}
+            )
         else:
             out.append({"role": role, "content": text})
 
@@ -35,18 +37,45 @@ def _conversation(seed: int, fmt: str) -> list[dict[str, Any]]:
         if turn % 3 == 1:
             call, result = f"c{turn}", "R " + "row " * rng.randint(5, 60)
             if fmt == "openai-chat":
-                out.append({"role": "assistant", "content": None, "tool_calls": [{"id": call,
-                            "type": "function", "function": {"name": "look", "arguments": "{}"}}]})
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": call,
+                                "type": "function",
+                                "function": {"name": "look", "arguments": "{}"},
+                            }
+                        ],
+                    }
+                )
                 out.append({"role": "tool", "tool_call_id": call, "content": result})
             elif fmt == "anthropic-messages":
-                out.append({"role": "assistant", "content": [
-                    {"type": "tool_use", "id": call, "name": "look", "input": {}}]})
-                out.append({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": call, "content": result}]})
+                out.append(
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "tool_use", "id": call, "name": "look", "input": {}}],
+                    }
+                )
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": call, "content": result}
+                        ],
+                    }
+                )
             else:
                 out.append({"role": "model", "parts": [{"functionCall": {"name": "look"}}]})
-                out.append({"role": "user", "parts": [{"functionResponse": {
-                    "name": "look", "response": {"output": result}}}]})
+                out.append(
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"functionResponse": {"name": "look", "response": {"output": result}}}
+                        ],
+                    }
+                )
         say("assistant", f"A{turn}: " + "because " * rng.randint(2, 60))
     say("user", "Q-last")
     return out  # fmt: skip

@@ -27,7 +27,7 @@ from ..model.errors import InvalidRequest
 from . import anthropic, gemini, openai_chat, openai_responses
 from .facts import ModelProfile, RenderFormat, provider_of
 from .interface import Api
-from .openai_chat import langchain
+from .openai_chat import langchain, pydantic_ai
 from .units import short
 
 __all__ = [
@@ -39,7 +39,7 @@ __all__ = [
 # order a shape hint asks them in)
 APIS: tuple[Api, ...] = (openai_chat, openai_responses, anthropic, gemini)
 # frameworks' message objects, fitted as the API they convert them to
-FRAMEWORKS: tuple[Api, ...] = (langchain,)
+FRAMEWORKS: tuple[Api, ...] = (langchain, pydantic_ai)
 _BY_FORMAT: dict[RenderFormat, Api] = {api.FORMAT: api for api in APIS}
 _BY_NAME: dict[str, Api] = {api.NAME: api for api in APIS}
 # where a body holds its list, each key once, in the order of APIS
