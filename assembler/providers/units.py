@@ -135,11 +135,13 @@ def tool_result_forms(
     make: Callable[[str], Any],
     price: Callable[[Any], int],
     elide_above: Elision | int = ELIDE_ABOVE,
+    whole: Any = None,
 ) -> tuple[Form, ...]:
-    """The forms of one tool result whose text is ``text``: ``make(text)`` builds the
-    native piece with that text, ``price(piece)`` counts it."""
+    """The forms of one tool result whose text is ``text``: ``whole``, the native piece
+    as given (sent byte for byte when kept whole; None: ``make(text)``), ``make(text)``
+    builds the piece with a shorter text, ``price(piece)`` counts it."""
     elision = elide_above if isinstance(elide_above, Elision) else Elision(elide_above)
-    full = make(text)
+    full = make(text) if whole is None else whole
     tokens = price(full)
     forms = [Form("full", full, tokens)]
     if tokens > elision.above and text:

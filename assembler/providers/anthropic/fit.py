@@ -158,6 +158,7 @@ def _message_units(
                 partial(_with_content, block),
                 partial(_priced, meter, framing),
                 elide_above,
+                block,
             )
             if not (
                 isinstance(content, str)

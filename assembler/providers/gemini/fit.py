@@ -158,7 +158,7 @@ def _content_units(
             framing = content_tokens(meter, {"parts": []}) if number == 1 else 0
             forms = tool_result_forms(
                 _response_text(answer), answer_key, partial(_with_output, part),
-                partial(_priced, meter, framing), elide_above,
+                partial(_priced, meter, framing), elide_above, part,
             )  # fmt: skip
             units.append(Unit(f"{key}.r{number}", index, number, Kind.USER_TURN, forms,
                               group=f"calls:{owner}", text=_response_text(answer)))  # fmt: skip

@@ -127,6 +127,7 @@ def message_units(
                 partial(_with_content, message),
                 partial(message_tokens, meter),
                 elide_above,
+                message,
             )
             if not isinstance(message.get("content"), str):
                 forms = forms[:1]  # parts other than text are sent whole or not at all

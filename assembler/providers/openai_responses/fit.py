@@ -180,7 +180,7 @@ def _item_units(
                 output = item.get("output")
                 forms = tool_result_forms(
                     _text(item), call, partial(_with_output, item),
-                    partial(item_tokens, meter), elide_above,
+                    partial(item_tokens, meter), elide_above, item,
                 )  # fmt: skip
                 if not isinstance(output, str):
                     forms = forms[:1]  # images and files in an output go whole or not at all
