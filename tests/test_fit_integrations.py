@@ -157,3 +157,13 @@ def test_the_langchain_middleware_names_the_model_and_does_not_stop_the_agent() 
     agent = create_agent(Named(messages=iter([AIMessage("Done.")])), tools=[], middleware=[strict])
     with pytest.raises(FitRefused):
         agent.invoke({"messages": history})
+
+
+@pytest.mark.parametrize("page", ["openai-agents.md", "pydantic-ai.md"])
+def test_each_framework_guide_runs(page: str) -> None:
+    pytest.importorskip("agents" if page == "openai-agents.md" else "pydantic_ai")
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "guides" / page).read_text("utf-8")
+    (block,) = text.split("<!-- runnable -->\n```python\n")[1:]
+    exec(compile(block[: block.index("```")], page, "exec"), {})
