@@ -77,6 +77,26 @@ def test_the_agents_sdk_goes_on_with_the_newest_turn_when_the_first_does_not_fit
         _agents_loop(1200, ["Where is order 1?"], earlier, model="gpt-4o", on_refused="raise")
 
 
+def test_an_agents_sdk_session_gives_back_its_history_fitted(tmp_path: Any) -> None:
+    agents = pytest.importorskip("agents")
+    from agents.testing import ModelStep, ScriptedModel, assistant_message
+
+    from assembler.adapters.agents import FittedSession
+
+    inner = agents.SQLiteSession("user-42", str(tmp_path / "sessions.db"))
+    session = FittedSession(inner, model="gpt-4o", budget=800)
+    model = ScriptedModel([ModelStep(output=[assistant_message("noted " * 150)]) for _ in range(6)])
+    agent = agents.Agent(name="support", instructions="You help.", model=model)
+    config = agents.RunConfig(tracing_disabled=True)
+    for n in range(6):
+        asyncio.run(agents.Runner.run(agent, f"Question {n}?", session=session, run_config=config))
+    whole = asyncio.run(inner.get_items())
+    fitted = asyncio.run(session.get_items())
+    assert len(whole) == 12 and 0 < len(fitted) < len(whole)
+    assert assembler.fit(fitted, model="gpt-4o", budget=800).tokens <= 800
+    assert fitted[-1] == whole[-1]  # the newest item stays
+
+
 # -- Pydantic AI ------------------------------------------------------------------------
 
 
