@@ -4,7 +4,7 @@ Input: a message list as a caller holds it: any provider API's list (with its to
 and system prompt), a whole body, or a framework's message objects (LangChain's).
 Output: ``fit`` keeps the most valuable part that fits a model and gives it back as the
 same kind of list (``Fitted``); ``AssemblerMiddleware`` does it before every model call
-of a LangChain agent, ``agents.FittedInput`` of an OpenAI Agents SDK runner and
+of a LangChain agent, ``agents.FittedInput`` of an Agents SDK runner and
 ``pydantic_ai.fitted_capability`` of a Pydantic AI agent.
 
 One module per concern: ``fitting`` (``fit``, the one call; each list's room in

@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK: the assembled context before every model call.
+"""The Agents SDK (the ``agents`` package): the assembled context before every model call.
 
 Input: what an ``agents`` runner is about to send (``RunConfig.call_model_input_filter``:
 the agent, its instructions and the Responses input items), or a ``Session``'s history.
@@ -11,8 +11,10 @@ back fitted.
 ``Runner.run(agent, text, run_config=RunConfig(call_model_input_filter=FittedInput(
 budget=20_000)))``. The model is the agent's (a name, or a model object naming itself)
 unless ``model=`` names it. When the history's required material does not fit, the
-newest turn alone is sent (``on_refused="raise"`` raises ``FitRefused``). Needs
-``pip install 'assembler[openai-agents]'``.
+newest turn alone is sent (``on_refused="raise"`` raises ``FitRefused``). The items
+are fitted in their own format (the API whose bodies hold an ``input`` list), whatever
+the model: the SDK converts them for the model's provider itself. Needs the
+``agents`` package (the extra named after it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..providers import registry
 from .fallback import fitted_or_newest
 from .fitting import Fitted, Relevance
 
@@ -27,8 +30,6 @@ if TYPE_CHECKING:
     from ..ledger import Ledger
 
 __all__ = ["FittedInput", "FittedSession"]
-
-_FORMAT = "openai-responses"
 
 
 class FittedInput:
@@ -64,7 +65,7 @@ class FittedInput:
         fitted = fitted_or_newest(
             list(data.model_data.input), _opens_turn, self.on_refused,
             model=self.model or model_name(agent.model), system=data.model_data.instructions,
-            tools=tool_dicts(getattr(agent, "tools", [])), format=_FORMAT, **self.options,
+            tools=tool_dicts(getattr(agent, "tools", [])), format=_items(), **self.options,
         )  # fmt: skip
         self.last = fitted
         if self.seen is not None:
@@ -90,7 +91,7 @@ class FittedSession:
         if not items:
             return []
         fitted = fitted_or_newest(
-            items, _opens_turn, "newest", model=self.model, budget=self.budget, format=_FORMAT,
+            items, _opens_turn, "newest", model=self.model, budget=self.budget, format=_items(),
             **self.options,
         )  # fmt: skip
         kept = list(fitted.messages)
@@ -125,6 +126,11 @@ def tool_dicts(tools: list[Any]) -> list[dict[str, Any]]:
                         "description": getattr(tool, "description", "") or "",
                         "parameters": schema})  # fmt: skip
     return out
+
+
+def _items() -> str:
+    """The format of the SDK's input items: the API whose bodies hold an ``input`` list."""
+    return registry.holding("input").NAME
 
 
 def _opens_turn(item: Any) -> bool:

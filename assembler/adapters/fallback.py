@@ -7,8 +7,8 @@ Output: ``newest``: the fit of the history from its last question on (the questi
 and what the agent did since), which a framework's agent can go on with; or the
 refusal again, when even that does not fit (nothing smaller is a conversation).
 
-The framework integrations (LangChain's middleware, the OpenAI Agents SDK's input
-filter, Pydantic AI's history processor) fall back to it by default, so that an agent
+The framework integrations (LangChain's middleware, the Agents SDK's input filter,
+Pydantic AI's history processor) fall back to it by default, so that an agent
 whose history has outgrown the budget keeps running instead of stopping on the
 refusal (``on_refused="raise"`` keeps the old behaviour).
 """

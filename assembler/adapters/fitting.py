@@ -185,7 +185,7 @@ def fit(
     tail at several sizes) or as a placeholder. ``answers_with_questions``: an
     assistant turn is kept only with the user turn it answers (the conversation reads
     in order). ``counter`` counts texts (a ``Counter``, or a name: ``o200k_base``,
-    ``utf8-bytes``, ``ctok`` for Claude where the ``ctok`` package is installed);
+    ``utf8-bytes``, ``ctok`` where the ``ctok`` package is installed);
     ``count_body(body) -> int`` counts the whole body as the provider bills it (an
     SDK's token-counting call) and is what the budget is checked against."""
     from ..model.bugs import internal_errors

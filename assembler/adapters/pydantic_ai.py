@@ -4,7 +4,7 @@ Input: the message history a ``pydantic_ai.Agent`` is about to send (its
 ``history_processors`` hook, with the run's context, whose model names itself).
 Output: the same kind of list, fitted: the most valuable messages (and parts) that fit
 the model's budget, every tool call kept with its returns and every answer with its
-question (``fit``; the list's room is ``providers/openai_chat/pydantic_ai.py``).
+question (``fit``; the list's room is ``pydantic_ai.py`` in ``providers/``).
 
 ``Agent(model, capabilities=[fitted_capability(budget=20_000)])`` (Pydantic AI's
 ``ProcessHistory`` capability), or ``history_processors=[fitted_history(...)]`` where

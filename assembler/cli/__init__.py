@@ -30,8 +30,8 @@ _USAGE = """usage: assembler <command> [options]
 
 commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
-  fit BODY.json          fit a provider body (Chat, Responses, Anthropic, Gemini) to
-                         a model's budget; the fitted body on stdout (- reads stdin)
+  fit BODY.json          fit a provider body (any provider API's) to a model's
+                         budget; the fitted body on stdout (- reads stdin)
   explain RESULT.json --request REQUEST.json [--html OUT.html]
   explain --ledger PATH ID [--html OUT.html]
                          inspect a compilation, with exact counterfactuals

@@ -1,7 +1,7 @@
 """``assembler fit BODY.json``: a provider body fitted to a model's budget, from any language.
 
-Input: the arguments after ``fit``: a provider body (Chat Completions, Responses,
-Anthropic Messages or Gemini; or a bare message list with ``--model``) in a file or on
+Input: the arguments after ``fit``: a provider body (any provider API's; or a bare
+message list with ``--model``) in a file or on
 standard input (``-``), and ``fit``'s options. Output: the fitted body as JSON on
 stdout, ready to send (``--report``: ``{"exit", "body", "fit": {tokens, budget,
 dropped, shortened, ...}}``), one summary line on stderr, and an exit code: 0 fitted,
@@ -44,9 +44,7 @@ def _fit_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--window", help="the model's context window (an unknown model's, with --counter)"
     )
-    parser.add_argument(
-        "--format", help="the model's API when it has several (openai-chat, openai-responses)"
-    )
+    parser.add_argument("--format", help="the model's API when it has several (its format name)")
     parser.add_argument(
         "--source", help="the body's format when it is another provider's: convert it"
     )

@@ -323,9 +323,7 @@ class Ledger:
                                    "billed": billed, "of": of}  # fmt: skip
         if cache is not None:
             payload["cache"] = dict(cache)
-        self._store.append(
-            Entry(EventKind.USAGE.value, None, self.session, canonical(payload), {})
-        )
+        self._store.append(Entry(EventKind.USAGE.value, None, self.session, canonical(payload), {}))
 
     def calibration(self, model: str, counter: str, *, last: int = 20) -> float:
         """The factor to scale ``counter``'s counts by for ``model``: the largest

@@ -29,8 +29,8 @@ __all__ = [
 _RESULT_KEYS = frozenset({"status", "decisions", "package_id", "trace_id", "selected"})
 _DELTA_KEYS = frozenset({"add", "remove", "update", "relevance"})
 _CASE_KEYS = frozenset({"name", "family", "budget_class", "request", "expected"})
-# the keys a provider body holds its conversation or its system prompt under (Chat and
-# Anthropic messages, Responses input and instructions, Gemini contents and instruction)
+# the keys a provider body holds its conversation or its system prompt under (each
+# provider API's list key, and the system prompt keys that are not a request's)
 _BODY_KEYS = ("messages", "input", "contents", "systemInstruction", "system_instruction",
               "instructions")  # fmt: skip
 _FIT = (

@@ -20,6 +20,9 @@ An API's room answers, from the figures of its provider's data file
   ``units`` (the list cut into the pieces the solver chooses among, each priced),
   ``back`` (the chosen pieces as the same kind of list) and ``assembled`` (the body
   it is sent in, the system prompt and tools in their places);
+* another format's list (``fit(source=...)``, through ``neutral.py``): ``read`` and
+  ``tool_of`` (this format's list and tools -> the neutral form), ``write`` and
+  ``tools_as`` (the neutral form -> this format's);
 * its names: ``NAME`` (the list's kind, as ``Fitted.format`` says it), ``FORMAT``
   (whose body it builds), ``LIST_KEY`` and ``SYSTEM_KEY`` (where a body holds its list
   and its system prompt), ``LIST_NAME`` (what a bare list is called in a fault) and
@@ -167,3 +170,15 @@ class Api(Protocol):
     def assembled(
         self, messages: Sequence[Any], system: Any, tools: Sequence[Any], extra: Mapping[str, Any]
     ) -> dict[str, Any]: ...
+
+    # -- another format's list, converted (fit(source=...)) -----------------------------
+
+    def read(
+        self, listed: Sequence[Any], system: Any, where: str
+    ) -> tuple[list[dict[str, Any]], str]: ...
+
+    def write(self, messages: list[dict[str, Any]], system: str) -> tuple[list[Any], Any]: ...
+
+    def tool_of(self, tool: Mapping[str, Any], number: int) -> list[dict[str, Any]]: ...
+
+    def tools_as(self, functions: list[dict[str, Any]]) -> list[Any]: ...

@@ -31,8 +31,8 @@ from .openai_chat import langchain, pydantic_ai
 from .units import short
 
 __all__ = [
-    "APIS", "FRAMEWORKS", "api_for", "check_body", "check_shapes", "check_tools", "named",
-    "recognised",
+    "APIS", "FRAMEWORKS", "api_for", "check_body", "check_shapes", "check_tools", "holding",
+    "named", "recognised", "room_counter",
 ]  # fmt: skip
 
 # every provider API, one room each (the order a format's name is listed in, and the
@@ -49,6 +49,22 @@ _LIST_KEYS = tuple(dict.fromkeys(api.LIST_KEY for api in APIS))
 def api_for(fmt: RenderFormat) -> Api:
     """The room of ``fmt`` (a KeyError for ``text``, which has none)."""
     return _BY_FORMAT[fmt]
+
+
+def room_counter(kind: str, argument: str) -> Any:
+    """A counter a room offers by name (``ctok:VERSION``: ``COUNTERS`` of its module),
+    or None when no room has one of that kind."""
+    for api in APIS:
+        make = getattr(api, "COUNTERS", {}).get(kind)
+        if make is not None:
+            return make(argument)
+    return None
+
+
+def holding(key: str) -> Api:
+    """The room whose bodies hold their list under ``key`` alone (``input``, ...)."""
+    (api,) = [a for a in APIS if key == a.LIST_KEY]
+    return api
 
 
 def named(name: str) -> Api:
@@ -74,11 +90,8 @@ def recognised(
     default a Chat Completions list)."""
     target = _named(given, "format")
     origin = _named(source, "source")
+    # a format named is taken as asked (an SDK that converts it, a compatible proxy)
     own = [a for a in APIS if not known or provider_of(a.FORMAT) == profile.provider]
-    if target is not None and target not in own:
-        raise InvalidRequest(
-            "format", f"{given!r} is not an API of {model!r}: it takes {_names(own)}"
-        )
     body_api: Api | None = None
     if isinstance(messages, Mapping):
         keys = [k for k in _LIST_KEYS if k in messages]
@@ -100,12 +113,12 @@ def recognised(
     seen = _marked(entries)
     if body_api is not None and body_api not in seen:
         seen = {body_api: (-1, "", f"a body with {where}"), **seen}
-    if target is None:
-        mine = [a for a in seen if a in own] if origin is None else own
+    if target is None and origin is not None:
+        target = origin if origin in own else own[0]
+    elif target is None:
+        # the model's API whose shape the list has (the first, when it has two)
+        mine = [a for a in seen if a in own]
         target = mine[0] if mine else own[0]
-        if origin is None and len(mine) > 1:
-            # two of the model's APIs in one list: the later shape is the stray one
-            target = min(mine, key=lambda a: seen[a][0])
     expected = target if origin is None else origin
     where = where or expected.LIST_NAME
     for api, (index, path, what) in seen.items():

@@ -122,6 +122,8 @@ def _sizes(tokens: int, elision: Elision) -> list[int]:
     wanted = {tokens >> k for k in range(1, 20) if tokens >> k >= elision.above // 2}
     if elision.room:
         wanted |= {int(elision.room * share) for share in _ROOM_SHARES}
+        # a form larger than the whole room could never be chosen: not priced at all
+        wanted = {w for w in wanted if w <= elision.room}
     sizes: list[int] = []
     for size in sorted((w for w in wanted if 64 <= w < tokens * 0.97), reverse=True):
         if not sizes or size < sizes[-1] * 0.97:

@@ -25,6 +25,7 @@ from pathlib import Path
 from ..model.errors import InvalidRequest
 from ..providers.facts import ModelProfile, model_profile
 from ..providers.meter import Meter
+from ..providers.registry import room_counter
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding
 
@@ -68,8 +69,8 @@ class ScaledCounter:
 def counter_named(name: str) -> Counter:
     """A counter by name: ``utf8-bytes``, ``o200k_base``, ``cl100k_base`` (the real
     encodings, shipped in the package), ``tiktoken:PATH`` (a ranks file, cl100k's
-    pattern), ``tokenizers:PATH`` (a ``tokenizer.json``) or ``ctok:VERSION`` (Claude's
-    counts as the ``ctok`` package reconstructs them, where it is installed)."""
+    pattern), ``tokenizers:PATH`` (a ``tokenizer.json``) or a room's own counter
+    (``ctok:VERSION``, where the ``ctok`` package is installed)."""
     if name == "utf8-bytes":
         return Utf8Bytes()
     if name in ENCODINGS:
@@ -77,10 +78,9 @@ def counter_named(name: str) -> Counter:
         assert counter is not None  # every encoding named there is shipped
         return counter
     kind, _, path = name.partition(":")
-    if kind == "ctok":
-        from ..providers.anthropic.ctok import CtokCounter
-
-        return CtokCounter.named(path or "3.0")
+    own: Counter | None = room_counter(kind, path)
+    if own is not None:
+        return own
     if kind in ("tiktoken", "tokenizers") and path:
         if not Path(path).is_file():
             raise InvalidRequest("counter", f"no file {path!r}")

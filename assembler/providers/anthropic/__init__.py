@@ -12,11 +12,14 @@ fields): ``providers/data/anthropic.json``.
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
+from .convert import read, tool_of, tools_as, write
+from .ctok import CtokCounter
 from .fit import assembled, back, check_entry, check_tools, claims, units
 from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
     "BODY_FIELDS",
+    "COUNTERS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
@@ -35,10 +38,17 @@ __all__ = [
     "claims",
     "marks",
     "overheads",
+    "read",
     "tokens",
     "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
+
+# the counters this room offers by name (``fit(counter="ctok")``, ``counter_named``)
+COUNTERS = {"ctok": CtokCounter.named}
 
 NAME = FORMAT.value
 LIST_KEY = "messages"

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...model.errors import InvalidRequest
 from ..interface import Problem
 from ..meter import Meter
 from ..units import Elision, Unit
@@ -32,7 +33,8 @@ from .body import FORMAT, build, check, message_tokens, overheads, tokens
 __all__ = [
     "BODY_FIELDS", "ENTRY", "FORMAT", "LIST_KEY", "LIST_NAME", "NAME", "OUTPUT_FIELDS",
     "SYSTEM_KEY", "TITLE", "assembled", "back", "build", "check", "check_body", "check_entry",
-    "check_tools", "claims", "marks", "overheads", "tokens", "tool_marks", "units",
+    "check_tools", "claims", "marks", "overheads", "read", "tokens", "tool_marks", "tool_of",
+    "tools_as", "units", "write",
 ]  # fmt: skip
 
 NAME = "pydantic-ai"
@@ -81,6 +83,28 @@ def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
 
 def check_tools(tools: Sequence[Any]) -> None:
     return None
+
+
+def read(listed: Sequence[Any], system: Any, where: str) -> tuple[list[dict[str, Any]], str]:
+    raise _not_converted(where)
+
+
+def write(messages: list[dict[str, Any]], system: str) -> tuple[list[Any], Any]:
+    raise _not_converted("source")
+
+
+def tool_of(tool: Mapping[str, Any], number: int) -> list[dict[str, Any]]:
+    raise _not_converted(f"tools[{number}]")
+
+
+def tools_as(functions: list[dict[str, Any]]) -> list[Any]:
+    raise _not_converted("source")
+
+
+def _not_converted(where: str) -> InvalidRequest:
+    return InvalidRequest(
+        where, f"{TITLE}'s messages are converted by {TITLE} itself, not by source="
+    )
 
 
 def _text(value: Any) -> str:

@@ -11,6 +11,7 @@ the chat format's (``openai_chat``). Every figure: ``providers/data/openai.json`
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
+from .convert import read, tool_of, tools_as, write
 from .fit import assembled, back, check_entry, check_tools, claims, units
 from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
@@ -34,9 +35,13 @@ __all__ = [
     "claims",
     "marks",
     "overheads",
+    "read",
     "tokens",
     "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
 
 NAME = FORMAT.value
