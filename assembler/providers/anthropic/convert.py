@@ -1,12 +1,11 @@
-"""This format's lists in and out of the neutral form (``providers/neutral.py``), for
-``fit(..., source=FORMAT)``.
+"""Anthropic messages and tools in and out of the neutral form
+(``providers/neutral.py``) for ``fit(..., source=FORMAT)``.
 
-Input: this format's list, system prompt and tools; or neutral messages and functions.
-Output: ``read`` (the messages -> neutral messages and the system
-prompt's text, what is bound to the model that produced it left out), ``write`` (the
-neutral messages -> the messages and the system prompt), ``tool_of`` (a tool definition ->
-the functions it declares) and ``tools_as`` (declared functions -> this format's tool
-definitions). A part with no equivalent is one ``InvalidRequest`` naming it.
+Input: messages of content blocks (thinking blocks are left out: signed for the model
+that thought them; a document has no equivalent), or neutral messages. Output:
+``read`` the neutral messages and the system prompt's text, ``write`` the messages
+(results first in their user turn, neighbours of one role merged), ``tool_of`` /
+``tools_as`` the declared functions and custom tools.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
-"""This format's lists in and out of the neutral form (``providers/neutral.py``), for
-``fit(..., source=FORMAT)``.
+"""Gemini contents and tools in and out of the neutral form
+(``providers/neutral.py``) for ``fit(..., source=FORMAT)``.
 
-Input: this format's list, system prompt and tools; or neutral messages and functions.
-Output: ``read`` (the contents -> neutral messages and the system
-prompt's text, what is bound to the model that produced it left out), ``write`` (the
-neutral messages -> the contents and the system prompt), ``tool_of`` (a tool definition ->
-the functions it declares) and ``tools_as`` (declared functions -> this format's tool
-definitions). A part with no equivalent is one ``InvalidRequest`` naming it.
+Input: contents of parts (thought parts are left out; calls without ids get ids by
+position, as Gemini pairs them), or neutral messages. Output: ``read`` the neutral
+messages and the instruction's text, ``write`` the contents (a model turn's calls as
+``functionCall`` parts, results as ``functionResponse`` parts), ``tool_of`` /
+``tools_as`` the declared functions and one tool declaring them.
 """
 
 from __future__ import annotations

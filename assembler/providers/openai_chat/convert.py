@@ -1,12 +1,11 @@
-"""This format's lists in and out of the neutral form (``providers/neutral.py``), for
-``fit(..., source=FORMAT)``.
+"""Chat Completions messages and tools in and out of the neutral form
+(``providers/neutral.py``) for ``fit(..., source=FORMAT)``.
 
-Input: this format's list, system prompt and tools; or neutral messages and functions.
-Output: ``read`` (the chat messages -> neutral messages and the system
-prompt's text, what is bound to the model that produced it left out), ``write`` (the
-neutral messages -> the chat messages and the system prompt), ``tool_of`` (a tool definition ->
-the functions it declares) and ``tools_as`` (declared functions -> this format's tool
-definitions). A part with no equivalent is one ``InvalidRequest`` naming it.
+Input: chat messages (a system or developer message's text joins the system prompt; a
+tool message becomes a result part), or neutral messages. Output: ``read`` the neutral
+messages and the system prompt's text, ``write`` the chat messages (each result a tool
+message before the rest of its turn), ``tool_of`` / ``tools_as`` the declared functions
+and function tools.
 """
 
 from __future__ import annotations

@@ -23,8 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...model.errors import InvalidRequest
-from ..interface import Problem
+from ..framework import (
+    BODY_FIELDS,
+    OUTPUT_FIELDS,
+    check_body,
+    check_entry,
+    check_tools,
+    marks,
+    read,
+    tool_marks,
+    tool_of,
+    tools_as,
+    write,
+)  # fmt: skip
 from ..meter import Meter
 from ..units import Elision, Unit
 from . import fit
@@ -73,52 +84,6 @@ def claims(listed: Sequence[Any]) -> bool:
     if not isinstance(listed, Sequence) or isinstance(listed, str | bytes) or not listed:
         return False
     return type(listed[0]).__module__.startswith("langchain_core.messages")
-
-
-def marks(entry: Mapping[str, Any]) -> tuple[str, str] | None:
-    return None  # LangChain's messages are objects, never a mapping
-
-
-def tool_marks(tool: Mapping[str, Any]) -> str | None:
-    return None
-
-
-def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
-    return None
-
-
-BODY_FIELDS: frozenset[str] = frozenset()
-OUTPUT_FIELDS: tuple[str, ...] = ()
-
-
-def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
-    return None  # LangChain's own conversion judges each message
-
-
-def check_tools(tools: Sequence[Any]) -> None:
-    return None
-
-
-def read(listed: Sequence[Any], system: Any, where: str) -> tuple[list[dict[str, Any]], str]:
-    raise _not_converted(where)
-
-
-def write(messages: list[dict[str, Any]], system: str) -> tuple[list[Any], Any]:
-    raise _not_converted("source")
-
-
-def tool_of(tool: Mapping[str, Any], number: int) -> list[dict[str, Any]]:
-    raise _not_converted(f"tools[{number}]")
-
-
-def tools_as(functions: list[dict[str, Any]]) -> list[Any]:
-    raise _not_converted("source")
-
-
-def _not_converted(where: str) -> InvalidRequest:
-    return InvalidRequest(
-        where, f"{TITLE}'s messages are converted by {TITLE} itself, not by source="
-    )
 
 
 def tool_dicts(tools: Sequence[Any]) -> list[dict[str, Any]]:

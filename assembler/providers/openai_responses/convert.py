@@ -1,12 +1,11 @@
-"""This format's lists in and out of the neutral form (``providers/neutral.py``), for
-``fit(..., source=FORMAT)``.
+"""Responses input items and tools in and out of the neutral form
+(``providers/neutral.py``) for ``fit(..., source=FORMAT)``.
 
-Input: this format's list, system prompt and tools; or neutral messages and functions.
-Output: ``read`` (the input items -> neutral messages and the system
-prompt's text, what is bound to the model that produced it left out), ``write`` (the
-neutral messages -> the input items and the system prompt), ``tool_of`` (a tool definition ->
-the functions it declares) and ``tools_as`` (declared functions -> this format's tool
-definitions). A part with no equivalent is one ``InvalidRequest`` naming it.
+Input: input items (reasoning items are left out: bound to the model that produced
+them; a hosted call has no equivalent), or neutral messages. Output: ``read`` the
+neutral messages and the system prompt's text, ``write`` the items (a call a
+``function_call``, a result its ``function_call_output``), ``tool_of`` / ``tools_as``
+the declared functions and function tools.
 """
 
 from __future__ import annotations
