@@ -5,7 +5,7 @@ Run ``python -m benchmarks.cache`` (``--help``; ``--quick`` for a short run). Ou
 tables) and ``benchmarks/results/cache.png`` (value kept against money); exit 0, or 1
 when a policy's rendering could not be made.
 
-Sessions (``assembler.tooling.cachesession``): a 1,000-turn coding agent with recency
+Sessions (``benchmarks.scenarios.cachesession``): a 1,000-turn coding agent with recency
 re-scoring, the same with static relevance, and a retrieval session whose evidence is
 replaced and re-scored every five calls. Each policy is a function from a call's view
 (the session, the call, its whole request, the policy's previous pick) to a pick:
@@ -58,7 +58,7 @@ from assembler.cache import CacheBlock, CacheSimulator, Call, blocks_of_renderin
 from assembler.cache.limit import LimitBound, Offers, lower_bound
 from assembler.cache.planner import Planner
 from assembler.model.objective import form_value
-from assembler.tooling.cachesession import (
+from benchmarks.scenarios.cachesession import (
     CacheSession,
     OfferedItem,
     Scoring,

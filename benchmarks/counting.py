@@ -138,8 +138,8 @@ def claude_estimate(corpus: list[tuple[str, list[str]]]) -> dict[str, Any]:
     a body's or a chunk's count (estimate / ctok - 1) at the factor before and at the
     data file's factor now."""
     import ctok
-
     from assembler.providers.facts import Provider, facts
+
     from assembler.render.meters import model_counter
 
     o200k = encodings.load_encoding("o200k_base")

@@ -10,7 +10,7 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.providers.facts import model_profile
+from assembler.facts import model_profile
 from assembler.render.meters import meter_for
 from benchmarks.transcripts import anthropic_body
 

@@ -42,11 +42,11 @@ def test_a_long_result_uses_the_room_the_budget_has() -> None:
 
 def test_each_size_is_priced_exactly_and_worth_its_share() -> None:
     fitted = assembler.fit(_chat(2000), model="gpt-4o", budget=8_000)
-    forms = [c for c in fitted.request["candidates"] if c["identity"] == "m00002"]
-    trimmed = [c for c in forms if c["form"] == "trimmed"]
-    assert len(trimmed) >= 5 and len({c["id"] for c in forms}) == len(forms)
+    forms = [c for c in fitted.request.candidates if c.identity == "m00002"]
+    trimmed = [c for c in forms if c.form == "trimmed"]
+    assert len(trimmed) >= 5 and len({c.id for c in forms}) == len(forms)
     # a larger shortened form is worth more, never as much as the whole result
-    by_cost = sorted(trimmed, key=lambda c: c["cost"])
-    assert [c["relevance"] for c in by_cost] == sorted(c["relevance"] for c in by_cost)
-    full = next(c for c in forms if c["form"] == "full")
-    assert all(c["relevance"] < full["relevance"] for c in trimmed)
+    by_cost = sorted(trimmed, key=lambda c: c.cost)
+    assert [c.relevance for c in by_cost] == sorted(c.relevance for c in by_cost)
+    full = next(c for c in forms if c.form == "full")
+    assert all(c.relevance < full.relevance for c in trimmed)

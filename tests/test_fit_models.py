@@ -13,7 +13,7 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.providers.facts import model_profile, profiles
+from assembler.facts import model_profile, profiles
 from assembler.render import Utf8Bytes
 
 pytestmark = pytest.mark.unit

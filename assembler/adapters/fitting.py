@@ -11,12 +11,14 @@ time limit ended the search before any selection), or ``InvalidRequest`` naming
 
 The steps: the list's room (``providers.registry.recognised``: one per provider API,
 ``assembler.providers.<name>``) checks its shapes and cuts it into units, each with its
-forms priced by the model's meter (``render.meters``); the exact solver picks the most
+forms priced by the model's meter (``render.meters``); their request is made and
+validated once, typed (``selection.request_of``); the exact solver picks the most
 valuable legal selection within the budget less the body's fixed framing; the chosen
 forms go back into a list; the whole body is counted again, and while it exceeds the
-budget (merged turns can only lower it) the excess comes off the items' budget and the
-solver runs again (``render.budget.Rounds``: the rendering's own measure-reserve rule).
-The provider's rules are checked on the body before it is returned.
+budget the excess comes off the items' budget and the solver runs again on the same
+typed request with that budget (``render.budget.measured``: the rendering's own
+measure-reserve loop). The provider's rules are checked on the body before it is
+returned.
 
 With ``ledger``, every solve is recorded, and the ledger's calibration for the model
 (from ``Ledger.record_usage``: the provider's billed ``usage`` against our count)
@@ -29,24 +31,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..model.errors import AssemblerError, InvalidRequest
-from ..model.types import Result, Status
-from ..providers import registry
-from ..providers.facts import (
+from ..errors import FitRefused
+from ..facts import (
     ModelProfile,
     compatible,
     compatible_profile,
     model_profile,
     profiles,
 )
+from ..model.errors import InvalidRequest
+from ..model.numbers import is_number, is_whole
+from ..model.types import Request, Result, Status
+from ..providers import registry
 from ..providers.interface import Api
 from ..providers.meter import Meter
 from ..providers.units import ELIDE_ABOVE, Elision, Unit
-from ..render.budget import Rounds
+from ..render.budget import measured
 from ..render.counters import Counter
 from ..render.meters import meter_for
 from .refusals import refusal_message
-from .selection import chosen_forms, recency, request_of, with_questions
+from .selection import chosen_forms, recency, request_of, with_budget, with_questions
 from .values import check_json
 
 if TYPE_CHECKING:
@@ -59,21 +63,11 @@ Relevance = Callable[[int, Any], float]
 BodyCounter = Callable[[dict[str, Any]], int]
 
 
-class FitRefused(AssemblerError):
-    """The required material (system prompt, tools, the first and last user turns,
-    the newest turn) does not fit the budget, or the search found nothing in time.
-    ``result`` is the assembler's answer, with its refusal."""
-
-    def __init__(self, message: str, result: Result) -> None:
-        super().__init__(message)
-        self.result = result
-
-
 @dataclass(frozen=True)
 class Fitted:
     """What ``fit`` kept. ``format`` is the list's (the ``NAME`` of its room: a provider
     API's format, or ``langchain``), ``provider`` the model's, whose cache and prices
-    apply (``providers.facts.Provider``); ``messages`` is the same kind of list as given
+    apply (``facts.Provider``); ``messages`` is the same kind of list as given
     (the very message objects, a shortened tool result as a copy); ``body()`` the
     provider body; ``tokens`` that body's count as billed by ``counter`` (calibration
     included), at most ``budget``."""
@@ -87,7 +81,8 @@ class Fitted:
     budget: int
     counter: str
     result: Result
-    request: dict[str, Any] = field(repr=False)
+    # the typed request the solver was given (the last measuring round's budget)
+    request: Request = field(repr=False)
     # indices into the given messages: left out, and sent in a shorter form
     dropped: tuple[int, ...] = ()
     shortened: tuple[int, ...] = ()
@@ -118,11 +113,11 @@ class Fitted:
 
         cached = parse_usage(usage)
         billed = cached.input
-        selected = set(self.result.selected)
+        # the selected forms in their render order: the provider's (tools, system, turns)
+        by_id = {c.id: c for c in self.request.candidates}
         blocks = [
-            SentBlock(str(c["id"]), _sha(str(c.get("content", ""))), int(c["cost"]))
-            for c in self.request["candidates"]
-            if c["id"] in selected
+            SentBlock(form, _sha(by_id[form].content or ""), by_id[form].cost)
+            for form in self.result.selected
         ]
         record = cache_record(blocks, cached, provider=self.provider, model=self.model, at=at)
         ledger.record_usage(
@@ -222,9 +217,7 @@ def _fit(
         )
     for name, value in (("budget", budget), ("output_tokens", output_tokens),
                         ("window", window), ("elide_above", elide_above)):  # fmt: skip
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
+        if value is not None and (not is_whole(value) or value < 0):
             raise InvalidRequest(name, f"must be a whole number of tokens >= 0, not {value!r:.40}")
     if isinstance(counter, str):
         counter = _counter_named(counter, model)
@@ -312,7 +305,7 @@ def _counted(count_body: BodyCounter, body: dict[str, Any]) -> int:
         raise InvalidRequest(
             "count_body", f"the body counter raised {type(exc).__name__}: {exc}"[:300]
         ) from exc
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_whole(value) or value < 0:
         raise InvalidRequest(
             "count_body", f"must return a whole number of tokens, not {value!r:.40}"
         )
@@ -383,7 +376,7 @@ def _reserved(
         value: Any = body
         for key in path.split("."):
             value = value.get(key) if isinstance(value, Mapping) else None
-        if isinstance(value, int) and not isinstance(value, bool):
+        if is_whole(value):
             return value, f"the body's {path}"
     return profile.max_output, f"the model's output limit; the body sets none of {_fields(api)}"
 
@@ -417,7 +410,7 @@ def _relevance(score: Relevance, index: int, message: Any) -> float:
             "relevance",
             f"the relevance callback raised {type(exc).__name__} on message {index}: {exc}"[:300],
         ) from exc
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+    if not is_number(value) or not 0 <= value <= 1:
         raise InvalidRequest(
             f"relevance({index})", f"must be a number in [0, 1], not {value!r:.40}"
         )
@@ -443,14 +436,14 @@ def _solve(
     from ..api import assemble
 
     fixed = sum(tokens for _, tokens in overheads)
-    rounds = Rounds(budget)
-    while True:
-        request = request_of(units, budget - fixed - rounds.reserve, weights)
-        result = assemble(request, time_limit=time_limit, ledger=ledger)
+    # the typed request, made and validated once; each round changes only its budget
+    request = request_of(units, budget - fixed, weights)
+
+    def attempt(reserve: int) -> tuple[tuple[Fitted, dict[str, Any], int], int]:
+        trial = with_budget(request, budget - fixed - reserve)
+        result = assemble(trial, time_limit=time_limit, ledger=ledger)
         if result.status is not Status.BUNDLE:
-            message = refusal_message(
-                result, units, budget, overheads, rounds.reserve, meter, where
-            )
+            message = refusal_message(result, units, budget, overheads, reserve, meter, where)
             raise FitRefused(message, result)
         chosen = chosen_forms(units, result)
         fitted = Fitted(
@@ -463,7 +456,7 @@ def _solve(
             budget=budget,
             counter=meter.counter.name,
             result=result,
-            request=request,
+            request=trial,
             dropped=tuple(
                 sorted({u.message for u in units if u.message >= 0 and u.key not in chosen})
             ),
@@ -477,8 +470,11 @@ def _solve(
         body = fitted.body()
         api.check(body, system_first=False)
         total = api.tokens(meter, body) if count_body is None else _counted(count_body, body)
-        if rounds.fits(total):
-            raw = total
-            if meter.factor != 1 and count_body is None:
-                raw = api.tokens(meter.calibrated(1.0), body)
-            return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
+        return (fitted, body, total), total
+
+    # the one measure-reserve loop (render.budget.measured), on the provider body's count
+    fitted, body, total = measured(budget, attempt)
+    raw = total
+    if meter.factor != 1 and count_body is None:
+        raw = api.tokens(meter.calibrated(1.0), body)
+    return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)

@@ -39,7 +39,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..providers.facts import CacheRules
+from ..facts import CacheRules
 
 __all__ = ["HEADROOMS", "Planner", "Terms", "expected_price"]
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.numbers import is_whole
+
 __all__ = ["BODY_FIELDS", "OUTPUT_FIELDS", "check_body", "marks", "tool_marks"]
 
 # where a body reserves its output tokens (dotted paths, the first present wins)
@@ -64,9 +66,7 @@ def tool_marks(tool: Mapping[str, Any]) -> str | None:
 def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
     """A body field of the wrong type."""
     value = body.get("max_tokens")
-    if "max_tokens" in body and (
-        isinstance(value, bool) or not isinstance(value, int) or value < 1
-    ):
+    if "max_tokens" in body and (not is_whole(value) or value < 1):
         return "max_tokens", f"must be a whole number of tokens >= 1, not {value!r:.40}"
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.numbers import is_whole
+
 __all__ = ["BODY_FIELDS", "OUTPUT_FIELDS", "check_body", "marks", "tool_marks"]
 
 # where a body reserves its output tokens (dotted paths, the first present wins)
@@ -59,8 +61,6 @@ def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
             return key, f"must be an object, not {config!r:.40}"
         for field in ("maxOutputTokens", "max_output_tokens"):
             value = config.get(field)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
+            if value is not None and (not is_whole(value) or value < 1):
                 return f"{key}.{field}", f"must be a whole number of tokens >= 1, not {value!r:.40}"
     return None

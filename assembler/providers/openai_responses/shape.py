@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.numbers import is_whole
+
 __all__ = ["BODY_FIELDS", "OUTPUT_FIELDS", "check_body", "marks", "tool_marks"]
 
 # where a body reserves its output tokens (dotted paths, the first present wins)
@@ -67,6 +69,6 @@ def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
     if "reasoning" in body and not isinstance(body["reasoning"], Mapping | None):
         return "reasoning", f"must be an object, not {body['reasoning']!r:.40}"
     value = body.get("max_output_tokens")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+    if value is not None and (not is_whole(value) or value < 0):
         return "max_output_tokens", f"must be a whole number of tokens, not {value!r:.40}"
     return None
