@@ -33,7 +33,7 @@ OPENAI_LIST = [
 ]
 CASES: list[tuple[str, Any, str, dict[str, Any], str]] = [
     ("openai-list-claude", OPENAI_LIST, "claude-sonnet-4-5", {}, "messages[1].tool_calls"),
-    ("openai-list-gemini", OPENAI_LIST, "gemini-2.5-flash", {}, "messages[0].parts"),
+    ("openai-list-gemini", OPENAI_LIST, "gemini-2.5-flash", {}, "messages[1].tool_calls"),
     ("block-without-type", [{"role": "user", "content": [{"text": "x"}]}], "claude-sonnet-4-5",
      {}, "messages[0].content[0].type"),
     ("content-dict", [{"role": "user", "content": {"a": 1}}], "gpt-4o", {}, "messages[0].content"),

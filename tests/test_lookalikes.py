@@ -104,8 +104,15 @@ def test_empty_and_yaml_text_are_named(text: str, said: str | None) -> None:
 def test_documents_given_where_a_request_is_expected_are_named() -> None:
     result = assembler.assemble(json.loads(EXAMPLE.read_text())).to_dict()
     assert "this is a result" in _error(result)
-    assert "list of chat messages" in _error([{"role": "user", "content": "hi"}])
+    assert "provider's message list" in _error([{"role": "user", "content": "hi"}])
     assert "provider body" in _error({"model": "gpt-4o", "messages": []})
+    # every provider's body (issue 44: Gemini and Responses bodies were told of an
+    # unknown field), and what fits one: the command, the route, the function
+    for body in ({"contents": [], "systemInstruction": {"parts": []}}, {"input": "hi"},
+                 {"instructions": "x", "input": []}):  # fmt: skip
+        said = _error(body)
+        assert "provider body" in said and "assembler fit" in said and "POST /fit" in said
+    assert "provider's message list" in _error([{"type": "function_call_output"}])
     assert "session delta" in _error({"add": [], "remove": ["a"]})
     case = json.loads(next((ROOT / "corpus").glob("*.json")).read_text())
     assert "corpus case" in _error(case)

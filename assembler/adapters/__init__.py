@@ -4,12 +4,15 @@ Input: a message list as a caller holds it: any provider API's list (with its to
 and system prompt), a whole body, or a framework's message objects (LangChain's).
 Output: ``fit`` keeps the most valuable part that fits a model and gives it back as the
 same kind of list (``Fitted``); ``AssemblerMiddleware`` does it before every model call
-of a LangChain agent.
+of a LangChain agent, ``agents.FittedInput`` of an Agents SDK runner and
+``pydantic_ai.fitted_capability`` of a Pydantic AI agent.
 
 One module per concern: ``fitting`` (``fit``, the one call; each list's room in
 ``assembler.providers`` cuts it into units and back), ``selection`` (the request the
 units make, the forms a result chose), ``refusals`` (a refusal in the caller's
-indices and overheads), ``middleware`` (the LangChain agent hook).
+indices and overheads), ``values`` (a caller's values are JSON), ``convert`` (a list
+of one format as another's), ``middleware`` (the LangChain agent hook), ``agents`` and
+``pydantic_ai`` (the other frameworks' hooks), ``fallback`` (the newest turn alone).
 """
 
 from __future__ import annotations

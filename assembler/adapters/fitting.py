@@ -45,12 +45,13 @@ from ..model.types import Request, Result, Status
 from ..providers import registry
 from ..providers.interface import Api
 from ..providers.meter import Meter
-from ..providers.units import ELIDE_ABOVE, Unit
+from ..providers.units import ELIDE_ABOVE, Elision, Unit
 from ..render.budget import measured
 from ..render.counters import Counter
 from ..render.meters import meter_for
 from .refusals import refusal_message
-from .selection import chosen_forms, recency, request_of, with_budget
+from .selection import chosen_forms, recency, request_of, with_budget, with_questions
+from .values import check_json
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
 __all__ = ["FitRefused", "Fitted", "fit"]
 
 Relevance = Callable[[int, Any], float]
+# a whole body's count as the provider bills it (its count_tokens endpoint, ...)
+BodyCounter = Callable[[dict[str, Any]], int]
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,16 @@ class Fitted:
     # the model family and the body's count before calibration (what usage corrects)
     model: str = ""
     counted: int = 0
+    # the format the list was given in, when fit converted it (``source=``)
+    converted_from: str | None = None
+
+    def __repr__(self) -> str:
+        # the messages, body and result can be megabytes: say what was kept
+        return (
+            f"Fitted(format={self.format!r}, model={self.model!r}, messages={len(self.messages)},"
+            f" dropped={len(self.dropped)}, shortened={len(self.shortened)},"
+            f" tokens={self.tokens}, budget={self.budget}, counter={self.counter!r})"
+        )
 
     def record_usage(self, ledger: Ledger, usage: Any, *, at: float | None = None) -> float:
         """Record the provider's billed ``usage`` for this body (an SDK response's
@@ -132,96 +145,275 @@ def _sha(text: str) -> str:
 def fit(
     messages: Sequence[Any] | Mapping[str, Any],
     *,
-    model: str,
+    model: str | None = None,
     tools: Sequence[Any] | None = None,
     budget: int | None = None,
     system: Any = None,
     relevance: Relevance | None = None,
-    counter: Counter | None = None,
+    counter: Counter | str | None = None,
     output_tokens: int | None = None,
+    window: int | None = None,
     elide_above: int = ELIDE_ABOVE,
     time_limit: float | None = None,
     ledger: Ledger | None = None,
     format: str | None = None,
+    source: str | None = None,
+    answers_with_questions: bool = True,
+    count_body: BodyCounter | None = None,
 ) -> Fitted:
     """Keep the most valuable part of ``messages`` that fits ``model``.
 
     ``messages`` is a list (any provider API's, or LangChain messages) or a whole body
-    (its list under the API's key, with its system prompt and tools); ``format`` (a
-    provider API's format name) names the list's format when its shape and the model do
-    not. ``budget`` (tokens for the whole request body) defaults to the model's context
-    window less ``output_tokens`` (default: the model's output limit), and may not
-    exceed it; a model this package does not know is fitted as compatible
-    (``facts.compatible``: a chat of the provider whose data says so) given
-    ``counter`` and ``budget`` (its window). ``relevance(index, message)`` in [0, 1]
-    values each message (default: recency, from 0.1 for the oldest to 1.0 for the
-    newest). Tool results above ``elide_above`` tokens may be sent as head and tail, or
-    as a placeholder."""
-    profile = _profile(model, counter, budget)
+    (its list under the API's key, with its system prompt, tools and ``model``: then
+    ``model=`` may be left out). The list's format is recognised from its shape; one in
+    another provider's shape than the model's is an ``InvalidRequest`` naming the entry,
+    unless ``source`` names it (then it is converted to the model's format); ``format``
+    names the model's API when it has several. ``budget`` (tokens for the whole request
+    body) defaults to the model's context window (or ``window``) less the output it
+    reserves: ``output_tokens``, else the body's own field (``max_tokens``,
+    ``max_completion_tokens``, ``max_output_tokens``,
+    ``generationConfig.maxOutputTokens``), else the model's output limit; it may not
+    exceed that. A model this package does not know is fitted given ``counter`` and
+    ``window`` (or ``budget``, taken as its window). ``relevance(index, message)`` in
+    [0, 1] values each message (default: recency, from 0.1 for the oldest to 1.0 for the
+    newest). Tool results above ``elide_above`` tokens may be sent shortened (head and
+    tail at several sizes) or as a placeholder. ``answers_with_questions``: an
+    assistant turn is kept only with the user turn it answers (the conversation reads
+    in order). ``counter`` counts texts (a ``Counter``, or a name: ``o200k_base``,
+    ``utf8-bytes``, ``ctok`` where the ``ctok`` package is installed);
+    ``count_body(body) -> int`` counts the whole body as the provider bills it (an
+    SDK's token-counting call) and is what the budget is checked against."""
+    from ..model.bugs import internal_errors
+
+    with internal_errors("fit"):
+        return _fit(
+            messages, model, tools, budget, system, relevance, counter, output_tokens, window,
+            elide_above, time_limit, ledger, format, source, answers_with_questions, count_body,
+        )  # fmt: skip
+
+
+def _fit(
+    messages: Any,
+    model: str | None,
+    tools: Any,
+    budget: Any,
+    system: Any,
+    relevance: Relevance | None,
+    counter: Counter | str | None,
+    output_tokens: Any,
+    window: Any,
+    elide_above: Any,
+    time_limit: float | None,
+    ledger: Ledger | None,
+    format: str | None,
+    source: str | None,
+    answers_with_questions: bool,
+    count_body: BodyCounter | None = None,
+) -> Fitted:
+    model = _model_named(messages, model)
+    if count_body is not None and not callable(count_body):
+        raise InvalidRequest(
+            "count_body", f"must be a function of the body, not {count_body!r:.40}"
+        )
+    for name, value in (("budget", budget), ("output_tokens", output_tokens),
+                        ("window", window), ("elide_above", elide_above)):  # fmt: skip
+        if value is not None and (not is_whole(value) or value < 0):
+            raise InvalidRequest(name, f"must be a whole number of tokens >= 0, not {value!r:.40}")
+    if isinstance(counter, str):
+        counter = _counter_named(counter, model)
+    profile, known = _profile(model, counter, window if window is not None else budget)
+    api, given_api, where = registry.recognised(
+        messages, profile, format, model=model, known=known, source=source
+    )
+    extra: dict[str, Any] = {}
+    listed: Any = messages
+    body: Mapping[str, Any] = {}
+    if isinstance(messages, Mapping):
+        # a whole body: its system prompt and tools unless given, the rest passed through
+        body = messages
+        check_json(body, "body")
+        registry.check_body(given_api, body)
+        key = where if where in body else given_api.LIST_KEY
+        extra = {k: v for k, v in body.items() if k not in (key, given_api.SYSTEM_KEY, "tools")}
+        system = body.get(given_api.SYSTEM_KEY) if system is None else system
+        tools = body.get("tools") if tools is None else tools
+        listed = body.get(key, [])
+    elif given_api not in registry.FRAMEWORKS:
+        check_json(listed, where)
+    if given_api not in registry.FRAMEWORKS:
+        check_json(tools, "tools")
+        check_json(system, "system")
+    tools = [] if tools is None else tools
+    if isinstance(listed, str) and given_api.LIST_KEY == "input":
+        listed = [{"role": "user", "content": listed}]  # the Responses API's one user message
+    registry.check_shapes(given_api, listed, where)
+    registry.check_tools(given_api, tools, model, api)
+    tools = list(tools)
+    if given_api is not api:
+        from .convert import converted
+
+        listed, system, tools = converted(given_api, api, listed, system, tools, where)
+        extra = {}
     meter = meter_for(profile, counter)
     if ledger is not None:
         meter = meter.calibrated(ledger.calibration(profile.name, meter.counter.name))
-    window = profile.context_window - (
-        profile.max_output if output_tokens is None else output_tokens
+    budget = _budget(profile, api, body, budget, output_tokens, window)
+    if count_body is not None:
+        # the body counter's scale, measured once on the whole list: every piece is
+        # priced at it, and the measured rounds below correct what is left
+        whole = api.assembled(listed, system, tools, extra)
+        estimated = api.tokens(meter, whole)
+        if estimated > 0:
+            meter = replace(meter, factor=meter.factor * _counted(count_body, whole) / estimated)
+    elision = Elision(
+        elide_above, max(0, budget - sum(t for _, t in api.overheads(meter, bool(tools))))
     )
-    if budget is None:
-        budget = window
-    elif not is_whole(budget) or budget < 0:
-        raise InvalidRequest("budget", f"must be a whole number of tokens >= 0, not {budget!r}")
-    elif budget > window:
-        raise InvalidRequest(
-            "budget", f"{budget} is above {profile.name}'s input window of {window} tokens"
-        )
-    if not is_whole(elide_above) or elide_above < 0:
-        raise InvalidRequest(
-            "elide_above", f"must be a whole number of tokens >= 0, not {elide_above!r}"
-        )
-    api, where = registry.recognised(messages, profile, format)
-    extra: dict[str, Any] = {}
-    listed: Any = messages
-    if isinstance(messages, Mapping):
-        # a whole body: its system prompt and tools unless given, the rest passed through
-        key = api.LIST_KEY if where not in messages else where
-        extra = {k: v for k, v in messages.items() if k not in (key, api.SYSTEM_KEY, "tools")}
-        system = messages.get(api.SYSTEM_KEY) if system is None else system
-        tools = messages.get("tools") if tools is None else tools
-        listed = messages.get(key, [])
-    tools = [] if tools is None else tools
-    registry.check_shapes(api, listed, tools, where, model)
-    tools = list(tools)
-    units = api.units(listed, tools, system, meter, elide_above, where)
+    units = api.units(listed, tools, system, meter, elision, where)
+    if answers_with_questions:
+        units = with_questions(units)
     score = relevance or (lambda index, _message: recency(index, len(listed)))
     weights = [
-        1.0 if u.message < 0 else _relevance(score(u.message, listed[u.message]), u.message)
-        for u in units
+        1.0 if u.message < 0 else _relevance(score, u.message, listed[u.message]) for u in units
     ]
     overheads = api.overheads(meter, bool(tools))
-    return _solve(
+    fitted = _solve(
         api, listed, tools, system, units, weights, meter, budget, overheads, time_limit,
-        ledger, extra, where,
+        ledger, extra, where, count_body,
     )  # fmt: skip
+    if given_api is not api:
+        fitted = replace(fitted, converted_from=given_api.NAME)
+    return fitted
 
 
-def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelProfile:
-    """The model's profile; a model this package does not know, given a counter and a
-    budget, is a compatible one whose window is the budget."""
+def _counter_named(name: str, model: str) -> Counter:
+    """A counter by name; ``ctok`` alone is the generation of the model's tokenizer."""
+    from ..render.meters import counter_named
+
+    if name == "ctok":
+        try:
+            generation = model_profile(model).tokenizer or "3.0"
+        except InvalidRequest:
+            generation = "3.0"
+        name = f"ctok:{generation}"
+    return counter_named(name)
+
+
+def _counted(count_body: BodyCounter, body: dict[str, Any]) -> int:
     try:
-        return model_profile(model)
+        value = count_body(body)
+    except Exception as exc:
+        raise InvalidRequest(
+            "count_body", f"the body counter raised {type(exc).__name__}: {exc}"[:300]
+        ) from exc
+    if not is_whole(value) or value < 0:
+        raise InvalidRequest(
+            "count_body", f"must return a whole number of tokens, not {value!r:.40}"
+        )
+    return value
+
+
+def _model_named(messages: Any, model: str | None) -> str:
+    """The model to fit for: ``model``, or the body's own; when both are named they
+    must be one model (a body sent to another model than it was fitted for is wrong)."""
+    named = messages.get("model") if isinstance(messages, Mapping) else None
+    if named is not None and not isinstance(named, str):
+        raise InvalidRequest("model", f"the body's model must be a name, not {named!r:.40}")
+    if model is None:
+        if named is None:
+            raise InvalidRequest(
+                "model", "name the model the body is for (model=, --model, or its 'model' field)"
+            )
+        return named
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidRequest("model", f"must be a model name, not {model!r:.40}")
+    if named is not None and named != model and not _same_model(named, model):
+        raise InvalidRequest(
+            "model",
+            f"the body is for {named!r}, but fit was asked to fit {model!r}: a body is"
+            " fitted for the model it is sent to (leave model= out to use the body's)",
+        )
+    return model
+
+
+def _same_model(one: str, other: str) -> bool:
+    try:
+        return model_profile(one) == model_profile(other)
     except InvalidRequest:
-        if counter is None or budget is None or not isinstance(model, str) or not model:
+        return False
+
+
+def _budget(
+    profile: ModelProfile,
+    api: Api,
+    body: Mapping[str, Any],
+    budget: int | None,
+    output_tokens: int | None,
+    window: int | None,
+) -> int:
+    """The budget: at most the window less the output reserved (``output_tokens``, else
+    the body's own field, else the model's output limit), the default."""
+    context = profile.context_window if window is None else window
+    reserved, why = _reserved(profile, api, body, output_tokens)
+    room = max(0, context - reserved)
+    if budget is None:
+        return room
+    if budget > room:
+        raise InvalidRequest(
+            "budget",
+            f"{budget} is above {profile.name}'s input window of {room} tokens: its"
+            f" {context}-token context less {reserved} reserved for output ({why}; reserve"
+            " less with output_tokens= or the body's own field)",
+        )
+    return budget
+
+
+def _reserved(
+    profile: ModelProfile, api: Api, body: Mapping[str, Any], output_tokens: int | None
+) -> tuple[int, str]:
+    if output_tokens is not None:
+        return output_tokens, "output_tokens="
+    for path in getattr(api, "OUTPUT_FIELDS", ()):
+        value: Any = body
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if is_whole(value):
+            return value, f"the body's {path}"
+    return profile.max_output, f"the model's output limit; the body sets none of {_fields(api)}"
+
+
+def _fields(api: Api) -> str:
+    fields = getattr(api, "OUTPUT_FIELDS", ())
+    return ", ".join(fields) if fields else "its output fields"
+
+
+def _profile(model: str, counter: Counter | None, window: int | None) -> tuple[ModelProfile, bool]:
+    """The model's profile and whether the tables know it; a model they do not know,
+    given a counter and a window, is a compatible one of that window."""
+    try:
+        return model_profile(model), True
+    except InvalidRequest:
+        if counter is None or window is None:
             raise InvalidRequest(
                 "model",
-                f"unknown model {model!r}: give counter= (its tokenizer) and budget= (its"
-                f" window) to fit it as {compatible()[1]}, or one of the known families:"
+                f"unknown model {model!r}: give counter= (its tokenizer) and window= (its"
+                f" context window) to fit it as {compatible()[1]}, or one of the known families:"
                 f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
-        window = budget if is_whole(budget) else 0
-        return compatible_profile(model, max(window, 0))
+        return compatible_profile(model, window), False
 
 
-def _relevance(value: Any, index: int) -> float:
+def _relevance(score: Relevance, index: int, message: Any) -> float:
+    try:
+        value = score(index, message)
+    except Exception as exc:
+        raise InvalidRequest(
+            "relevance",
+            f"the relevance callback raised {type(exc).__name__} on message {index}: {exc}"[:300],
+        ) from exc
     if not is_number(value) or not 0 <= value <= 1:
-        raise InvalidRequest(f"relevance({index})", f"must be a number in [0, 1], not {value!r}")
+        raise InvalidRequest(
+            f"relevance({index})", f"must be a number in [0, 1], not {value!r:.40}"
+        )
     return float(value)
 
 
@@ -239,6 +431,7 @@ def _solve(
     ledger: Ledger | None,
     extra: dict[str, Any],
     where: str,
+    count_body: BodyCounter | None = None,
 ) -> Fitted:
     from ..api import assemble
 
@@ -276,10 +469,12 @@ def _solve(
         )
         body = fitted.body()
         api.check(body, system_first=False)
-        total = api.tokens(meter, body)
+        total = api.tokens(meter, body) if count_body is None else _counted(count_body, body)
         return (fitted, body, total), total
 
     # the one measure-reserve loop (render.budget.measured), on the provider body's count
     fitted, body, total = measured(budget, attempt)
-    raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
+    raw = total
+    if meter.factor != 1 and count_body is None:
+        raw = api.tokens(meter.calibrated(1.0), body)
     return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)

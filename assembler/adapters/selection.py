@@ -7,7 +7,8 @@ identities per unit, tool calls coupled with their results by a group, the syste
 prompt, tools and the current turn required), made and validated once per fit;
 ``with_budget``, the same request with another budget, as each measuring round needs it
 (an edit of a validated request that needs no second judging); from a result, the
-chosen form of each unit (``chosen_forms``); ``recency``, the default relevance.
+chosen form of each unit (``chosen_forms``); ``recency``, the default relevance;
+``with_questions``, the rule that an answer is kept only with its question.
 
 The candidates are written as the contract states them and parsed once
 (``model.parse``): their defaults and derived fields have one home, the parser.
@@ -21,10 +22,10 @@ from typing import Any
 
 from ..model.limits import DEFAULT_LIMITS
 from ..model.parse import parse_request, vouched
-from ..model.types import Request, Result
-from ..providers.units import FORM_WEIGHT, Form, Unit
+from ..model.types import Kind, Request, Result
+from ..providers.units import Form, Unit
 
-__all__ = ["chosen_forms", "recency", "request_data", "request_of", "with_budget"]
+__all__ = ["chosen_forms", "recency", "request_data", "request_of", "with_budget", "with_questions"]
 
 
 def recency(index: int, count: int) -> float:
@@ -35,7 +36,7 @@ def recency(index: int, count: int) -> float:
 
 
 def _form_id(unit: Unit, form: Form) -> str:
-    return unit.key if len(unit.forms) == 1 else f"{unit.key}:{form.name}"
+    return unit.key if len(unit.forms) == 1 else f"{unit.key}:{form.key or form.name}"
 
 
 def request_of(
@@ -58,7 +59,7 @@ def request_data(
                 "identity": unit.key,
                 "form": form.name,
                 "cost": form.tokens,
-                "relevance": round(min(1.0, max(0.0, weight)) * FORM_WEIGHT[form.name], 3),
+                "relevance": round(min(1.0, max(0.0, weight)) * form.share, 3),
                 "kind": unit.kind.value,
                 "turn": max(unit.message, 0),
                 "content": unit.text if form.name == "full" else _text_of(form),
@@ -97,3 +98,21 @@ def chosen_forms(units: Sequence[Unit], result: Result) -> dict[str, Form]:
             if _form_id(unit, form) in selected:
                 out[unit.key] = form
     return out
+
+
+def with_questions(units: Sequence[Unit]) -> list[Unit]:
+    """Each assistant turn depends on the user turn it answers (the nearest plain user
+    turn before it: not a tool result), so that a fit never keeps an answer without its
+    question (``fit(answers_with_questions=True)``, the default)."""
+    question: str | None = None
+    out: list[Unit] = []
+    for unit in sorted(units, key=lambda u: (u.message, u.part)):
+        if unit.message < 0:
+            continue
+        if unit.kind is Kind.USER_TURN and unit.group is None:
+            question = unit.key
+        elif unit.kind is Kind.ASSISTANT_TURN and question and question not in unit.depends_on:
+            unit = replace(unit, depends_on=(*unit.depends_on, question))
+        out.append(unit)
+    by_key = {u.key: u for u in out}
+    return [by_key.get(u.key, u) for u in units]

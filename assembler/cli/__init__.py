@@ -31,6 +31,8 @@ _USAGE = """usage: assembler <command> [options]
 
 commands:
   compile REQUEST.json   assemble the bundle for one request (- reads stdin)
+  fit BODY.json          fit a provider body (any provider API's) to a model's
+                         budget; the fitted body on stdout (- reads stdin)
   explain RESULT.json --request REQUEST.json [--html OUT.html]
   explain --ledger PATH ID [--html OUT.html]
                          inspect a compilation, with exact counterfactuals
@@ -140,6 +142,10 @@ def _run(command: str, rest: list[str]) -> int:
         from .compile import compile_command
 
         return compile_command(rest)
+    if command == "fit":
+        from .fit import fit_command
+
+        return fit_command(rest)
     if command == "explain":
         from .explain import explain_command
 

@@ -13,11 +13,15 @@ and the one model-name rule by which a name finds its profile or family (``model
 ``UnknownCacheProvider`` or ``UnknownCacheModel`` (cache rules), each naming the known
 names.
 
-The model-name rule: a name is trimmed and lowered, a trailing snapshot date is dropped
-(``-20250929``, ``-2025-09-29``, or ``-0613``), and what is left must be one of a
-family's names exactly. A longer name is never taken for a shorter one (a newer
-model's window, tokenizer and cache minimum are its own), so a table lists every name
-it answers for.
+The model-name rule (``name_keys``, its patterns in ``names.json``): a name is
+trimmed and lowered, a framework's, route's or cloud's prefix is taken off
+(``openai:``, ``openai/``, ``models/``, Bedrock's ``us.anthropic.``), then it is looked
+up as it is and in each spelling (``4.5`` / ``4-5``), and while it is none of a table's
+names, one known suffix comes off and the lookup is tried again (a Bedrock version
+``-v1:0``, a Vertex snapshot ``@20250929``, ``-latest``, a snapshot date, a preview's
+``-06-05``, ``-001``, ``-preview``). A longer name is never taken for a shorter one
+(``claude-opus-4-9`` is not ``claude-opus-4``): a newer model's window, tokenizer and
+cache minimum are its own, so a table lists every name it answers for.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ __all__ = [
     "framing",
     "model_key",
     "model_profile",
+    "name_keys",
     "profiles",
     "provider_facts",
     "provider_of",
@@ -69,21 +74,55 @@ T = TypeVar("T")
 
 # --- the model-name rule ------------------------------------------------------------
 
-_SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{4})$")
+@cache
+def _name_rules() -> tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...],
+                           tuple[tuple[re.Pattern[str], str], ...]]:  # fmt: skip
+    data = json.loads((_DATA / "names.json").read_text("utf-8"))
+    return (
+        tuple(re.compile(r["pattern"]) for r in data["prefixes"]),
+        tuple(re.compile(r["pattern"]) for r in data["suffixes"]),
+        tuple((re.compile(r["pattern"]), r["replace"]) for r in data["spellings"]),
+    )
+
+
+def _stages(name: str) -> list[str]:
+    """``name`` trimmed, lowered and without its prefixes, then without each suffix in turn."""
+    prefixes, suffixes, _ = _name_rules()
+    key = name.strip().lower()
+    for prefix in prefixes:
+        key = prefix.sub("", key, count=1)
+    stages = [key]
+    while True:
+        shorter = next((s.sub("", key, count=1) for s in suffixes if s.search(key)), key)
+        if shorter == key or not shorter:
+            return stages
+        key = shorter
+        stages.append(key)
+
+
+def name_keys(name: str) -> tuple[str, ...]:
+    """The keys ``name`` is looked up by, in order (the rule above): each stage of
+    taking suffixes off, as it is and in each spelling."""
+    spellings = _name_rules()[2]
+    keys = [
+        k for stage in _stages(name) for k in (stage, *(p.sub(to, stage) for p, to in spellings))
+    ]
+    return tuple(dict.fromkeys(keys))
 
 
 def model_key(name: str) -> str:
-    """``name`` as the tables list it: trimmed, lowered, without a snapshot date."""
-    return _SNAPSHOT.sub("", name.strip().lower())
+    """``name`` without its prefixes and every known suffix (its last lookup stage)."""
+    return _stages(name)[-1]
 
 
 def find_family(name: str, families: Iterable[tuple[T, Iterable[str]]]) -> T | None:
     """The family whose names hold ``name`` by the rule above (``families``: each
     family with the names it answers for), or None."""
-    key = model_key(name)
-    for family, names in families:
-        if key in names:
-            return family
+    listed = [(family, frozenset(names)) for family, names in families]
+    for key in name_keys(name):
+        for family, names in listed:
+            if key in names:
+                return family
     return None
 
 
@@ -109,7 +148,7 @@ def provider_facts(provider: Provider) -> ProviderFacts:
         )
         for name, raw in data["formats"].items()
     )
-    models = tuple(_profile(provider, m) for m in data["models"]["profiles"])
+    models = tuple(_profile(provider, m, source) for m in data["models"]["profiles"])
     rules: dict[str, Any] = data["cache"]["rules"]
     families = tuple(
         (_rules(provider, rules, family, source), tuple(family["names"]))
@@ -157,7 +196,9 @@ def _selection(raw: Mapping[str, Any]) -> SelectionFacts:
     )
 
 
-def _profile(provider: Provider, m: Mapping[str, Any]) -> ModelProfile:
+def _profile(
+    provider: Provider, m: Mapping[str, Any], source: Callable[[Mapping[str, str]], Source]
+) -> ModelProfile:
     return ModelProfile(
         name=m["name"],
         provider=provider,
@@ -169,7 +210,11 @@ def _profile(provider: Provider, m: Mapping[str, Any]) -> ModelProfile:
         image_patches=m.get("image_patches"),
         tool_prompt=m.get("tool_prompt", 0),
         estimate_factor=m.get("estimate_factor", 1.0),
+        estimate_per_word=m.get("estimate_per_word", 0.0),
+        estimate_per_non_ascii=m.get("estimate_per_non_ascii", 0.0),
         also=tuple(m["also"]),
+        tokenizer=m.get("tokenizer", ""),
+        source=None if "source" not in m else source(m["source"]),
     )
 
 

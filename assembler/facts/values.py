@@ -168,8 +168,16 @@ class ModelProfile:
     tool_prompt: int = 0
     # text = encoding x factor: an estimate where the tokenizer is not published (1.0: exact)
     estimate_factor: float = 1.0
+    # and per ASCII word and per non-ASCII character (Claude's tokenizers split words
+    # that o200k_base keeps whole: the measured estimate's further terms)
+    estimate_per_word: float = 0.0
+    estimate_per_non_ascii: float = 0.0
     # the other model names billed as this profile
     also: tuple[str, ...] = ()
+    # Claude's tokenizer generation (the ``ctok`` version that counts it: "3.0", "4.7", "4.8")
+    tokenizer: str = ""
+    # where this profile's window and output limit come from (None: the file's default)
+    source: Source | None = None
 
     @property
     def input_window(self) -> int:

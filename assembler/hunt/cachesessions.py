@@ -33,6 +33,7 @@ from ..model.rendering import Headers, RenderFormat
 
 __all__ = ["session_example", "turn"]
 
+
 def _by_breakpoints(provider: str) -> bool:
     return cache_rules(provider).mode is CacheMode.BREAKPOINTS
 
@@ -45,9 +46,7 @@ _FORMATS = (
     RenderFormat.TEXT,
 )
 # the providers drawn, those caching by breakpoints twice
-_PROVIDERS = tuple(
-    p.value for p in Provider for _ in range(2 if _by_breakpoints(p) else 1)
-)
+_PROVIDERS = tuple(p.value for p in Provider for _ in range(2 if _by_breakpoints(p) else 1))
 _HEADERS = (Headers.NONE, Headers.MINIMAL, Headers.PROVENANCE)
 _TOOL = json.dumps({"name": "read", "parameters": {"type": "object"}})
 _STEPS = ("turn", "rescore", "drop", "budget", "edit", "tool", "seal", "instruction", "later")

@@ -29,6 +29,14 @@ __all__ = [
 _RESULT_KEYS = frozenset({"status", "decisions", "package_id", "trace_id", "selected"})
 _DELTA_KEYS = frozenset({"add", "remove", "update", "relevance"})
 _CASE_KEYS = frozenset({"name", "family", "budget_class", "request", "expected"})
+# the keys a provider body holds its conversation or its system prompt under (each
+# provider API's list key, and the system prompt keys that are not a request's)
+_BODY_KEYS = ("messages", "input", "contents", "systemInstruction", "system_instruction",
+              "instructions")  # fmt: skip
+_FIT = (
+    "assembler fit BODY.json (or POST /fit on the server, or assembler.fit(body) in Python)"
+    " fits one (docs: guides/adapters)"
+)
 # a line YAML reads as a mapping entry or a list item, which JSON never starts with
 _YAML_LINE = re.compile(r"(---\s*$|%YAML|[A-Za-z_][\w.-]*\s*:(\s|$)|-\s+\S)")
 
@@ -47,11 +55,10 @@ def not_json(text: str) -> str | None:
 def not_a_request(data: Any) -> str | None:
     """What ``data`` is if it is plainly not a request, with what to do instead."""
     if isinstance(data, list):
-        if data and all(isinstance(item, Mapping) and "role" in item for item in data[:50]):
-            return (
-                "this is a list of chat messages, not a request: assembler.fit(messages,"
-                " model=..., budget=...) fits a message list (docs: guides/adapters)"
-            )
+        if data and all(
+            isinstance(item, Mapping) and ("role" in item or "type" in item) for item in data[:50]
+        ):
+            return f"this is a provider's message list, not a request: {_FIT}"
         return None
     if not isinstance(data, Mapping) or "task" in data:
         return None
@@ -61,11 +68,9 @@ def not_a_request(data: Any) -> str | None:
             "this is a result (what assembler compile prints), not a request: give the"
             " request it answers (assembler explain RESULT --request REQUEST reads both)"
         )
-    if "messages" in keys:
-        return (
-            "this is a provider body (its 'messages'), not a request: assembler.fit(body,"
-            " model=..., budget=...) fits one (docs: guides/adapters)"
-        )
+    held = next((key for key in _BODY_KEYS if key in keys), None)
+    if held is not None:
+        return f"this is a provider body (its {held!r}), not a request: {_FIT}"
     if keys & _DELTA_KEYS and "candidates" not in keys:
         return "this is a session delta, not a request: a Session applies it (Session.apply)"
     if keys >= _CASE_KEYS:

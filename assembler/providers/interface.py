@@ -12,10 +12,17 @@ An API's room answers, from the figures of its provider's data file
   ``check`` (the provider's rules on a body), ``tokens`` (a body counted as the
   provider bills it) and ``overheads`` (the framing a body pays beside its parts);
 * a caller's list (``fit``): ``claims`` (a list of this API's, among its provider's),
+  ``marks`` and ``tool_marks`` (what in an entry or a tool is plainly this API's, so
+  that a list in another provider's shape is named, never fitted as this one),
   ``check_entry`` and ``check_tools`` (shapes, faults named by the caller's path),
+  ``check_body``, ``BODY_FIELDS`` and ``OUTPUT_FIELDS`` (a body's fields: their types,
+  which the API takes, where it reserves its output tokens),
   ``units`` (the list cut into the pieces the solver chooses among, each priced),
   ``back`` (the chosen pieces as the same kind of list) and ``assembled`` (the body
   it is sent in, the system prompt and tools in their places);
+* another format's list (``fit(source=...)``, through ``neutral.py``): ``read`` and
+  ``tool_of`` (this format's list and tools -> the neutral form), ``write`` and
+  ``tools_as`` (the neutral form -> this format's);
 * its names: ``NAME`` (the list's kind, as ``Fitted.format`` says it), ``FORMAT``
   (whose body it builds), ``LIST_KEY`` and ``SYSTEM_KEY`` (where a body holds its list
   and its system prompt), ``LIST_NAME`` (what a bare list is called in a fault) and
@@ -33,7 +40,7 @@ from typing import Any, Protocol
 
 from ..facts import RenderFormat
 from .meter import Meter
-from .units import Form, Unit
+from .units import Elision, Form, Unit
 
 __all__ = ["Api", "Body", "CandidateLike", "Piece", "Problem"]
 
@@ -118,6 +125,9 @@ class Api(Protocol):
     SYSTEM_KEY: str
     LIST_NAME: str
     ENTRY: str
+    TITLE: str
+    BODY_FIELDS: frozenset[str]
+    OUTPUT_FIELDS: tuple[str, ...]
 
     # -- the body ---------------------------------------------------------------------
 
@@ -133,7 +143,11 @@ class Api(Protocol):
 
     def claims(self, listed: Sequence[Any]) -> bool: ...
 
-    def looks_like(self, entry: Mapping[str, Any]) -> bool: ...
+    def marks(self, entry: Mapping[str, Any]) -> tuple[str, str] | None: ...
+
+    def tool_marks(self, tool: Mapping[str, Any]) -> str | None: ...
+
+    def check_body(self, body: Mapping[str, Any]) -> tuple[str, str] | None: ...
 
     def check_entry(self, entry: Mapping[str, Any], index: int) -> Problem: ...
 
@@ -145,7 +159,7 @@ class Api(Protocol):
         tools: Sequence[Any],
         system: Any,
         meter: Meter,
-        elide_above: int,
+        elide_above: Elision | int,
         where: str,
     ) -> list[Unit]: ...
 
@@ -156,3 +170,15 @@ class Api(Protocol):
     def assembled(
         self, messages: Sequence[Any], system: Any, tools: Sequence[Any], extra: Mapping[str, Any]
     ) -> dict[str, Any]: ...
+
+    # -- another format's list, converted (fit(source=...)) -----------------------------
+
+    def read(
+        self, listed: Sequence[Any], system: Any, where: str
+    ) -> tuple[list[dict[str, Any]], str]: ...
+
+    def write(self, messages: list[dict[str, Any]], system: str) -> tuple[list[Any], Any]: ...
+
+    def tool_of(self, tool: Mapping[str, Any], number: int) -> list[dict[str, Any]]: ...
+
+    def tools_as(self, functions: list[dict[str, Any]]) -> list[Any]: ...

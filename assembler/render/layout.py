@@ -210,8 +210,15 @@ def _with_candidate(block: Block, candidate: Candidate) -> Block:
     """``block`` with ``candidate`` as its candidate, sharing its pieces (they follow
     from what ``_framed_alike`` compares)."""
     return _made_block(
-        block.section, block.kind, candidate, block.header, block.content, block.footer,
-        block.breakpoint, block.content_sha256, block.pieces,
+        block.section,
+        block.kind,
+        candidate,
+        block.header,
+        block.content,
+        block.footer,
+        block.breakpoint,
+        block.content_sha256,
+        block.pieces,
     )
 
 

@@ -18,41 +18,59 @@ counts its bodies with the meter. Nothing is downloaded.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidRequest
 from ..facts import ModelProfile, model_profile
 from ..providers.meter import Meter
+from ..providers.registry import room_counter
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding
 
 __all__ = ["ScaledCounter", "counter_named", "meter_for", "model_counter"]
 
 
+_WORD = re.compile(r"[A-Za-z]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
 @dataclass(frozen=True, slots=True)
 class ScaledCounter:
-    """Another counter's count times a factor, rounded up: a calibrated estimate."""
+    """Another counter's count times a factor, plus so much per ASCII word and per
+    non-ASCII character, rounded up: a calibrated estimate."""
 
     base: Counter
     factor: float
+    per_word: float = 0.0
+    per_non_ascii: float = 0.0
 
     @property
     def name(self) -> str:
-        return f"estimate:{self.base.name}x{self.factor:g}"
+        terms = ""
+        if self.per_word or self.per_non_ascii:
+            terms = f"{self.per_word:+g}/word{self.per_non_ascii:+g}/non-ascii"
+        return f"estimate:{self.base.name}x{self.factor:g}{terms}"
 
     @property
     def version(self) -> str:
         return self.base.version
 
     def count(self, text: str) -> int:
-        return math.ceil(self.base.count(text) * self.factor)
+        estimate = self.base.count(text) * self.factor
+        if self.per_word:
+            estimate += self.per_word * len(_WORD.findall(text))
+        if self.per_non_ascii:
+            estimate += self.per_non_ascii * len(_NON_ASCII.findall(text))
+        return max(0, math.ceil(estimate))
 
 
 def counter_named(name: str) -> Counter:
     """A counter by name: ``utf8-bytes``, ``o200k_base``, ``cl100k_base`` (the real
     encodings, shipped in the package), ``tiktoken:PATH`` (a ranks file, cl100k's
-    pattern) or ``tokenizers:PATH`` (a ``tokenizer.json``)."""
+    pattern), ``tokenizers:PATH`` (a ``tokenizer.json``) or a room's own counter
+    (``ctok:VERSION``, where the ``ctok`` package is installed)."""
     if name == "utf8-bytes":
         return Utf8Bytes()
     if name in ENCODINGS:
@@ -60,6 +78,9 @@ def counter_named(name: str) -> Counter:
         assert counter is not None  # every encoding named there is shipped
         return counter
     kind, _, path = name.partition(":")
+    own: Counter | None = room_counter(kind, path)
+    if own is not None:
+        return own
     if kind in ("tiktoken", "tokenizers") and path:
         if not Path(path).is_file():
             raise InvalidRequest("counter", f"no file {path!r}")
@@ -68,7 +89,7 @@ def counter_named(name: str) -> Counter:
         return TiktokenCounter.from_file(
             path, name=Path(path).stem, pat_str=ENCODINGS["cl100k_base"][2]
         )
-    known = "utf8-bytes, " + ", ".join(ENCODINGS) + ", tiktoken:PATH, tokenizers:PATH"
+    known = "utf8-bytes, " + ", ".join(ENCODINGS) + ", tiktoken:PATH, tokenizers:PATH, ctok:VERSION"
     raise InvalidRequest("counter", f"unknown counter {name!r}; known: {known}")
 
 
@@ -79,7 +100,9 @@ def model_counter(model: str | ModelProfile) -> Counter:
     assert real is not None  # every profile's encoding is shipped
     if profile.estimate_factor == 1.0:
         return real
-    return ScaledCounter(real, profile.estimate_factor)
+    return ScaledCounter(
+        real, profile.estimate_factor, profile.estimate_per_word, profile.estimate_per_non_ascii
+    )
 
 
 def meter_for(model: str | ModelProfile, counter: Counter | None = None) -> Meter:

@@ -15,6 +15,8 @@ session key is percent-decoded exactly once, as UTF-8, or refused:
   "result"}``; it replaces the key's session, if any
 * ``POST /sessions/{key}/delta`` (body: a delta) -> ``{"exit", "session", "result"}``
 * ``DELETE /sessions/{key}`` -> ``{"exit": 0, "closed"}``
+* ``POST /fit`` (body: a provider body) -> ``{"exit", "body", "fit"}``, or ``{"exit",
+  "refused", "result"}`` (``fitted.py``: ``assembler fit`` over HTTP)
 * ``GET /healthz`` -> ``{"status": "ok" | "saturated" | "draining", ...}`` (503 unless ok)
 
 Options are query parameters: ``strategy``, ``render`` and ``headers`` (assemble and
@@ -63,6 +65,7 @@ from ..model.errors import InvalidRequest, RequestTooLarge
 from .admission import Admission
 from .connections import Connections, protocol_class, retry_after_header
 from .errors import ClientDisconnected, ReadTimeout, ServerBusy, Unauthorized
+from .fitted import fit_reply
 from .messages import Op, call_from_http, session_key
 from .service import OVERRUN_GRACE, SHUTDOWN_MARGIN, Reply, Service, error
 
@@ -70,7 +73,7 @@ __all__ = ["build_app", "serve_http"]
 
 _ROUTES = (
     "the routes are POST /assemble, PUT|DELETE /sessions/{key}, POST /sessions/{key}/delta,"
-    " GET /healthz"
+    " POST /fit, GET /healthz"
 )
 
 
@@ -161,6 +164,11 @@ def build_app(
         # the token before the route: without it, a caller learns nothing of the routes
         if token is not None and not _authorised(request, token):
             return respond(service.count(error(Unauthorized())))
+        if path == b"/fit":  # a provider body fitted (serve/fitted.py)
+            if request.method != "POST":
+                return _wrong_method(request, "POST")
+            reply, counted = await call(request, Op.ASSEMBLE, None, fitting=True)
+            return respond(reply, counted=counted)
         route = _route(request, path)
         if isinstance(route, _Answer):
             return route
@@ -196,10 +204,13 @@ def build_app(
         allowed = {} if allow is None else {"Allow": allow}
         return respond(service.count(error(wrong)), allowed, status)
 
-    async def call(request: Request, op: Op, key: str | None) -> tuple[Reply, bool]:
-        """The call's reply, and whether its bytes are already held (a result's). Its
-        body is read first (bounded by its deadline and the body memory); only a whole
-        call waits for one of the admission places."""
+    async def call(
+        request: Request, op: Op, key: str | None, fitting: bool = False
+    ) -> tuple[Reply, bool]:
+        """The call's reply, and whether its bytes are already held (a result's);
+        ``fitting``: the body is a provider body for ``POST /fit``. Its body is read
+        first (bounded by its deadline and the body memory); only a whole call waits for
+        one of the admission places."""
         peer = request.scope.get("client")
         connection = held.of(peer)
         taken = [0]
@@ -211,6 +222,14 @@ def build_app(
                     if op is Op.CLOSE
                     else await _body(request, service, held, connection, taken)
                 )
+                if fitting:
+                    # a fit takes an admission place as any whole call does
+                    wait = float(config.time_limit)
+                    await admission.turn(str(peer[0]) if peer else "", wait)
+                    admitted = True
+                    reply = await fit_reply(service, cast(bytes | None, body), request.query_params)
+                    service.bodies.hold_reply(len(reply.body))
+                    return reply, True
                 made = call_from_http(
                     op,
                     key,

@@ -12,30 +12,48 @@ fields): ``assembler/facts/anthropic.json``.
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
-from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
+from .convert import read, tool_of, tools_as, write
+from .ctok import CtokCounter
+from .fit import assembled, back, check_entry, check_tools, claims, units
+from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
+    "BODY_FIELDS",
+    "COUNTERS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
+    "read",
     "tokens",
+    "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
+
+# the counters this room offers by name (``fit(counter="ctok")``, ``counter_named``)
+COUNTERS = {"ctok": CtokCounter.named}
 
 NAME = FORMAT.value
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"
+# the API's name in a fault's message
+TITLE = "Anthropic Messages"
 ENTRY = "an Anthropic Messages message"

@@ -33,8 +33,9 @@ from ...errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, first_and_last_user, short, tool_result_forms
+from ..units import Elision, Form, Unit, first_and_last_user, short, tool_result_forms
 from .body import block_tokens, message_tokens, system_tokens, tools_tokens
+from .shape import tool_marks
 
 __all__ = [
     "assembled",
@@ -43,7 +44,6 @@ __all__ = [
     "check_tools",
     "claims",
     "content_text",
-    "looks_like",
     "units",
 ]
 
@@ -85,7 +85,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     """The units of the messages, the tools and the system prompt (see the module)."""
@@ -98,7 +98,7 @@ def _message_units(
     messages: Sequence[Any],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
 ) -> list[Unit]:
     units: list[Unit] = []
     open_calls: dict[str, int] = {}
@@ -158,6 +158,7 @@ def _message_units(
                 partial(_with_content, block),
                 partial(_priced, meter, framing),
                 elide_above,
+                block,
             )
             if not (
                 isinstance(content, str)
@@ -221,9 +222,7 @@ def _require(units: list[Unit], keys: set[str]) -> None:
             units[position] = replace(unit, required=True)
 
 
-def back(
-    messages: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]
-) -> list[Any]:
+def back(messages: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
     """The chosen pieces as messages, in order, neighbours of one role merged."""
     by_message: dict[int, list[Unit]] = {}
     for unit in units:
@@ -255,15 +254,6 @@ def _as_blocks(content: Any) -> list[Any]:
 
 def claims(listed: Sequence[Any]) -> bool:
     return True  # the provider's one format
-
-
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    """An entry plainly of this format: content blocks only it uses."""
-    content = entry.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "thinking")
-        for b in content
-    )
 
 
 def assembled(
@@ -337,7 +327,12 @@ _NEEDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
 
 
 def check_tools(tools: Sequence[Any]) -> None:
-    """Each tool definition names its tool."""
+    """Each tool definition names its tool; a custom tool gives its ``input_schema``
+    (a server or client tool of a dated type, ``web_search_20250305``, needs none)."""
     for number, tool in enumerate(tools):
         if not isinstance(tool.get("name"), str):
             raise InvalidRequest(f"tools[{number}].name", "must be the tool's name, a string")
+        if tool_marks(tool) is None:
+            raise InvalidRequest(
+                f"tools[{number}].input_schema", "a custom tool gives its input_schema, an object"
+            )

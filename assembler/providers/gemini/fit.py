@@ -35,8 +35,9 @@ from ...errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, short, tool_result_forms
+from ..units import Elision, Form, Unit, short, tool_result_forms
 from .body import content_tokens, system_tokens, tools_tokens
+from .shape import tool_marks
 
 __all__ = [
     "assembled",
@@ -44,7 +45,6 @@ __all__ = [
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
     "units",
 ]
 
@@ -67,15 +67,21 @@ def _response_text(answer: Mapping[str, Any]) -> str:
     return json.dumps(response, ensure_ascii=False, sort_keys=True)
 
 
-def _key(value: Mapping[str, Any]) -> str:
-    """A call and its response match by id when they carry one, else by name."""
-    return str(value.get("id") or value.get("name"))
+def _key(value: Mapping[str, Any], seen: dict[str, int]) -> str:
+    """A call and its response match by id when they carry one, else by name and
+    position: the n-th call of a function in a turn is answered by the n-th response
+    to it (Gemini pairs parallel calls of one function so)."""
+    if value.get("id"):
+        return str(value["id"])
+    name = str(value.get("name"))
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name} #{seen[name]}"
 
 
 def _system_unit(system: Any, meter: Meter) -> Unit | None:
     if not system:
         return None
-    text = system if isinstance(system, str) else _text(system.get("parts", []))
+    text = _text(check_system(system))
     return Unit("system", -2, 0, Kind.SYSTEM, (Form("full", system, system_tokens(meter, system)),),
                 required=True, text=text)  # fmt: skip
 
@@ -85,7 +91,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "contents",
 ) -> list[Unit]:
     """The units of the contents, the tools and the system instruction (see the module)."""
@@ -98,13 +104,14 @@ def _content_units(
     contents: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str,
 ) -> list[Unit]:
     units: list[Unit] = []
     users = [i for i, c in enumerate(contents) if c["role"] == "user"]
     keep = {users[0], users[-1]} if users else set()
     pending: dict[str, int] = {}  # call key -> the model content that made it
+    answered: dict[str, int] = {}  # responses so far to each function of the last turn
     previous_plain_user: str | None = None
     for index, content in enumerate(contents):
         key = f"c{index:05d}"
@@ -119,13 +126,15 @@ def _content_units(
                     "function-call-turn: a function call turn must come right after a user"
                     " turn or after function responses",
                 )
+            called: dict[str, int] = {}
+            answered = {}
             for call in calls:
-                if _key(call) in pending:
+                key_of = _key(call, called)
+                if key_of in pending:
                     raise InvalidRequest(
-                        f"{where}[{index}].parts",
-                        f"repeats function call {_key(call)!r}: give each call its own id",
+                        f"{where}[{index}].parts", f"repeats function call id {key_of!r}"
                     )
-                pending[_key(call)] = index
+                pending[key_of] = index
             units.append(Unit(
                 key, index, 0, Kind.ASSISTANT_TURN,
                 (Form("full", content, content_tokens(meter, content)),),
@@ -139,16 +148,17 @@ def _content_units(
         others = [p for p in parts if "functionResponse" not in p]
         for number, (position, part) in enumerate(answers, start=1):
             answer = part["functionResponse"]
-            if _key(answer) not in pending:
+            answer_key = _key(answer, answered)
+            if answer_key not in pending:
                 raise InvalidRequest(
                     f"{where}[{index}].parts[{position}].functionResponse",
-                    f"answers {_key(answer)!r}, which the model turn before did not call",
+                    f"answers {answer_key!r}, which the model turn before did not call",
                 )
-            owner = pending.pop(_key(answer))
+            owner = pending.pop(answer_key)
             framing = content_tokens(meter, {"parts": []}) if number == 1 else 0
             forms = tool_result_forms(
-                _response_text(answer), _key(answer), partial(_with_output, part),
-                partial(_priced, meter, framing), elide_above,
+                _response_text(answer), answer_key, partial(_with_output, part),
+                partial(_priced, meter, framing), elide_above, part,
             )  # fmt: skip
             units.append(Unit(f"{key}.r{number}", index, number, Kind.USER_TURN, forms,
                               group=f"calls:{owner}", text=_response_text(answer)))  # fmt: skip
@@ -192,9 +202,7 @@ def _unanswered(pending: Mapping[str, int], where: str) -> InvalidRequest:
     )
 
 
-def back(
-    contents: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]
-) -> list[Any]:
+def back(contents: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
     """The chosen pieces as contents, in order, neighbours of one role merged."""
     by_content: dict[int, list[Unit]] = {}
     for unit in units:
@@ -220,11 +228,6 @@ def back(
 
 def claims(listed: Sequence[Any]) -> bool:
     return True  # the provider's one format
-
-
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    """An entry plainly a content: it has parts, or the ``model`` role."""
-    return "parts" in entry or entry.get("role") == "model"
 
 
 def assembled(
@@ -279,13 +282,21 @@ def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
             return at + ".functionResponse.response", "must be an object"
         if "text" in part and not isinstance(part["text"], str):
             return at + ".text", "must be a string"
+        if "thoughtSignature" in part and not isinstance(part["thoughtSignature"], str):
+            return at + ".thoughtSignature", "must be the signature as given, a string"
     return None
 
 
 def check_tools(tools: Sequence[Any]) -> None:
-    """Each tool holds a list of named function declarations."""
+    """Each tool holds a list of named function declarations, or is a built-in tool
+    (``googleSearch``, ``codeExecution``, ...)."""
     for number, tool in enumerate(tools):
-        declarations = tool.get("functionDeclarations", [])
+        if tool_marks(tool) is None:
+            raise InvalidRequest(
+                f"tools[{number}]",
+                "must be a Gemini tool: {functionDeclarations: [...]} or a built-in tool",
+            )
+        declarations = tool.get("functionDeclarations", tool.get("function_declarations", []))
         if not isinstance(declarations, list) or not all(
             isinstance(d, Mapping) and isinstance(d.get("name"), str) for d in declarations
         ):
@@ -293,3 +304,17 @@ def check_tools(tools: Sequence[Any]) -> None:
                 f"tools[{number}].functionDeclarations",
                 "must be a list of {name, ...} declarations",
             )
+
+
+def check_system(system: Any, field: str = "systemInstruction") -> list[Any]:
+    """The system instruction's parts: a string, ``{parts: [...]}`` or a list of parts
+    (as the SDK takes it), each text part's text a string."""
+    if isinstance(system, str):
+        return [{"text": system}]
+    parts = system.get("parts") if isinstance(system, Mapping) else system
+    if not isinstance(parts, list):
+        raise InvalidRequest(field, "must be a string, {parts: [...]} or a list of parts")
+    for number, part in enumerate(parts):
+        if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+            raise InvalidRequest(f"{field}.parts[{number}]", "must be a text part {text: ...}")
+    return parts

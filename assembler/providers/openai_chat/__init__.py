@@ -11,26 +11,37 @@ cache rules, prices, usage fields): ``assembler/facts/openai.json``.
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
-from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
+from .convert import read, tool_of, tools_as, write
+from .fit import assembled, back, check_entry, check_tools, claims, units
+from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
+    "read",
     "tokens",
+    "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
 
 NAME = FORMAT.value
@@ -39,4 +50,6 @@ LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 # what a bare list is called, and one entry of it, in a fault's message
 LIST_NAME = "messages"
+# the API's name in a fault's message
+TITLE = "OpenAI Chat Completions"
 ENTRY = "an OpenAI Chat Completions message"

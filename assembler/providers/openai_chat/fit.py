@@ -27,7 +27,7 @@ from ...errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
-from ..units import Form, Unit, first_and_last_user, short, tool_result_forms
+from ..units import Elision, Form, Unit, first_and_last_user, short, tool_result_forms
 from .body import message_tokens, tool_tokens
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
     "system_unit",
     "text_of",
     "units",
@@ -66,13 +65,6 @@ def claims(listed: Sequence[Any]) -> bool:
     return not any(isinstance(m, Mapping) and "type" in m for m in listed)
 
 
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    """An entry plainly a chat message, from keys only this format uses."""
-    if "tool_calls" in entry or entry.get("role") in ("tool", "system", "developer"):
-        return True
-    return entry.get("role") == "assistant" and entry.get("content") is None
-
-
 def _message(raw: Any, index: int) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
         raise InvalidRequest(f"messages[{index}]", f"must be a message object, not {raw!r:.60}")
@@ -95,7 +87,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     """The units of a Chat Completions transcript (see the module docstring)."""
@@ -110,7 +102,7 @@ def message_units(
     messages: Sequence[Any],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
 ) -> list[Unit]:
     """The units of the messages and tools (no system prompt given apart)."""
     units: list[Unit] = []
@@ -135,6 +127,7 @@ def message_units(
                 partial(_with_content, message),
                 partial(message_tokens, meter),
                 elide_above,
+                message,
             )
             if not isinstance(message.get("content"), str):
                 forms = forms[:1]  # parts other than text are sent whole or not at all
@@ -202,9 +195,7 @@ def _require_last(units: list[Unit]) -> None:
         units[-1] = replace(units[-1], required=True)
 
 
-def back(
-    messages: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]
-) -> list[Any]:
+def back(messages: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
     """The chosen messages, in their original order."""
     kept = [u for u in units if u.message >= 0 and u.key in chosen]
     kept.sort(key=lambda u: (u.message, u.part))
@@ -240,6 +231,13 @@ def text_or_parts(content: Any, null_ok: bool) -> Problem:
     for number, part in enumerate(content):
         if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
             return f".content[{number}]", "must be a part object with a string 'type'"
+        if part["type"] in ("text", "input_text", "output_text") and not isinstance(
+            part.get("text"), str
+        ):
+            return (
+                f".content[{number}].text",
+                f"a text part's text must be a string, not {short(part.get('text'))}",
+            )
         image = part.get("image_url")
         if part["type"] == "image_url" and not (isinstance(image, Mapping) and image.get("url")):
             return f".content[{number}].image_url", "an image_url part needs its url"
@@ -280,11 +278,19 @@ def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
 
 
 def check_tools(tools: Sequence[Any]) -> None:
-    """Each tool definition: ``{type: "function", function: {name, parameters?}}``."""
+    """Each tool definition: ``{type: "function", function: {name, parameters?}}`` (or
+    a ``custom`` tool)."""
     for number, tool in enumerate(tools):
         path = f"tools[{number}]"
+        kind = tool.get("type")
+        if kind == "custom" and isinstance(tool.get("custom"), Mapping):
+            continue
+        if kind != "function":
+            raise InvalidRequest(
+                path + ".type", f"must be 'function' (or 'custom'), not {short(kind)}"
+            )
         function = tool.get("function")
-        if tool.get("type") == "function" and not isinstance(function, Mapping):
+        if not isinstance(function, Mapping):
             raise InvalidRequest(path + ".function", "must be {name, parameters?}")
-        if isinstance(function, Mapping) and not isinstance(function.get("name"), str):
+        if not isinstance(function.get("name"), str) or not function["name"]:
             raise InvalidRequest(path + ".function.name", "must be the tool's name")

@@ -23,37 +23,59 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..interface import Problem
+from ..framework import (
+    BODY_FIELDS,
+    OUTPUT_FIELDS,
+    check_body,
+    check_entry,
+    check_tools,
+    marks,
+    read,
+    tool_marks,
+    tool_of,
+    tools_as,
+    write,
+)  # fmt: skip
 from ..meter import Meter
-from ..units import Form, Unit
+from ..units import Elision, Unit
 from . import fit
 from .body import FORMAT, build, check, message_tokens, overheads, tokens
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
+    "read",
     "tokens",
     "tool_dicts",
+    "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
 
 NAME = "langchain"
 LIST_KEY = "messages"
 SYSTEM_KEY = "system"
 LIST_NAME = "messages"
+TITLE = "LangChain"
 ENTRY = "a LangChain message"
 
 
@@ -62,18 +84,6 @@ def claims(listed: Sequence[Any]) -> bool:
     if not isinstance(listed, Sequence) or isinstance(listed, str | bytes) or not listed:
         return False
     return type(listed[0]).__module__.startswith("langchain_core.messages")
-
-
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    return False  # LangChain's messages are objects, never a mapping
-
-
-def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
-    return None  # LangChain's own conversion judges each message
-
-
-def check_tools(tools: Sequence[Any]) -> None:
-    return None
 
 
 def tool_dicts(tools: Sequence[Any]) -> list[dict[str, Any]]:
@@ -88,7 +98,7 @@ def units(
     tools: Sequence[Any],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "messages",
 ) -> list[Unit]:
     from langchain_core.messages import convert_to_openai_messages
@@ -98,13 +108,9 @@ def units(
     for unit in fit.message_units(dicts, tool_dicts(tools), meter, elide_above):
         original = messages[unit.message] if unit.message >= 0 else tools[unit.part]
         forms = tuple(
-            Form(
-                form.name,
-                original if form.name == "full" else original.model_copy(
-                    update={"content": form.payload["content"]}
-                ),
-                form.tokens,
-            )
+            replace(form, payload=original if form.name == "full" else original.model_copy(
+                update={"content": form.payload["content"]}
+            ))
             for form in unit.forms
         )  # fmt: skip
         out.append(replace(unit, forms=forms))

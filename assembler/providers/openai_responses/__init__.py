@@ -11,30 +11,43 @@ the chat format's (``openai_chat``). Every figure: ``assembler/facts/openai.json
 from __future__ import annotations
 
 from .body import FORMAT, build, check, overheads, tokens
-from .fit import assembled, back, check_entry, check_tools, claims, looks_like, units
+from .convert import read, tool_of, tools_as, write
+from .fit import assembled, back, check_entry, check_tools, claims, units
+from .shape import BODY_FIELDS, OUTPUT_FIELDS, check_body, marks, tool_marks
 
 __all__ = [
+    "BODY_FIELDS",
     "ENTRY",
     "FORMAT",
     "LIST_KEY",
     "LIST_NAME",
     "NAME",
+    "OUTPUT_FIELDS",
     "SYSTEM_KEY",
+    "TITLE",
     "assembled",
     "back",
     "build",
     "check",
+    "check_body",
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
+    "marks",
     "overheads",
+    "read",
     "tokens",
+    "tool_marks",
+    "tool_of",
+    "tools_as",
     "units",
+    "write",
 ]
 
 NAME = FORMAT.value
 LIST_KEY = "input"
 SYSTEM_KEY = "instructions"
 LIST_NAME = "input"
+# the API's name in a fault's message
+TITLE = "OpenAI Responses"
 ENTRY = "an OpenAI Responses input item"

@@ -37,7 +37,7 @@ from ..interface import Problem
 from ..meter import Meter
 from ..openai_chat.body import message_tokens, tool_tokens
 from ..openai_chat.fit import system_unit, text_or_parts
-from ..units import Form, Unit, short, tool_result_forms
+from ..units import Elision, Form, Unit, short, tool_result_forms
 from .body import item_tokens
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "check_entry",
     "check_tools",
     "claims",
-    "looks_like",
     "units",
 ]
 
@@ -94,7 +93,7 @@ def units(
     tools: Sequence[Mapping[str, Any]],
     system: Any,
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str = "input",
 ) -> list[Unit]:
     """The units of the items, the tools and the instructions (see the module)."""
@@ -109,7 +108,7 @@ def _item_units(
     items: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
-    elide_above: int,
+    elide_above: Elision | int,
     where: str,
 ) -> list[Unit]:
     units: list[Unit] = []
@@ -181,7 +180,7 @@ def _item_units(
                 output = item.get("output")
                 forms = tool_result_forms(
                     _text(item), call, partial(_with_output, item),
-                    partial(item_tokens, meter), elide_above,
+                    partial(item_tokens, meter), elide_above, item,
                 )  # fmt: skip
                 if not isinstance(output, str):
                     forms = forms[:1]  # images and files in an output go whole or not at all
@@ -242,17 +241,6 @@ def back(listed: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form
 def claims(listed: Sequence[Any]) -> bool:
     """A list of input items: some entry names its ``type``."""
     return any(isinstance(m, Mapping) and "type" in m for m in listed)
-
-
-def looks_like(entry: Mapping[str, Any]) -> bool:
-    """An entry plainly an input item: a type without a role, or parts only it uses."""
-    if "role" not in entry and isinstance(entry.get("type"), str):
-        return True
-    content = entry.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in ("input_text", "output_text", "input_image")
-        for b in content
-    )
 
 
 def assembled(
