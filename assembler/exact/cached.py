@@ -23,6 +23,7 @@ brute-force oracle by enumeration. This module imports no solver.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -31,6 +32,7 @@ from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
 from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .cheapest import decision, program
 from .closure import Problem
 from .incumbent import is_legal
 
@@ -67,12 +69,29 @@ def decide_cached(
     cache-aware search finds: that selection is legal within the budget, so it is the
     better cache-blind answer known, and the order's floors are derived again from it
     (the value only grows, so this ends)."""
-    cache = request.cache
     prefix = build_prefix(request, problem.form_ids, problem.cost)
-    assert cache is not None and prefix is not None and problem.budget is not None
+    assert prefix is not None
     solve_cached = getattr(backend, "solve_cached", None)
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
+    # the knapsack program's answers are shared by the rewrite budget's test and the
+    # backend's ``settled_by_program`` on this problem, for this decision only
+    with decision():
+        return _decided(request, problem, prefix, blind, backend, deadline, workers)
+
+
+def _decided(
+    request: Request,
+    problem: Problem,
+    prefix: Prefix,
+    blind: SolveOutcome,
+    backend: Backend,
+    deadline: Deadline,
+    workers: int,
+) -> tuple[SolveOutcome, CacheOutcome]:
+    cache = request.cache
+    assert cache is not None and problem.budget is not None
+    solve_cached = backend.solve_cached  # type: ignore[attr-defined]
     while True:
         blind_value = selection_value(problem, blind.selection)
         floor = cache.value_floor(blind_value)
@@ -81,9 +100,7 @@ def decide_cached(
         if selection_cost(problem, blind.selection) > rewrite_budget:
             # the headroom holds only where the tolerance allows it: the best value
             # within it must reach the floor, else a rewrite may fill the whole budget
-            rewrite_hint = _reaching(
-                replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
-            )
+            rewrite_hint = _reaching(problem, rewrite_budget, floor, backend, deadline, workers)
             if rewrite_hint is None:
                 rewrite_budget = problem.budget
         terms = CacheTerms(
@@ -111,14 +128,26 @@ def decide_cached(
 
 
 def _reaching(
-    problem: Problem, floor: int, backend: Backend, deadline: Deadline, workers: int
+    whole: Problem, budget: int, floor: int, backend: Backend, deadline: Deadline, workers: int
 ) -> tuple[int, ...] | None:
-    """A legal selection of ``problem`` worth ``floor``, or None when none is proven to
-    exist. The budget row's Lagrangian bound says no at once below the floor, and the
-    incumbent grown from it says yes at once when it reaches it; only between the two
-    does the backend search for the most valuable selection."""
+    """A legal selection of ``whole`` within ``budget`` worth ``floor``, or None when
+    none is proven to exist. On a knapsack-shaped problem the program's cheapest
+    selection worth the floor within the budget answers both ways (and is the class of
+    nothing read that ``settled_by_program`` asks for next: ``cheapest.program`` keeps
+    the answer). Else the budget row's Lagrangian bound says no at once below the floor,
+    and the incumbent grown from it says yes at once when it reaches it; only between
+    the two does the backend search for the most valuable selection."""
     from .incumbent import build_incumbent
     from .relaxation import budget_relaxation
+
+    knapsack = program(whole)
+    if knapsack is not None:
+        cheapest = knapsack.cheapest(floor, budget, frozenset(), frozenset(), deadline)
+        if cheapest is not None and cheapest.status is SolveStatus.INFEASIBLE:
+            return None
+        if cheapest is not None and cheapest.status is SolveStatus.OPTIMAL:
+            return cheapest.selection
+    problem = replace(whole, budget=budget)
 
     every = list(range(problem.size))
     bound, preference = budget_relaxation(problem, every)
@@ -159,11 +188,8 @@ def settled_by_program(
         return None
     if cache.writes and pricing.write < pricing.input:
         return None  # crossing the minimum would lower the price: not monotone in T
-    from .knapsack import cheapest_reaching, reaching_items
-
-    # every class searches the same items, narrowed by its forced and banned forms
-    items = reaching_items(problem, deadline)
-    if items is None:
+    knapsack = program(problem)
+    if knapsack is None:
         return None
 
     barriers = prefix.barriers
@@ -183,14 +209,21 @@ def settled_by_program(
     best: list[tuple[tuple[int, int, int, int], tuple[int, ...]]] = []
     for top, forced, banned, budget, floor in classes:
         if best and top < prefix.size:
-            # the class's price at least (``settled_by_bound``'s bound)
+            # the class's price at least: of its tokens at least ``least``, the first
+            # ``tokens`` read at most (``settled_by_bound``'s bound, or the program's)
             tokens = sum(prefix.tokens[:top])
-            least = prefix.instruction + _cheapest_with(problem, prefix, terms, top)
-            if a * max(0, least - tokens) + pricing.read * min(least, tokens) > best[0][0][0]:
+
+            def least_price(least: int, tokens: int = tokens) -> float:
+                least += prefix.instruction
+                return a * max(0, least - tokens) + pricing.read * min(least, tokens)
+
+            if least_price(_cheapest_with(problem, prefix, terms, top)) > best[0][0][0]:
                 continue
-        found = cheapest_reaching(
-            problem, floor, budget, forced=forced, banned=banned, deadline=deadline, items=items
-        )
+            bound = knapsack.bound(floor, budget, forced, banned)
+            if bound == math.inf or least_price(math.ceil(bound - 1e-6)) > best[0][0][0]:
+                continue
+        # every class searches the same items, narrowed by its forced and banned forms
+        found = knapsack.cheapest(floor, budget, forced, banned, deadline)
         if found is None:
             return None
         if found.status is not SolveStatus.OPTIMAL:
