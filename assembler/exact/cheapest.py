@@ -48,7 +48,7 @@ from ..deadline import Deadline
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
 
-__all__ = ["Program", "decision", "program"]
+__all__ = ["Program", "Question", "decision", "program"]
 
 # bisection steps on the floor's multiplier (any multiplier gives a valid bound)
 BISECTIONS = 16
@@ -57,7 +57,7 @@ Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 # a class: (floor, budget, forced, banned)
-Key = tuple[int, int, frozenset[int], frozenset[int]]
+Key = tuple[int, int, bytes, bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +72,11 @@ class _Options:
     value: Floats
     weight: list[int]
     starts: Ints
-    rows_of: dict[int, list[int]]
-    item_of: dict[int, int]
+    # each (row, form) the row holds, as two arrays
+    entry_row: Ints
+    entry_form: Ints
+    # per form its item (-1: in none)
+    item_of: Ints
 
     @staticmethod
     def of(problem: Problem) -> _Options | None:
@@ -105,8 +108,9 @@ class _Options:
         value: list[int] = []
         weight: list[int] = []
         starts: list[int] = []
-        rows_of: dict[int, list[int]] = {}
-        item_of: dict[int, int] = {}
+        entry_row: list[int] = []
+        entry_form: list[int] = []
+        item_of = np.full(problem.size, -1, dtype=np.int64)
         for component in members.values():
             must = any(i in required for i in component)
             choices = [forms_of[i] for i in component]
@@ -130,7 +134,8 @@ class _Options:
                 combinations = (tuple(sorted(c)) for c in itertools.product(*choices))
             for chosen in combinations:
                 for f in chosen:
-                    rows_of.setdefault(f, []).append(len(forms))
+                    entry_row.append(len(forms))
+                    entry_form.append(f)
                     item_of[f] = k
                 forms.append(chosen)
                 item.append(k)
@@ -140,7 +145,7 @@ class _Options:
         return _Options(
             forms, np.array(item, dtype=np.int64), np.array(cost, dtype=np.float64),
             np.array(value, dtype=np.float64), weight, np.array(starts, dtype=np.int64),
-            rows_of, item_of,
+            np.array(entry_row, dtype=np.int64), np.array(entry_form, dtype=np.int64), item_of,
         )  # fmt: skip
 
     def items(self, keep: Mask) -> list[list[tuple[tuple[int, ...], int, int, int]]]:
@@ -160,6 +165,17 @@ class _Options:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A class of selections: worth ``floor`` within ``budget``, holding every form
+    ``forced`` marks and none ``banned`` marks (both per form of the problem)."""
+
+    floor: int
+    budget: int
+    forced: Mask
+    banned: Mask
+
+
 @dataclass(slots=True)
 class Program:
     """One decision's questions on one problem, each answered once."""
@@ -167,47 +183,50 @@ class Program:
     problem: Problem
     options: _Options
     # the forms every legal selection holds (a required identity's one form)
-    held: frozenset[int]
-    narrowed: dict[Key, tuple[list[Any] | None, float]] = field(default_factory=dict)
+    held: Mask
+    narrowed: dict[Key, tuple[Mask | None, float]] = field(default_factory=dict)
     found: dict[Key, SolveOutcome | None] = field(default_factory=dict)
 
-    def key(self, floor: int, budget: int, forced: frozenset[int], banned: frozenset[int]) -> Key:
+    def question(self, floor: int, budget: int, forced: Mask | None = None,
+                 banned: Mask | None = None) -> Question:  # fmt: skip
+        none = np.zeros(self.problem.size, dtype=bool)
         # a form every legal selection holds forces nothing: the class keeping the
         # system prompt is then the class of nothing read
-        return (floor, budget, forced - self.held, banned)
+        forced = none if forced is None else forced & ~self.held
+        return Question(floor, budget, forced, none if banned is None else banned)
 
-    def bound(
-        self, floor: int, budget: int, forced: frozenset[int], banned: frozenset[int]
-    ) -> float:
+    def bound(self, question: Question) -> float:
         """A lower bound on the cost of the class's selections (inf: it has none)."""
-        items, bound = self._narrowing(self.key(floor, budget, forced, banned))
-        return math.inf if items is None else bound
+        kept, bound = self._narrowing(question)
+        return math.inf if kept is None else bound
 
-    def cheapest(
-        self,
-        floor: int,
-        budget: int,
-        forced: frozenset[int],
-        banned: frozenset[int],
-        deadline: Deadline,
-    ) -> SolveOutcome | None:
+    def cheapest(self, question: Question, deadline: Deadline) -> SolveOutcome | None:
         """``knapsack.cheapest_reaching``'s answer for the class."""
         from .knapsack import cheapest_reaching
 
-        key = self.key(floor, budget, forced, banned)
+        key = _key(question)
         if key not in self.found:
-            items, _bound = self._narrowing(key)
+            kept, _bound = self._narrowing(question)
+            forced = frozenset(np.flatnonzero(question.forced).tolist())
+            banned = frozenset(np.flatnonzero(question.banned).tolist())
             self.found[key] = (
-                SolveOutcome(SolveStatus.INFEASIBLE) if items is None
-                else cheapest_reaching(self.problem, floor, budget, forced=key[2],
-                                       banned=banned, deadline=deadline, items=items)
+                SolveOutcome(SolveStatus.INFEASIBLE) if kept is None
+                else cheapest_reaching(self.problem, question.floor, question.budget,
+                                       forced=forced, banned=banned, deadline=deadline,
+                                       items=self.options.items(kept))
             )  # fmt: skip
         return self.found[key]
 
-    def _narrowing(self, key: Key) -> tuple[list[Any] | None, float]:
+    def _narrowing(self, question: Question) -> tuple[Mask | None, float]:
+        key = _key(question)
         if key not in self.narrowed:
-            self.narrowed[key] = _narrowed(self.options, *key)
+            self.narrowed[key] = _narrowed(self.options, question)
         return self.narrowed[key]
+
+
+def _key(question: Question) -> Key:
+    return (question.floor, question.budget, question.forced.tobytes(),
+            question.banned.tobytes())  # fmt: skip
 
 
 # the program kept by the decision under way in this thread or task (None: no decision)
@@ -236,32 +255,30 @@ def program(problem: Problem) -> Program | None:
     if options is None:
         return None
     forms_of = problem.forms_of()
-    held = frozenset(forms_of[i][0] for i in problem.required if len(forms_of[i]) == 1)
+    held = np.zeros(problem.size, dtype=bool)
+    held[[forms_of[i][0] for i in problem.required if len(forms_of[i]) == 1]] = True
     made = Program(problem, options, held)
     if kept is not None:
         kept[:] = [made]
     return made
 
 
-def _narrowed(
-    flat: _Options, floor: int, budget: int, forced: frozenset[int], banned: frozenset[int]
-) -> tuple[list[Any] | None, float]:
-    """The class's items less the options no selection as cheap as a known one can
-    hold (all of them when none is known), and the bound L (module docstring); None
-    for the items when L proves the class empty."""
-    allowed = np.ones(len(flat.cost), dtype=bool)
-    for f in banned:
-        allowed[flat.rows_of.get(f, [])] = False
-    ends = np.append(flat.starts[1:], len(flat.cost))
-    for f in forced:
-        k = flat.item_of.get(f)
-        if k is None:
-            return [], math.inf  # a form in no item cannot be held
-        inside = np.zeros(int(ends[k] - flat.starts[k]), dtype=bool)
-        inside[np.array(flat.rows_of[f]) - flat.starts[k]] = True
-        allowed[flat.starts[k] : ends[k]] &= inside
+def _narrowed(flat: _Options, question: Question) -> tuple[Mask | None, float]:
+    """The class's options less those no selection as cheap as a known one can hold
+    (all of them when none is known), and the bound L (module docstring); None for the
+    options when L proves the class empty."""
+    floor, budget = question.floor, question.budget
+    rows = len(flat.cost)
     if not len(flat.starts):
-        return [], 0.0
+        return np.zeros(0, dtype=bool), 0.0
+    # a row is allowed when it holds no banned form and every forced form of its item
+    # (a forced form in no item forces nothing, as the program reads it)
+    banned = np.bincount(flat.entry_row, weights=question.banned[flat.entry_form],
+                         minlength=rows) > 0  # fmt: skip
+    held = np.bincount(flat.entry_row, weights=question.forced[flat.entry_form], minlength=rows)
+    forced_items = flat.item_of[np.flatnonzero(question.forced)]
+    need = np.bincount(forced_items[forced_items >= 0], minlength=len(flat.starts))
+    allowed = ~banned & (held == need[flat.item])
     if not np.logical_or.reduceat(allowed, flat.starts).all():
         return None, math.inf  # an item with no option left
     cost = np.where(allowed, flat.cost, np.inf)
@@ -285,7 +302,7 @@ def _narrowed(
 
     valued = allowed & (value > 0)
     if not valued.any():
-        return (None, math.inf) if floor > 0 else (flat.items(allowed), 0.0)
+        return (None, math.inf) if floor > 0 else (allowed, 0.0)
     # the floor's multiplier, by bisection in its logarithm between the least and the
     # most cost per value of an option
     ratios = cost[valued] / value[valued]
@@ -311,10 +328,10 @@ def _narrowed(
         choice(least(high_mu)[2] if above is None else above), floor, budget,
     )  # fmt: skip
     if known is None:
-        return flat.items(allowed), best
+        return allowed, best
     reduced, low, _picks = least(best_mu)
     margin = 1e-7 * (abs(known) + 1.0)
-    return flat.items(allowed & (best + (reduced - low[flat.item]) <= known + margin)), best
+    return allowed & (best + (reduced - low[flat.item]) <= known + margin), best
 
 
 def _repaired(
