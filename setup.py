@@ -37,7 +37,6 @@ _DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
 # (source folder, pattern, folder inside assembler/contract/)
 CONTRACT = (
     ("models", "*.schema.json", ""),
-    ("models", "framing.json", ""),
     ("models/structure", "*.json", "structure"),
     ("models/examples", "*.json", "examples"),
     ("corpus", "*.json", "corpus"),

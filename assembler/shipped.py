@@ -1,4 +1,4 @@
-"""The contract's files as the package carries them: schemas, examples, corpus, framing.
+"""The contract's files as the package carries them: schemas, examples, corpus.
 
 Input: a schema's or an example's name. Output: its file (an
 ``importlib.resources`` ``Traversable``), its text, or the directory of the
@@ -17,14 +17,12 @@ from __future__ import annotations
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
 
 __all__ = [
     "SCHEMAS",
     "corpus_dir",
     "example",
     "example_names",
-    "framing",
     "register_dir",
     "schema",
     "schema_text",
@@ -108,16 +106,6 @@ def corpus_dir() -> Traversable:
 def register_dir() -> Traversable:
     """The register of shrunk hunt findings kept with the corpus (``corpus/register/``)."""
     return corpus_dir().joinpath("register")
-
-
-def framing() -> dict[str, Any]:
-    """``models/framing.json``: each provider's framing overheads, with their sources."""
-    import json
-
-    value: dict[str, Any] = json.loads(
-        _part("models").joinpath("framing.json").read_text(encoding="utf-8")
-    )
-    return value
 
 
 def structure_dir() -> Traversable:

@@ -38,10 +38,11 @@ from sdk_clients import (  # noqa: E402
 )
 
 import assembler  # noqa: E402
-from assembler.adapters.dispatch import tokens  # noqa: E402
-from assembler.adapters.units import recency  # noqa: E402
-from assembler.render.formats import check_openai  # noqa: E402
-from assembler.render.registry import meter_for  # noqa: E402
+from assembler.adapters.selection import recency  # noqa: E402
+from assembler.providers import openai_chat  # noqa: E402
+from assembler.providers.openai_chat.body import check_messages  # noqa: E402
+from assembler.providers.registry import named  # noqa: E402
+from assembler.render.meters import meter_for  # noqa: E402
 from assembler.verifiers.structure import judge  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from benchmarks.transcripts import (  # noqa: E402
@@ -94,13 +95,12 @@ def _sent(fmt: str, body: dict[str, Any], model: str) -> dict[str, Any]:
 def _goal_row(count: int, fmt: str) -> dict[str, Any]:
     model = _MODEL[fmt]
     meter = meter_for(model)
-    key = {"openai-chat": "messages", "openai-responses": "input",
-           "anthropic-messages": "messages", "gemini": "contents"}[fmt]  # fmt: skip
+    key = named(fmt).LIST_KEY
     accepted = orphans = edited = over = 0
     seconds: list[float] = []
     for seed in range(count):
         given = _transcript(fmt, seed, 6 + seed % 15)
-        full = tokens(fmt, meter, given)
+        full = named(fmt).tokens(meter, given)
         started = time.perf_counter()
         fitted = assembler.fit(given, model=model, budget=full * 2 // 5)
         seconds.append(time.perf_counter() - started)
@@ -112,7 +112,7 @@ def _goal_row(count: int, fmt: str) -> dict[str, Any]:
         broken = {rule for rule, _ in judge(fmt, sent, given)}
         orphans += bool(broken & _ORPHANS)
         edited += bool(broken & _EDITS)
-        over += tokens(fmt, meter, sent) > fitted.budget
+        over += named(fmt).tokens(meter, sent) > fitted.budget
     return {
         "transcripts": count,
         "counter": meter.counter.name,
@@ -148,10 +148,10 @@ def _valid(kept: list[Any], budget: int, meter: Any) -> tuple[bool, int]:
 
     dicts = convert_to_openai_messages(kept)
     try:
-        check_openai(dicts)
+        check_messages(dicts)
     except assembler.RenderError:
-        return False, meter.openai_body({"messages": dicts})
-    count = meter.openai_body({"messages": dicts})
+        return False, openai_chat.tokens(meter, {"messages": dicts})
+    count = openai_chat.tokens(meter, {"messages": dicts})
     return count <= budget, count
 
 
@@ -163,7 +163,7 @@ def peers(count: int, repeats: int) -> dict[str, Any]:
     meter = meter_for("gpt-4o")
 
     def counted(messages: list[Any]) -> int:
-        return meter.openai_body({"messages": convert_to_openai_messages(list(messages))})
+        return openai_chat.tokens(meter, {"messages": convert_to_openai_messages(list(messages))})
 
     out: dict[str, dict[str, list[float]]] = {}
 
@@ -228,7 +228,7 @@ def _timing_200(repeats: int) -> dict[str, Any]:
     given = _as_langchain(dicts[:199] + dicts[-1:])
 
     def counted(messages: list[Any]) -> int:
-        return meter.openai_body({"messages": convert_to_openai_messages(list(messages))})
+        return openai_chat.tokens(meter, {"messages": convert_to_openai_messages(list(messages))})
 
     budget = counted(given) * 2 // 5
     samples: dict[str, list[float]] = {

@@ -4,7 +4,7 @@ Input: a number of rounds, a seed, the budget's share of the transcript's full c
 Output: a ``Transcript``: the OpenAI Chat Completions messages of
 ``benchmarks.transcripts.openai_transcript`` (system, task, rounds of assistant tool
 calls and tool results, some screenshots, a last question), their units as the
-``fit`` adapter cuts them (``assembler.adapters.openai.units_of``: a tool call turn
+``fit`` adapter cuts them (``assembler.providers.openai_chat.fit.message_units``: a tool call turn
 coupled with its results, long results also offered as head and tail or a
 placeholder, the system prompt and the first and last user turns required), each
 form's tokens counted once with o200k_base (sizes known in advance: every packer gets
@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assembler.adapters import openai as openai_adapter
-from assembler.adapters.units import Unit, recency, request_of
-from assembler.render.registry import meter_for
+from assembler.adapters.selection import recency, request_of
+from assembler.providers.openai_chat.fit import message_units
+from assembler.providers.units import Unit
+from assembler.render.meters import meter_for
 
 from .transcripts import openai_transcript
 
@@ -79,7 +80,7 @@ class Transcript:
 def transcript(rounds: int, seed: int = 0, share: float = SHARE) -> Transcript:
     messages, _tools = openai_transcript(seed, rounds)
     meter = meter_for("gpt-4o")
-    units = openai_adapter.units_of(messages, [], meter, ELIDE_ABOVE)
+    units = message_units(messages, [], meter, ELIDE_ABOVE)
     relevance = [1.0 if u.message < 0 else recency(u.message, len(messages)) for u in units]
     starts = [i for i, m in enumerate(messages) if m["role"] == "assistant" and m.get("tool_calls")]
     total = sum(max(form.tokens for form in unit.forms) for unit in units)

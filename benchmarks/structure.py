@@ -6,7 +6,7 @@ after ``npm ci`` in ``benchmarks/peers_node``). Output:
 breaks a rule on any case (the same check as ``assembler conformance``).
 
 Every accepted transcript of ``models/structure/`` is cut to a half and to a third of
-its tokens (as billed, ``render.registry``) by each packer, and the list it keeps is
+its tokens (as billed, ``render.meters``) by each packer, and the list it keeps is
 judged by ``assembler.verifiers.structure`` against the transcript it was cut from:
 
 * ``fit``: ``assembler.fit`` on the provider body itself;
@@ -42,11 +42,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assembler.adapters import dispatch, fit  # noqa: E402
+from assembler.adapters import fit  # noqa: E402
 from assembler.adapters.fitting import FitRefused  # noqa: E402
-from assembler.adapters.units import Unit, recency, request_of  # noqa: E402
+from assembler.adapters.selection import recency, request_of  # noqa: E402
 from assembler.model.types import Kind  # noqa: E402
-from assembler.render.registry import meter_for  # noqa: E402
+from assembler.providers.registry import named  # noqa: E402
+from assembler.providers.units import Unit  # noqa: E402
+from assembler.render.meters import meter_for  # noqa: E402
 from assembler.tooling.structure import SHARES, load_suite  # noqa: E402
 from assembler.verifiers.structure import judge  # noqa: E402
 from benchmarks import machine  # noqa: E402
@@ -67,15 +69,13 @@ class Instance:
         self.fmt, self.model, self.case, self.share = suite["format"], suite["model"], case, share
         meter = meter_for(self.model)
         body = case["body"]
-        self.key = dispatch.LIST_KEY[dispatch.PROVIDER[self.fmt]]
-        self.system = body.get(dispatch.SYSTEM_KEY[self.fmt])
+        self.api = api = named(self.fmt)
+        self.key = api.LIST_KEY
+        self.system = body.get(api.SYSTEM_KEY)
         self.listed = body[self.key]
-        self.budget = int(dispatch.tokens(self.fmt, meter, body) * share)
-        where = self.key if self.fmt != "openai-chat" else "messages"
-        self.units: list[Unit] = dispatch.units_of(
-            self.fmt, self.listed, [], self.system, meter, 10**9, where
-        )
-        fixed = sum(t for _, t in dispatch.overheads(self.fmt, meter, False))
+        self.budget = int(api.tokens(meter, body) * share)
+        self.units: list[Unit] = api.units(self.listed, [], self.system, meter, 10**9, self.key)
+        fixed = sum(t for _, t in api.overheads(meter, False))
         weights = [1.0 if u.message < 0 else recency(u.message, len(self.listed))
                    for u in self.units]  # fmt: skip
         self.request = request_of(self.units, self.budget - fixed, weights)
@@ -83,8 +83,7 @@ class Instance:
 
     def body_of(self, kept: Kept) -> dict[str, Any]:
         chosen = {u.key: u.forms[0] for u in self.units if u.key in kept}
-        body: dict[str, Any] = {self.key: dispatch.messages_back(self.fmt, self.listed,
-                                                                 self.units, chosen)}  # fmt: skip
+        body: dict[str, Any] = {self.key: self.api.back(self.listed, self.units, chosen)}
         return body
 
     def calls_of(self, unit: Unit) -> list[Unit]:

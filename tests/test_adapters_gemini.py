@@ -10,8 +10,8 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.render.billing import gemini_body as counted
-from assembler.render.registry import meter_for
+from assembler.providers.gemini import tokens as counted
+from assembler.render.meters import meter_for
 from benchmarks.transcripts import gemini_body
 
 

@@ -52,7 +52,7 @@ def _history(rounds: int) -> list[Any]:
 def test_fit_returns_the_callers_own_message_objects() -> None:
     history = [SystemMessage("You are an agent."), *_history(15)]
     fitted = assembler.fit(history, tools=[lookup], model="gpt-4o", budget=2500)
-    assert fitted.provider == "langchain" and fitted.tokens <= 2500
+    assert fitted.format == "langchain" and fitted.tokens <= 2500
     kept_ids = {id(m) for m in fitted.messages}
     for index, message in enumerate(history):
         if index not in fitted.dropped and index not in fitted.shortened:

@@ -9,8 +9,8 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.render.billing import responses_body as counted
-from assembler.render.registry import meter_for
+from assembler.providers.openai_responses import tokens as counted
+from assembler.render.meters import meter_for
 from benchmarks.transcripts import responses_body
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from assembler.cache import (
-    DEFAULT_MODEL,
     CacheMode,
     Provider,
     UnknownCacheModel,
@@ -21,7 +20,7 @@ from assembler.cache import (
     cache_rules,
 )
 from assembler.model.errors import AssemblerError
-from assembler.model.providers import FAMILIES
+from assembler.providers.facts import facts
 
 PAGE = Path(__file__).resolve().parents[1] / "models" / "cache-providers.md"
 FIGURES = {"mode", "min_prefix_tokens", "read", "write", "ttls", "refresh_on_hit"}
@@ -36,7 +35,7 @@ DOMAINS = {
 
 
 def _all_rules() -> list[object]:
-    return [rules for families in FAMILIES.values() for rules, _names in families]
+    return [rules for provider in Provider for rules, _names in facts(provider).families]
 
 
 def test_anthropic_figures() -> None:
@@ -75,7 +74,8 @@ def test_model_names_match_exactly_after_a_snapshot_date() -> None:
 
 
 def test_defaults_are_documented_families() -> None:
-    for provider, model in DEFAULT_MODEL.items():
+    for provider in Provider:
+        model = facts(provider).default_model
         assert cache_rules(provider).family == cache_rules(provider, model).family
 
 

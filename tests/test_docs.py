@@ -99,7 +99,8 @@ def test_the_readme_map_names_every_layer() -> None:
     block = README[README.index("## Architecture") :]
     block = block[block.index("```") : block.index("```", block.index("```") + 3)]
     named = {m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py)", block, flags=re.M)}
-    layers = {layer for layer in LAYERS if layer not in ("__main__", "__init__")}
+    # a floor named by a dotted path (providers.facts) is its subpackage's
+    layers = {layer.split(".")[0] for layer in LAYERS if layer not in ("__main__", "__init__")}
     assert layers | {"verifiers"} == named
 
 

@@ -73,7 +73,8 @@ def test_each_malformed_list_is_one_error_naming_the_index(
 
 def test_an_unknown_model_fits_as_openai_compatible_with_a_counter_and_a_window() -> None:
     fitted = assembler.fit(OPENAI_LIST, model="llama-3.1-8b", counter=Utf8Bytes(), budget=900)
-    assert fitted.provider == "openai" and fitted.counter == "utf8-bytes"
+    assert (fitted.format, fitted.provider) == ("openai-chat", "openai")
+    assert fitted.counter == "utf8-bytes"
     assert fitted.messages == OPENAI_LIST and fitted.tokens <= 900
     with pytest.raises(InvalidRequest) as caught:
         assembler.fit(OPENAI_LIST, model="llama-3.1-8b")

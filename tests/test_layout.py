@@ -23,6 +23,11 @@ LAYERS = (
     "shipped",
     # which modules load compiled (Cython, from their own source) or as that source
     "kernels",
+    # the exception hierarchy every floor raises (model/errors.py)
+    "model.errors",
+    # the providers' figures (providers/data/*.json) as typed values: the stated model
+    # reads them (a cache section's defaults, a rendering's format)
+    "providers.facts",
     "model",
     # the one clock of a call: stages and solvers read it
     "deadline",
@@ -32,6 +37,9 @@ LAYERS = (
     "stages",
     "exact",
     "strategies",
+    # one room per provider API: its body built, checked and counted from the figures,
+    # and a caller's list of it cut for fit (the renderer and the adapters dispatch here)
+    "providers",
     # render sits below api: assemble(render=...) renders, and the budget guarantee of
     # counted costs re-solves through a strategy
     "render",
@@ -57,7 +65,7 @@ LAYERS = (
     "__init__",
 )
 # the judges may import the stated model and nothing else of the package
-VERIFIERS_MAY_IMPORT = ("model", "verifiers")
+VERIFIERS_MAY_IMPORT = ("model.errors", "model", "verifiers")
 MAX_LINES = 620
 
 
@@ -96,13 +104,25 @@ def _imports(path: Path, module: str, *, top_level_only: bool) -> set[str]:
 
 
 def _layer(module: str) -> str:
+    """The floor of ``module``: its subpackage, or the longest floor named by a dotted
+    path that holds it (``providers.facts`` is a floor below the rest of ``providers``)."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    if len(parts) == 1:
+        return "__init__"
+    for depth in range(len(parts) - 1, 1, -1):
+        floor = ".".join(parts[1 : depth + 1])
+        if floor in LAYERS:
+            return floor
+    return parts[1]
 
 
 def test_every_subpackage_has_a_layer() -> None:
     layers = {_layer(m) for m in _modules()}
     assert layers <= {*LAYERS, "verifiers"}, sorted(layers - {*LAYERS, "verifiers"})
+    # a floor named by a dotted path lies below the rest of its subpackage
+    for floor in LAYERS:
+        if "." in floor and floor.split(".")[0] in LAYERS:
+            assert LAYERS.index(floor) < LAYERS.index(floor.split(".")[0]), floor
 
 
 @pytest.mark.parametrize("module", sorted(_modules()))

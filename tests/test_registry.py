@@ -10,10 +10,12 @@ import pytest
 
 import assembler
 from assembler import InvalidRequest
-from assembler.model.providers import FAMILIES, UnknownCacheModel, cache_rules
+from assembler.cache import Provider, UnknownCacheModel, cache_rules
+from assembler.providers import anthropic, gemini, openai_chat
+from assembler.providers.facts import facts, model_profile, profiles
+from assembler.providers.images import image_size
 from assembler.render.encodings import load_encoding
-from assembler.render.images import anthropic_image_tokens, image_size, openai_image_tokens
-from assembler.render.registry import MODELS, counter_named, meter_for, model_profile
+from assembler.render.meters import counter_named, meter_for
 from benchmarks.transcripts import png
 
 
@@ -35,11 +37,11 @@ def test_one_model_name_rule_serves_the_counter_registry_and_the_cache_rules() -
             model_profile(longer)
     with pytest.raises(UnknownCacheModel):
         cache_rules("anthropic", "claude-opus-4-7")
-    for profile in MODELS.values():
+    for profile in profiles():
         for name in (profile.name, *profile.also):
             assert model_profile(f"{name}-20250929") is profile
-    for provider, families in FAMILIES.items():
-        for rules, names in families:
+    for provider in Provider:
+        for rules, names in facts(provider).families:
             for name in names:
                 assert cache_rules(provider, f"{name}-2025-09-29") is rules
 
@@ -84,34 +86,38 @@ def test_shipped_ranks_rebuild_the_official_file_byte_for_byte(name: str) -> Non
     assert pack_ranks(official) == shipped.read_bytes()
 
 
-def test_every_framing_figure_in_the_code_is_named_in_models() -> None:
-    from assembler import shipped
-    from assembler.render.billing import GEMINI_IMAGE_TOKENS
+def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -> None:
 
-    framing = shipped.framing()
-    for provider in ("openai", "openai-responses", "anthropic", "gemini"):
-        assert all(entry["source"] and entry["kind"] for entry in framing[provider].values())
+    from assembler.providers.facts import RenderFormat, format_facts, framing
+
+    for fmt in RenderFormat:
+        figures = format_facts(fmt)
+        if figures is None:
+            continue
+        assert all(f.source and f.kind for f in figures.framing.values()), fmt
+    chat = RenderFormat.OPENAI_CHAT
     meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
-    assert meter.openai_message({}) == framing["openai"]["message"]["tokens"]
-    assert meter.openai_overhead() == framing["openai"]["reply"]["tokens"]
-    assert meter.openai_tools([{}]) - len("{}") == (
-        framing["openai"]["tool"]["tokens"] + framing["openai"]["tools"]["tokens"]
-    )
+    assert openai_chat.body.message_tokens(meter, {}) == framing(chat, "message")
+    assert openai_chat.body.reply_tokens() == framing(chat, "reply")
+    assert openai_chat.body.tools_tokens(meter, [{}]) - len("{}") == framing(
+        chat, "tool"
+    ) + framing(chat, "tools")
     claude = meter_for("claude-sonnet-4", counter_named("utf8-bytes"))
-    assert claude.anthropic_message({"content": []}) == framing["anthropic"]["message"]["tokens"]
-    assert str(claude.profile.tool_prompt) in framing["anthropic"]["tool_prompt"]["tokens"]
-    assert str(GEMINI_IMAGE_TOKENS) in framing["gemini"]["image"]["tokens"]
-    for provider, model in (("anthropic", "claude-sonnet-4"), ("gemini", "gemini-2.5-pro")):
-        factor = meter_for(model).profile.estimate_factor
-        assert f"x {factor:g}" in framing[provider]["text"]["tokens"]
+    messages = RenderFormat.ANTHROPIC_MESSAGES
+    assert anthropic.body.message_tokens(claude, {"content": []}) == framing(messages, "message")
+    tile = facts(Provider.GEMINI).images["tokens"]
+    assert gemini.body.image_tokens((100, 100)) == tile
+    for provider in Provider:
+        assert facts(provider).model_sources and facts(provider).image_source.url
 
 
 def test_openai_message_framing_follows_the_published_recipe() -> None:
     meter = meter_for("gpt-4o", counter_named("utf8-bytes"))
     # 3 per message + role + content (+1 and the name for a name), 3 priming the reply
-    assert meter.openai_message({"role": "user", "content": "abcd"}) == 3 + 4 + 4
-    assert meter.openai_message({"role": "user", "content": "ab", "name": "x"}) == 3 + 4 + 2 + 2
-    assert meter.openai_body({"messages": [{"role": "user", "content": "abcd"}]}) == 11 + 3
+    count = openai_chat.body.message_tokens
+    assert count(meter, {"role": "user", "content": "abcd"}) == 3 + 4 + 4
+    assert count(meter, {"role": "user", "content": "ab", "name": "x"}) == 3 + 4 + 2 + 2
+    assert openai_chat.tokens(meter, {"messages": [{"role": "user", "content": "abcd"}]}) == 11 + 3
 
 
 @pytest.mark.parametrize(
@@ -120,14 +126,15 @@ def test_openai_message_framing_follows_the_published_recipe() -> None:
     [((1024, 1024), "high", 765), ((2048, 4096), "high", 1105), ((4096, 8192), "low", 85)],
 )
 def test_openai_image_formula(size: tuple[int, int], detail: str, tokens: int) -> None:
-    assert openai_image_tokens(size, detail, base=85, per_tile=170) == tokens
+    assert openai_chat.body.image_tokens(model_profile("gpt-4o"), size, detail) == tokens
 
 
 def test_anthropic_image_formula_and_unknown_sizes_priced_at_the_most() -> None:
-    assert anthropic_image_tokens((1000, 1000)) == 1334
-    assert anthropic_image_tokens((200, 200)) == 54
-    assert anthropic_image_tokens((4000, 3000)) <= anthropic_image_tokens(None)
-    assert openai_image_tokens(None, "high", base=85, per_tile=170) == 85 + 170 * 8
+    image_tokens = anthropic.body.image_tokens
+    assert image_tokens((1000, 1000)) == 1334
+    assert image_tokens((200, 200)) == 54
+    assert image_tokens((4000, 3000)) <= image_tokens(None)
+    assert openai_chat.body.image_tokens(model_profile("gpt-4o"), None, "high") == 85 + 170 * 8
 
 
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])

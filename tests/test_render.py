@@ -22,7 +22,8 @@ from profiles import examples
 
 import assembler
 from assembler import RenderError
-from assembler.render.formats import check_anthropic, check_openai
+from assembler.providers.anthropic import check as check_anthropic
+from assembler.providers.openai_chat.body import check_messages as check_openai
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "models" / "examples" / "agent-tool-call.json"

@@ -18,8 +18,8 @@ import pytest
 from sdk_clients import Wire, gemini_wire, send_anthropic, send_gemini, send_openai, send_responses
 
 import assembler
-from assembler.render import billing
-from assembler.render.registry import meter_for
+from assembler.providers import anthropic, gemini, openai_chat, openai_responses
+from assembler.render.meters import meter_for
 from assembler.stages.identities import canonical_json
 from benchmarks.transcripts import anthropic_body, gemini_body, openai_transcript, responses_body
 
@@ -96,7 +96,7 @@ def _tool_messages_answered(messages: list[dict[str, Any]]) -> bool:
 def test_fit_openai_transcripts_are_sent_as_returned(seed: int) -> None:
     messages, tools = openai_transcript(seed)
     meter = meter_for("gpt-4o")
-    budget = meter.openai_body({"messages": messages, "tools": tools}) * 2 // 5
+    budget = openai_chat.tokens(meter, {"messages": messages, "tools": tools}) * 2 // 5
     given = copy.deepcopy(messages)
     fitted = assembler.fit(messages, tools=tools, model="gpt-4o", budget=budget)
     assert messages == given  # the caller's list is not touched
@@ -105,7 +105,7 @@ def test_fit_openai_transcripts_are_sent_as_returned(seed: int) -> None:
     (sent,) = wire.sent
     assert sent["messages"] == fitted.messages and sent["tools"] == tools
     assert _tool_messages_answered(sent["messages"])
-    assert fitted.tokens == meter.openai_body(sent) <= budget
+    assert fitted.tokens == openai_chat.tokens(meter, sent) <= budget
     assert assembler.verify(fitted.request, fitted.result) == []
     # every message sent is one given, a tool result perhaps shortened
     for m in sent["messages"]:
@@ -127,7 +127,7 @@ def _thinking_untouched(given: list[dict[str, Any]], sent: list[dict[str, Any]])
 def test_fit_anthropic_bodies_keep_thinking_whole_and_alternate(seed: int) -> None:
     body = anthropic_body(seed)
     meter = meter_for("claude-sonnet-4-5")
-    budget = meter.anthropic_body(body) * 2 // 5
+    budget = anthropic.tokens(meter, body) * 2 // 5
     fitted = assembler.fit(body, model="claude-sonnet-4-5", budget=budget)
     wire = Wire()
     send_anthropic(fitted.body(), wire)
@@ -137,7 +137,7 @@ def test_fit_anthropic_bodies_keep_thinking_whole_and_alternate(seed: int) -> No
     assert _thinking_untouched(body["messages"], sent["messages"])
     roles = [m["role"] for m in sent["messages"]]
     assert roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
-    assert fitted.tokens == meter.anthropic_body(sent) <= budget
+    assert fitted.tokens == anthropic.tokens(meter, sent) <= budget
     assert assembler.verify(fitted.request, fitted.result) == []
 
 
@@ -145,7 +145,7 @@ def test_fit_anthropic_bodies_keep_thinking_whole_and_alternate(seed: int) -> No
 def test_fit_responses_bodies_keep_reasoning_and_are_sent_as_returned(seed: int) -> None:
     body = responses_body(seed)
     meter = meter_for("gpt-4o")
-    budget = billing.responses_body(meter, body) * 2 // 5
+    budget = openai_responses.tokens(meter, body) * 2 // 5
     fitted = assembler.fit(body, model="gpt-4o", budget=budget)
     wire = Wire()
     send_responses({k: v for k, v in fitted.body().items() if k != "model"}, wire)
@@ -157,7 +157,7 @@ def test_fit_responses_bodies_keep_reasoning_and_are_sent_as_returned(seed: int)
             assert item in reasoning  # encrypted content and summary as given
     calls = {i["call_id"] for i in sent["input"] if i.get("type") == "function_call"}
     assert calls == {i["call_id"] for i in sent["input"] if i.get("type") == "function_call_output"}
-    assert fitted.tokens == billing.responses_body(meter, sent) <= budget
+    assert fitted.tokens == openai_responses.tokens(meter, sent) <= budget
     assert assembler.verify(fitted.request, fitted.result) == []
 
 
@@ -165,7 +165,7 @@ def test_fit_responses_bodies_keep_reasoning_and_are_sent_as_returned(seed: int)
 def test_fit_gemini_bodies_keep_thoughts_and_go_through_google_genai(seed: int) -> None:
     body = gemini_body(seed)
     meter = meter_for("gemini-2.5-flash")
-    budget = billing.gemini_body(meter, body) * 2 // 5
+    budget = gemini.tokens(meter, body) * 2 // 5
     fitted = assembler.fit(body, model="gemini-2.5-flash", budget=budget)
     wire = Wire()
     reply = send_gemini(fitted.body(), wire)
@@ -174,7 +174,7 @@ def test_fit_gemini_bodies_keep_thoughts_and_go_through_google_genai(seed: int) 
     assert sent["systemInstruction"] == body["systemInstruction"]
     model_turns = [c for c in body["contents"] if c["role"] == "model"]
     assert all(c in model_turns for c in sent["contents"] if c["role"] == "model")
-    assert fitted.tokens == billing.gemini_body(meter, sent) <= budget
+    assert fitted.tokens == gemini.tokens(meter, sent) <= budget
     assert fitted.record_usage is not None and reply.usage_metadata.prompt_token_count == 10
     assert assembler.verify(fitted.request, fitted.result) == []
 

@@ -1,15 +1,15 @@
 """Adapters: the message lists callers hold, in and out of the assembler.
 
-Input: an OpenAI Chat Completions message list (with ``tools``), an Anthropic
-Messages body (``system``, ``messages`` with thinking, images and tool blocks,
-``tools``) or LangChain messages. Output: ``fit`` keeps the most valuable part that
-fits a model and gives it back as the same kind of list (``Fitted``);
-``AssemblerMiddleware`` does it before every model call of a LangChain agent.
+Input: a message list as a caller holds it: any provider API's list (with its tools
+and system prompt), a whole body, or a framework's message objects (LangChain's).
+Output: ``fit`` keeps the most valuable part that fits a model and gives it back as the
+same kind of list (``Fitted``); ``AssemblerMiddleware`` does it before every model call
+of a LangChain agent.
 
-One module per concern: ``units`` (the pieces the solver chooses among and their
-request), ``openai``, ``anthropic`` and ``langchain`` (each provider's list to units
-and back), ``fitting`` (``fit``, the one call), ``middleware`` (the LangChain agent hook),
-``calibration`` (the provider's billed usage against the count).
+One module per concern: ``fitting`` (``fit``, the one call; each list's room in
+``assembler.providers`` cuts it into units and back), ``selection`` (the request the
+units make, the forms a result chose), ``refusals`` (a refusal in the caller's
+indices and overheads), ``middleware`` (the LangChain agent hook).
 """
 
 from __future__ import annotations

@@ -1,22 +1,22 @@
 """``fit``: the best context of a message list that fits a model, in one call.
 
-Input: a message list as the caller holds it (OpenAI Chat Completions dicts, Anthropic
-Messages dicts or a whole Anthropic body, or LangChain messages), its tools, a model
-name, and optionally a budget, a relevance function, a counter and a ledger.
+Input: a message list as the caller holds it (any provider API's list, or a whole body,
+or a framework's message objects), its tools, a model name, and optionally a budget, a
+relevance function, a counter and a ledger.
 Output: a ``Fitted``: the kept messages as the same kind of list, ready to send, the
 tools, the provider body, its token count as billed, and the assembler ``Result``
 behind it; or ``FitRefused`` when the required material alone does not fit (or the
 time limit ended the search before any selection), or ``InvalidRequest`` naming
 ``messages[i]`` for a transcript the provider would refuse.
 
-The steps: the adapter cuts the list into units (``units``), each with its forms
-priced by the model's meter (``render.registry``); the exact solver picks the most
-valuable legal selection within the budget less the body's fixed framing; the
-chosen forms go back into a list; the whole body is counted again, and while it
-exceeds the budget (Anthropic's merged turns can only lower it) the excess comes off
-the items' budget and the solver runs again (``render.budget.Rounds``: the rendering's
-own measure-reserve rule). The provider's rules are checked on the body before it is
-returned.
+The steps: the list's room (``providers.registry.recognised``: one per provider API,
+``assembler.providers.<name>``) checks its shapes and cuts it into units, each with its
+forms priced by the model's meter (``render.meters``); the exact solver picks the most
+valuable legal selection within the budget less the body's fixed framing; the chosen
+forms go back into a list; the whole body is counted again, and while it exceeds the
+budget (merged turns can only lower it) the excess comes off the items' budget and the
+solver runs again (``render.budget.Rounds``: the rendering's own measure-reserve rule).
+The provider's rules are checked on the body before it is returned.
 
 With ``ledger``, every solve is recorded, and the ledger's calibration for the model
 (from ``Ledger.record_usage``: the provider's billed ``usage`` against our count)
@@ -31,17 +31,27 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.types import Result, Status
+from ..providers import registry
+from ..providers.facts import (
+    ModelProfile,
+    compatible,
+    compatible_profile,
+    model_profile,
+    profiles,
+)
+from ..providers.interface import Api
+from ..providers.meter import Meter
+from ..providers.units import ELIDE_ABOVE, Unit
 from ..render.budget import Rounds
 from ..render.counters import Counter
-from ..render.registry import MODELS, Meter, ModelProfile, meter_for, model_profile
-from . import dispatch, langchain, shapes
+from ..render.meters import meter_for
 from .refusals import refusal_message
-from .units import ELIDE_ABOVE, Unit, chosen_forms, recency, request_of
+from .selection import chosen_forms, recency, request_of
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["FitRefused", "Fitted", "billed_input_tokens", "fit"]
+__all__ = ["FitRefused", "Fitted", "fit"]
 
 Relevance = Callable[[int, Any], float]
 
@@ -58,11 +68,14 @@ class FitRefused(AssemblerError):
 
 @dataclass(frozen=True)
 class Fitted:
-    """What ``fit`` kept. ``messages`` is the same kind of list as given (the very
-    message objects, a shortened tool result as a copy); ``body()`` the provider body;
-    ``tokens`` that body's count as billed by ``counter`` (calibration included),
-    at most ``budget``."""
+    """What ``fit`` kept. ``format`` is the list's (the ``NAME`` of its room: a provider
+    API's format, or ``langchain``), ``provider`` the model's, whose cache and prices
+    apply (``providers.facts.Provider``); ``messages`` is the same kind of list as given
+    (the very message objects, a shortened tool result as a copy); ``body()`` the
+    provider body; ``tokens`` that body's count as billed by ``counter`` (calibration
+    included), at most ``budget``."""
 
+    format: str
     provider: str
     messages: list[Any]
     tools: list[Any]
@@ -75,7 +88,7 @@ class Fitted:
     # indices into the given messages: left out, and sent in a shorter form
     dropped: tuple[int, ...] = ()
     shortened: tuple[int, ...] = ()
-    # the fit's other body fields, passed through (an Anthropic body's model, ...)
+    # the fit's other body fields, passed through (a body's model, ...)
     extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # the model family and the body's count before calibration (what usage corrects)
     model: str = ""
@@ -90,8 +103,8 @@ class Fitted:
         ``assembler ledger cache`` shows its hits and misses. Returns billed / counted."""
         from ..cache.usage import SentBlock, cache_record, parse_usage
 
-        billed = billed_input_tokens(usage)
         cached = parse_usage(usage)
+        billed = cached.input
         selected = set(self.result.selected)
         blocks = [
             SentBlock(str(c["id"]), _sha(str(c.get("content", ""))), int(c["cost"]))
@@ -106,61 +119,19 @@ class Fitted:
         return billed / max(1, self.counted)
 
     def body(self) -> dict[str, Any]:
-        """The provider body: ``{"messages", "tools"?}`` (OpenAI Chat Completions,
-        LangChain as OpenAI dicts), ``{"system"?, "messages", "tools"?}`` (Anthropic),
-        ``{"input", "tools"?}`` (OpenAI Responses) or ``{"systemInstruction"?,
-        "contents", "tools"?}`` (Gemini); a given body's other fields passed through."""
-        messages = self.messages
-        if self.provider == "langchain":
-            from langchain_core.messages import convert_to_openai_messages
-
-            messages = convert_to_openai_messages(list(messages))
-            if self.system is not None:
-                messages = [*convert_to_openai_messages([self.system]), *messages]
-        body: dict[str, Any] = {**self.extra}
-        if self.provider == "anthropic" and self.system:
-            body["system"] = self.system
-        if self.provider == "gemini" and self.system:
-            system = self.system
-            body["systemInstruction"] = (
-                {"parts": [{"text": system}]} if isinstance(system, str) else system
-            )
-        if self.provider == "openai" and self.system:
-            messages = [{"role": "system", "content": self.system}, *messages]
-        if self.provider == "openai-responses" and self.system:
-            body["instructions"] = self.system
-        body[dispatch.LIST_KEY[self.provider]] = list(messages)
-        if self.tools:
-            body["tools"] = (
-                langchain.tool_dicts(self.tools) if self.provider == "langchain" else self.tools
-            )
-        return body
+        """The provider body: the list under its key with the system prompt and the
+        tools in their places (the shape of each format in its room's docstring,
+        ``assembler.providers.<name>``; LangChain's as Chat Completions dicts); a given
+        body's other fields passed through."""
+        return registry.named(self.format).assembled(
+            self.messages, self.system, self.tools, self.extra
+        )
 
 
 def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def billed_input_tokens(usage: Any) -> int:
-    """The input tokens a provider billed: OpenAI's ``prompt_tokens`` (Responses:
-    ``input_tokens``), Gemini's ``prompt_token_count``, Anthropic's ``input_tokens``
-    plus its cache writes and reads, LangChain's ``input_tokens``."""
-
-    def get(key: str) -> int:
-        value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
-        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    for key in ("prompt_tokens", "prompt_token_count", "promptTokenCount"):
-        if get(key):
-            return get(key)
-    total = (
-        get("input_tokens") + get("cache_creation_input_tokens") + get("cache_read_input_tokens")
-    )
-    if total < 1:
-        raise InvalidRequest("usage", "has no prompt_tokens or input_tokens to calibrate with")
-    return total
 
 
 def fit(
@@ -180,18 +151,17 @@ def fit(
 ) -> Fitted:
     """Keep the most valuable part of ``messages`` that fits ``model``.
 
-    ``messages`` is a list (Chat Completions messages, Anthropic messages, Responses
-    input items, Gemini contents, LangChain messages) or a whole body (``messages``,
-    ``input`` or ``contents`` with its system prompt and tools); ``format``
-    (``openai-chat``, ``openai-responses``, ``anthropic-messages``, ``gemini``) names
-    the list's format when its shape and the model do not. ``budget`` (tokens for the
-    whole request body) defaults to the model's context window less ``output_tokens``
-    (default: the model's output limit), and may not exceed it; a model this package
-    does not know is fitted as an OpenAI-compatible chat given ``counter`` and
-    ``budget`` (its window). ``relevance(index, message)`` in [0, 1] values each
-    message (default: recency, from 0.1 for the oldest to 1.0 for the newest). Tool
-    results above ``elide_above`` tokens may be sent as head and tail, or as a
-    placeholder."""
+    ``messages`` is a list (any provider API's, or LangChain messages) or a whole body
+    (its list under the API's key, with its system prompt and tools); ``format`` (a
+    provider API's format name) names the list's format when its shape and the model do
+    not. ``budget`` (tokens for the whole request body) defaults to the model's context
+    window less ``output_tokens`` (default: the model's output limit), and may not
+    exceed it; a model this package does not know is fitted as compatible
+    (``providers.facts.compatible``: a chat of the provider whose data says so) given
+    ``counter`` and ``budget`` (its window). ``relevance(index, message)`` in [0, 1]
+    values each message (default: recency, from 0.1 for the oldest to 1.0 for the
+    newest). Tool results above ``elide_above`` tokens may be sent as head and tail, or
+    as a placeholder."""
     profile = _profile(model, counter, budget)
     meter = meter_for(profile, counter)
     if ledger is not None:
@@ -211,41 +181,35 @@ def fit(
         raise InvalidRequest(
             "elide_above", f"must be a whole number of tokens >= 0, not {elide_above!r}"
         )
-    fmt, where = dispatch.format_of(messages, profile, format)
+    api, where = registry.recognised(messages, profile, format)
     extra: dict[str, Any] = {}
     listed: Any = messages
     if isinstance(messages, Mapping):
         # a whole body: its system prompt and tools unless given, the rest passed through
-        key = dispatch.LIST_KEY[dispatch.PROVIDER[fmt]] if where not in messages else where
-        system_key = dispatch.SYSTEM_KEY[fmt]
-        extra = {k: v for k, v in messages.items() if k not in (key, system_key, "tools")}
-        system = messages.get(system_key) if system is None else system
+        key = api.LIST_KEY if where not in messages else where
+        extra = {k: v for k, v in messages.items() if k not in (key, api.SYSTEM_KEY, "tools")}
+        system = messages.get(api.SYSTEM_KEY) if system is None else system
         tools = messages.get("tools") if tools is None else tools
         listed = messages.get(key, [])
     tools = [] if tools is None else tools
-    if fmt == "langchain":
-        if not listed:
-            raise InvalidRequest(where, "is empty: there is no conversation to fit")
-    else:
-        shapes.check_list(listed, fmt, where, model)
-        shapes.check_tools(tools, fmt)
+    registry.check_shapes(api, listed, tools, where, model)
     tools = list(tools)
-    units = dispatch.units_of(fmt, listed, tools, system, meter, elide_above, where)
+    units = api.units(listed, tools, system, meter, elide_above, where)
     score = relevance or (lambda index, _message: recency(index, len(listed)))
     weights = [
         1.0 if u.message < 0 else _relevance(score(u.message, listed[u.message]), u.message)
         for u in units
     ]
-    overheads = dispatch.overheads(fmt, meter, bool(tools))
+    overheads = api.overheads(meter, bool(tools))
     return _solve(
-        fmt, listed, tools, system, units, weights, meter, budget, overheads, time_limit,
+        api, listed, tools, system, units, weights, meter, budget, overheads, time_limit,
         ledger, extra, where,
     )  # fmt: skip
 
 
 def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelProfile:
     """The model's profile; a model this package does not know, given a counter and a
-    budget, is an OpenAI-compatible one whose window is the budget."""
+    budget, is a compatible one whose window is the budget."""
     try:
         return model_profile(model)
     except InvalidRequest:
@@ -253,11 +217,11 @@ def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelPr
             raise InvalidRequest(
                 "model",
                 f"unknown model {model!r}: give counter= (its tokenizer) and budget= (its"
-                " window) to fit it as an OpenAI-compatible chat, or one of the known families:"
-                f" {', '.join(sorted(MODELS))}",
+                f" window) to fit it as {compatible()[1]}, or one of the known families:"
+                f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
         window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
-        return ModelProfile(model, "openai", max(window, 0), 0, "")
+        return compatible_profile(model, max(window, 0))
 
 
 def _relevance(value: Any, index: int) -> float:
@@ -267,7 +231,7 @@ def _relevance(value: Any, index: int) -> float:
 
 
 def _solve(
-    fmt: str,
+    api: Api,
     messages: Sequence[Any],
     tools: list[Any],
     system: Any,
@@ -295,8 +259,9 @@ def _solve(
             raise FitRefused(message, result)
         chosen = chosen_forms(units, result)
         fitted = Fitted(
-            provider=dispatch.PROVIDER[fmt],
-            messages=dispatch.messages_back(fmt, messages, units, chosen),
+            format=api.NAME,
+            provider=meter.profile.provider.value,
+            messages=api.back(messages, units, chosen),
             tools=[chosen[u.key].payload for u in units if u.message == -1 and u.key in chosen],
             system=system,
             tokens=0,
@@ -315,8 +280,8 @@ def _solve(
             extra=extra,
         )
         body = fitted.body()
-        dispatch.check(fmt, body)
-        total = dispatch.tokens(fmt, meter, body)
+        api.check(body, system_first=False)
+        total = api.tokens(meter, body)
         if rounds.fits(total):
-            raw = dispatch.tokens(fmt, meter.calibrated(1.0), body) if meter.factor != 1 else total
+            raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
             return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)

@@ -6,7 +6,7 @@ Output: the same request with its messages replaced by ``fit``'s selection for t
 model (``wrap_model_call``, the documented hook that wraps each model call); the
 agent's state keeps the whole history, so a later call chooses again from all of it.
 
-``AssemblerMiddleware(model="gpt-4o", budget=8000)``: the budget covers the whole
+``AssemblerMiddleware(model=MODEL, budget=8000)``: the budget covers the whole
 body (system message, tools and messages); ``ledger=`` records each fit and
 calibrates the count from the usage the model reports (the ``usage_metadata`` of its
 reply). Needs ``pip install 'assembler[langchain]'``.

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model.types import Result
-from ..render.registry import Meter
-from .units import Unit
+from ..providers.meter import Meter
+from ..providers.units import Unit
 
 __all__ = ["label_of", "refusal_message"]
 

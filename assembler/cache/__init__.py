@@ -1,27 +1,19 @@
 """Provider prompt caches: what a previous call left in one, and what a session costs.
 
-The rules themselves are part of the stated model (``assembler.model.providers``, each
-figure with its source: ``models/cache-providers.md``). ``prefix`` maps a previous
-rendering onto the forms of a request: the blocks a selection keeps, in the provider's
-order, and their price (the cache-aware decision, the renderer, the ledger and the
-hunts read it; ``assembler.exact.cached`` optimises over it). ``simulator`` prices a
-session of calls under the rules, independently of that objective, so that each checks
-the other. The cache feature's map of files: ``docs/explanation/cache.md``.
+The rules themselves are the providers' figures (``assembler/providers/data/``, read
+by ``assembler.providers.facts``; ``models/cache-providers.md`` shows them as a table).
+``prefix`` maps a previous rendering onto the forms of a request: the blocks a
+selection keeps, in the provider's order, and their price (the cache-aware decision,
+the renderer, the ledger and the hunts read it; ``assembler.exact.cached`` optimises
+over it). ``simulator`` prices a session of calls under the rules, independently of
+that objective, so that each checks the other. The cache feature's map of files:
+``docs/explanation/cache.md``.
 """
 
 from __future__ import annotations
 
-from ..model.providers import (
-    DEFAULT_MODEL,
-    CacheMode,
-    CacheRules,
-    Provider,
-    Source,
-    TtlRule,
-    UnknownCacheModel,
-    UnknownCacheProvider,
-    cache_rules,
-)
+from ..model.errors import UnknownCacheModel, UnknownCacheProvider
+from ..providers.facts import CacheMode, CacheRules, Provider, Source, TtlRule, cache_rules
 from .simulator import (
     CacheBlock,
     CacheSimulator,
@@ -34,7 +26,6 @@ from .simulator import (
 )
 
 __all__ = [
-    "DEFAULT_MODEL",
     "CacheBlock",
     "CacheMode",
     "CacheRules",

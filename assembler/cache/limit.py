@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..model.providers import CacheMode, CacheRules
+from ..providers.facts import CacheMode, CacheRules
 
 __all__ = ["LimitBound", "Offers", "chain_rates", "lower_bound", "relaxed_price"]
 

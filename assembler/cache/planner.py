@@ -17,7 +17,7 @@ cache-aware one with this ``headroom``; with the expected figures behind the cho
   When it does not, the cache-aware order has nothing to buy: the call is sent
   cache-blind (most value).
 * **The lifetime.** With ``ttl`` None and a provider offering several at breakpoints
-  (Anthropic's 5 minutes at 1.25x, 1 hour at 2x), each is priced: the chance above
+  (a short one at a low write rate, a long one at a higher), each is priced: the chance above
   with its own TTL, and the expected price below with its own write rate; the least
   wins (a session with pauses past 5 minutes may write 1-hour entries).
 * **The headroom** is the share of the budget a rewrite leaves free so that the
@@ -39,7 +39,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..model.providers import CacheRules
+from ..providers.facts import CacheRules
 
 __all__ = ["HEADROOMS", "Planner", "Terms", "expected_price"]
 

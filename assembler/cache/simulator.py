@@ -1,6 +1,6 @@
 """A provider's prompt cache, replayed over a session of calls.
 
-Input: ``CacheRules`` (``assembler.model.providers``) and a sequence of ``Call``: a
+Input: ``CacheRules`` (``assembler.providers.facts``) and a sequence of ``Call``: a
 time in seconds and the prompt as ``CacheBlock`` values in provider order (a ``key``
 naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
 count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
@@ -18,8 +18,8 @@ Rules, the same as ``models/cache-providers.md``:
   a little more than this counts).
 * **Lifetimes.** An entry written or refreshed at time t with a TTL of s seconds is
   alive at a later time u exactly when u < t + s. Times must not go backwards.
-* **Breakpoints** (Anthropic). A call may carry at most ``rules.breakpoints``
-  breakpoints, with non-increasing TTLs (1-hour entries before 5-minute ones); each
+* **Breakpoints** (``CacheMode.BREAKPOINTS``). A call may carry at most ``rules.breakpoints``
+  breakpoints, with non-increasing TTLs (longer-lived entries first); each
   must name a TTL of the rules. Entries are written only at breakpoints, and only
   when the prefix up to the breakpoint has at least ``min_prefix_tokens`` tokens (a
   shorter breakpoint is ignored). A read looks back from each breakpoint: the
@@ -27,11 +27,11 @@ Rules, the same as ``models/cache-providers.md``:
   ``rules.lookback`` boundaries counted in provider content blocks (``span``); the
   first live entry found is that breakpoint's hit. The call reads the longest hit
   (A); the tokens from A to each later breakpoint are written, each segment at the
-  TTL of the breakpoint that ends it (so 1-hour writes up to the last 1-hour
-  breakpoint, 5-minute writes after it: the pricing page's rule); the tokens after
+  TTL of the breakpoint that ends it (so long-lived writes up to the last long-lived
+  breakpoint, shorter ones after it: the pricing page's rule); the tokens after
   the last breakpoint are sent uncached. Every entry hit is refreshed (when
   ``refresh_on_hit``), every breakpoint's entry is written or refreshed with its TTL.
-* **Automatic** (OpenAI, Gemini implicit). Breakpoints are ignored. The call reads
+* **Automatic** (``CacheMode.AUTOMATIC``). Breakpoints are ignored. The call reads
   the longest prefix that is alive in the cache, if it has at least
   ``min_prefix_tokens`` tokens, rounded down to ``min_prefix_tokens + k *
   step_tokens``. A prompt of at least ``min_prefix_tokens`` tokens is then cached
@@ -39,7 +39,7 @@ Rules, the same as ``models/cache-providers.md``:
   tokens are written when the provider bills writes (``bills_writes``, at the TTL's
   write rate), else sent uncached (billed as plain input, as the provider reports
   them).
-* **Entries** (OpenAI GPT-5.6 and later). A call may mark breakpoints (any number;
+* **Entries** (``CacheMode.ENTRIES``). A call may mark breakpoints (any number;
   TTLs of the rules); with ``Call.implicit`` the provider adds its own at the prompt's
   end. Only the last ``rules.breakpoints`` breakpoints are written (the implicit one
   among them), those whose prefix reaches ``min_prefix_tokens``. A read is the longest
@@ -47,7 +47,8 @@ Rules, the same as ``models/cache-providers.md``:
   ``rules.recent_entries`` entries ends, alive, with no lookback in blocks and no
   rounding; the tokens from it to each later written breakpoint are written at the
   breakpoint's TTL rate, the rest uncached; hits are refreshed.
-* **Explicit caches** (Gemini; other automatic caches ignore breakpoints). A
+* **Explicit caches** (automatic rules with ``explicit_caches``; other automatic
+  caches ignore breakpoints). A
   breakpoint of TTL s marks an explicit cache of the prefix through its block:
   alive, it is read; else it is created, its tokens billed as plain input plus
   their storage for s seconds (``rules.storage`` per token and hour, prepaid: the
@@ -67,9 +68,9 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..model.errors import AssemblerError
-from ..model.providers import CacheMode, CacheRules, Provider, UnknownCacheModel
-from ..model.rendering import RenderFormat, Rendering
+from ..model.errors import AssemblerError, UnknownCacheModel
+from ..model.rendering import Rendering
+from ..providers.facts import CacheMode, CacheRules, format_facts
 
 __all__ = [
     "CacheBlock",
@@ -181,7 +182,7 @@ class CacheSimulator:
         self._entries: dict[bytes, _Entry] = {}
         # entries mode: entries in the order last written or refreshed (newest last)
         self._recent: dict[bytes, None] = {}
-        # explicit caches (Gemini): prefix hash -> expiry
+        # explicit caches (rules.explicit_caches): prefix hash -> expiry
         self._held: dict[bytes, float] = {}
         self._calls = 0
         self._last: float | None = None
@@ -357,7 +358,7 @@ class CacheSimulator:
         created now, and the last block of the longest one alive (-1: none). Other
         providers' automatic caches ignore breakpoints."""
         storage, held = 0.0, -1
-        if self.rules.provider is not Provider.GEMINI:
+        if not self.rules.explicit_caches:
             return storage, held
         for j, block in enumerate(call.blocks):
             ttl = block.breakpoint
@@ -430,22 +431,25 @@ def blocks_of_rendering(
     One block per manifest item and envelope part, each from the end of the one before
     to the end of its footer (``\\n</item>\\n``, ``\\n</query>\\n``, the line break of
     ``headers`` ``none``; a tool call has none, nor, from ``render_version`` 3, a
-    conversation turn), keyed by the sha256 of those bytes; an item's tokens are its manifest
-    ``tokens``, an envelope part's ``envelope_tokens`` (declared costs do not count the
-    envelope). A manifest breakpoint, which falls on a block's end, becomes a breakpoint
-    of ``ttl`` seconds. In ``anthropic-messages`` a version 2 tool call is two content
-    blocks (its header as text and its ``tool_use``), hence ``span`` 2. This is the one place that
-    knows the renderer's framing: a change of layout or framing changes only this.
+    conversation turn), keyed by the sha256 of those bytes; an item's tokens are its
+    manifest ``tokens``, an envelope part's ``envelope_tokens`` (declared costs do not
+    count the envelope). A manifest breakpoint, which falls on a block's end, becomes a
+    breakpoint of ``ttl`` seconds. In a format whose version 2 tool call is two content
+    blocks (its header as text, then the call: the format's ``call_blocks``), its
+    ``span`` is 2. This is the one place that knows the renderer's framing: a change of
+    layout or framing changes only this.
     """
     data = rendering.data
     manifest = rendering.manifest
-    anthropic = manifest.format is RenderFormat.ANTHROPIC_MESSAGES
+    # the content blocks a version 2 tool call with a header made in this format
+    figures = format_facts(manifest.format)
+    call_blocks = 1 if figures is None else figures.call_blocks
     # version 3 sends conversation turns (a call too) as their content alone
     bare = manifest.render_version >= 3
     turns = ("user_turn", "assistant_turn", "tool_call", "tool_result")
     parts = sorted(
         [(i.offset, i.length, i.tokens,
-          2 if anthropic and i.kind == "tool_call" and not bare else 1,
+          call_blocks if i.kind == "tool_call" and not bare else 1,
           bare and i.kind in turns)
          for i in manifest.items]
         + [(offset, length, envelope_tokens, 1, False)

@@ -1,13 +1,10 @@
 """What a provider billed for a sent body, against what was predicted for it.
 
 Input: a provider's ``usage`` (an SDK response's ``usage`` or ``usage_metadata``, or
-its dict): Anthropic ``input_tokens``, ``cache_read_input_tokens`` and
-``cache_creation_input_tokens``; OpenAI Chat Completions ``prompt_tokens`` with
-``prompt_tokens_details.cached_tokens`` and ``cache_write_tokens`` (GPT-5.6 and later;
-top level or in the details), or the Responses API's ``input_tokens`` with
-``input_tokens_details``; Gemini ``promptTokenCount`` and ``cachedContentTokenCount``
-(``usageMetadata``, either spelling); LangChain's ``usage_metadata`` (``input_tokens``,
-``input_token_details.cache_read`` / ``cache_creation``).
+its dict), in any of the shapes the providers' data files name (the fields that tell
+the shape, and those of its input, read and written tokens:
+``providers/data/<provider>.json``, ``usage``); LangChain's ``usage_metadata``
+(``input_tokens``, ``input_token_details.cache_read`` / ``cache_creation``).
 Output: ``BilledUsage`` (the input tokens billed, of them read from the cache and
 written to it); ``sent_blocks`` (the blocks a rendering sent, as the ledger keeps them);
 ``replay`` (the simulator's read and written tokens for a session of sent bodies);
@@ -24,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..model.errors import InvalidRequest
-from ..model.providers import CacheRules
 from ..model.types import Result
+from ..providers.facts import CacheRules, Provider, facts
 from .simulator import CacheBlock, CacheSimulator, Call
 
 __all__ = [
@@ -58,7 +55,11 @@ class BilledUsage:
 
 def _get(usage: Any, *keys: str) -> Any:
     for key in keys:
-        value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, key, None)
+        value = usage
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else getattr(value, part, None)
+            if value is None:
+                break
         if value is not None:
             return value
     return None
@@ -70,34 +71,27 @@ def _count(usage: Any, *keys: str) -> int:
 
 
 def parse_usage(usage: Any) -> BilledUsage:
-    """The billed input of ``usage`` from any of the three providers (or LangChain);
-    ``InvalidRequest`` naming ``usage`` when it reports no input at all."""
+    """The billed input of ``usage``, by the first of the providers' usage shapes it has
+    (their fields: ``providers/data/<provider>.json``), or LangChain's
+    ``usage_metadata``, else its ``input_tokens``; ``InvalidRequest`` naming ``usage``
+    when it reports no input at all."""
     if usage is None:
         raise InvalidRequest("usage", "is missing")
     inner = _get(usage, "usageMetadata", "usage_metadata")
     if inner is not None and not isinstance(inner, int | float | str):
         usage = inner
-    if _get(usage, "promptTokenCount", "prompt_token_count") is not None:
-        total = _count(usage, "promptTokenCount", "prompt_token_count")
-        read = _count(usage, "cachedContentTokenCount", "cached_content_token_count")
-        return _checked(BilledUsage("gemini", total, read, 0))
-    if _get(usage, "prompt_tokens") is not None:
-        details = _get(usage, "prompt_tokens_details") or {}
-        read = _count(details, "cached_tokens")
-        written = _count(details, "cache_write_tokens") or _count(usage, "cache_write_tokens")
-        return _checked(BilledUsage("openai", _count(usage, "prompt_tokens"), read, written))
-    if _get(usage, "cache_read_input_tokens", "cache_creation_input_tokens") is not None:
-        read = _count(usage, "cache_read_input_tokens")
-        written = _count(usage, "cache_creation_input_tokens")
-        total = _count(usage, "input_tokens") + read + written
-        return _checked(BilledUsage("anthropic", total, read, written))
-    details = _get(usage, "input_tokens_details", "input_token_details")
+    for provider in Provider:
+        for shape in facts(provider).usage:
+            if _get(usage, *shape.when) is None:
+                continue
+            read, written = _count(usage, *shape.read), _count(usage, *shape.written)
+            total = _count(usage, *shape.input) + (read + written if shape.cache_apart else 0)
+            return _checked(BilledUsage(provider.value, total, read, written))
+    details = _get(usage, "input_token_details")
     if details is not None:
-        # the Responses API (cached_tokens) or LangChain (cache_read / cache_creation)
-        read = _count(details, "cached_tokens", "cache_read")
-        written = _count(details, "cache_write_tokens", "cache_creation")
-        provider = "openai" if _get(details, "cached_tokens") is not None else "langchain"
-        return _checked(BilledUsage(provider, _count(usage, "input_tokens"), read, written))
+        # LangChain's usage_metadata: any provider's, its cache reads and writes named
+        read, written = _count(details, "cache_read"), _count(details, "cache_creation")
+        return _checked(BilledUsage("langchain", _count(usage, "input_tokens"), read, written))
     return _checked(BilledUsage("unknown", _count(usage, "input_tokens"), 0, 0))
 
 

@@ -187,17 +187,17 @@ def compile_command(argv: Sequence[str]) -> int:
 
 def _counter(args: argparse.Namespace) -> Counter | None:
     """The counter ``--counter`` or ``--model`` names (``--counter`` wins)."""
-    from ..render.registry import counter_named, meter_for
+    from ..render.meters import counter_named, model_counter
 
     if args.counter is not None:
         return counter_named(args.counter)
-    return None if args.model is None else meter_for(args.model).counter
+    return None if args.model is None else model_counter(args.model)
 
 
 def _check_window(args: argparse.Namespace, budget: int) -> None:
     """With ``--model``, a budget above the model's input window is refused."""
     from ..model.errors import InvalidRequest
-    from ..render.registry import model_profile
+    from ..providers.facts import model_profile
 
     if args.model is not None:
         profile = model_profile(args.model)

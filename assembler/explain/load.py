@@ -96,6 +96,7 @@ def rendering_from_dict(data: Mapping[str, Any]) -> Rendering:
         text=str(data["text"]),
         body_json=canonical_json(data["body"]),
         manifest=manifest,
+        body=data["body"],
     )
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
+from ..providers.facts import CacheMode, Provider, cache_rules, providers_listed
+from .errors import UnknownCacheModel
 from .limits import Limits
-from .providers import CacheMode, Provider, UnknownCacheModel, cache_rules
 from .rules import (
     MAX_INTEGER,
     REQUEST_FIELDS,
@@ -146,7 +147,7 @@ def parse_cache(raw: Any, limits: Limits) -> Cache:
         if key not in _KEYS:
             unknown_field(place, key, _KEYS, REQUEST_FIELDS)
     if "provider" not in record:
-        place.fail("provider", "is required (anthropic, openai or gemini)")
+        place.fail("provider", f"is required ({providers_listed()})")
     provider: Provider = _PROVIDER(record["provider"], place, "provider", limits)
     model = None if "model" not in record else name(record["model"], place, "model", limits)
     try:

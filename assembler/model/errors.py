@@ -128,6 +128,32 @@ class RenderError(AssemblerError, ValueError):
         super().__init__(f"{where}: {message}{named}")
 
 
+class UnknownCacheProvider(AssemblerError, ValueError):
+    """A provider the cache rules do not know; ``provider`` names it, ``known`` the others."""
+
+    def __init__(self, provider: str, known: tuple[str, ...] = ()) -> None:
+        self.provider = provider
+        self.known = known
+        super().__init__(f"unknown cache provider {provider!r} (known: {', '.join(known)})")
+
+
+class UnknownCacheModel(AssemblerError, ValueError):
+    """A model (or a lifetime of it) the cache rules do not know for its provider;
+    ``known`` lists the model names they do know."""
+
+    def __init__(
+        self, provider: str, model: str, message: str | None = None, known: tuple[str, ...] = ()
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.known = known
+        super().__init__(
+            message
+            or f"unknown {provider} model {model!r} for prompt caching (known:"
+            f" {', '.join(known)}); pass the cache figures yourself for another model"
+        )
+
+
 class InternalError(AssemblerError):
     """A bug: an unexpected exception escaped from inside the assembler.
 

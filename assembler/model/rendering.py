@@ -13,11 +13,11 @@ rendered is not received.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..providers.facts import RenderFormat
 from .later import later_fields
 
 __all__ = [
@@ -33,14 +33,6 @@ __all__ = [
 
 # The layout and framing of models/README.md section 14; any change to either bumps it.
 RENDER_VERSION = 3
-
-
-class RenderFormat(StrEnum):
-    TEXT = "text"
-    OPENAI_CHAT = "openai-chat"
-    ANTHROPIC_MESSAGES = "anthropic-messages"
-    OPENAI_RESPONSES = "openai-responses"
-    GEMINI = "gemini"
 
 
 class Headers(StrEnum):
@@ -105,7 +97,7 @@ class Manifest:
     items: tuple[ManifestItem, ...]
     # (part, offset, length) of the task's instruction and query text, when present
     envelope: tuple[tuple[str, int, int], ...]
-    # byte offsets where a cache breakpoint ends a section (anthropic-messages only)
+    # byte offsets where a cache breakpoint ends a section (a format whose body marks them)
     breakpoints: tuple[int, ...]
     rendered_sha256: str
     request_body_sha256: str
@@ -189,24 +181,22 @@ class Manifest:
         return tuple(sorted(i for i in mine.keys() | theirs.keys() if mine.get(i) != theirs.get(i)))
 
 
+@later_fields("body")
 @dataclass(frozen=True, slots=True)
 class Rendering:
     """The prepared model input: ``text`` (the rendered UTF-8, identical for every
-    format), the provider ``body`` built from it, and the manifest binding both."""
+    format), the provider body built from it (``body_json``, its canonical JSON, made
+    once; ``body``, the same as plain JSON values, made when first read, never parsed
+    back from the JSON: a string for ``text``, the provider's body for the others, its
+    shape in its room's docstring, ``assembler.providers.<name>``), and the manifest
+    binding both."""
 
     format: RenderFormat
     text: str
-    # canonical JSON of the provider body, kept as text so the value stays immutable
+    # canonical JSON of the provider body, made once
     body_json: str
     manifest: Manifest
-
-    @property
-    def body(self) -> Any:
-        """The provider body as plain JSON values: a string for ``text``, ``{"messages",
-        "tools"?}`` for ``openai-chat``, ``{"system", "messages", "tools"?}`` for
-        ``anthropic-messages``, ``{"input", "tools"?}`` for ``openai-responses``,
-        ``{"systemInstruction"?, "contents", "tools"?}`` for ``gemini``."""
-        return json.loads(self.body_json)
+    body: Any
 
     @property
     def data(self) -> bytes:

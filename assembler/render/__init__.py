@@ -1,14 +1,16 @@
 """Rendering: a bundle becomes the exact model input, bound to the selection.
 
-Input: a request, a bundle ``Result`` of it, a format (``text``, ``openai-chat``,
-``anthropic-messages``) and an optional token counter.
+Input: a request, a bundle ``Result`` of it, a format (a ``RenderFormat``: the text
+itself, or one provider API's body) and an optional token counter.
 Output: a ``Rendering`` (``assembler.model.rendering``): the rendered text, the
 provider body and the manifest; or ``RenderError`` before anything is returned.
 
-One module per concern: ``layout`` (canonical order and framing), ``formats``
-(provider bodies and their rules), ``counters`` (text -> tokens), ``manifest``
-(offsets and hashes), ``budget`` (counted costs: the whole rendered text fits the
-budget). Its judge is ``assembler.verifiers.rendering``, which imports none of this.
+One module per concern: ``layout`` (canonical order and framing), ``formats`` (the
+text, or the body its provider's room builds: ``assembler.providers``), ``counters``
+and ``encodings`` (text -> tokens), ``meters`` (a counter by name, a model's meter),
+``manifest`` (offsets and hashes), ``budget`` (counted costs: the whole rendered text
+fits the budget). Its judge is ``assembler.verifiers.rendering``, which imports none of
+this.
 """
 
 from __future__ import annotations

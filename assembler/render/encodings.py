@@ -38,7 +38,7 @@ _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
 
 # name -> (official url, sha256 of the ranks file, pre-tokenizer pattern, special tokens),
-# as tiktoken_ext.openai_public defines them
+# as tiktoken's public encodings define them
 ENCODINGS: dict[str, tuple[str, str, str, dict[str, int]]] = {
     "o200k_base": (
         "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",

@@ -32,7 +32,7 @@ from ..model.rules import choice
 from ..model.types import Request, Result, Status
 from ..stages.identities import content_digest, package_id
 from .counters import Counter
-from .formats import body_json
+from .formats import body_of
 from .layout import Block, layout
 
 __all__ = ["build_rendering", "render_format"]
@@ -83,7 +83,8 @@ def build_rendering(
                 items=tuple(unknown),
             )
     blocks = layout(request, result.selected, headers)
-    body_text, breakpoints = body_json(blocks, fmt, placed=request.cache is not None)
+    body = body_of(blocks, fmt, placed=request.cache is not None)
+    body_text, breakpoints = body.json, body.breakpoints
     text = "".join(block.text for block in blocks)
     if counter is None:
         located = Later(partial(_located, blocks, request.digests, None))
@@ -110,7 +111,7 @@ def build_rendering(
         envelope_tokens=envelope_tokens,
         headers=headers,
     )
-    return Rendering(fmt, text, body_text, manifest)
+    return Rendering(fmt, text, body_text, manifest, later(body.value))
 
 
 def _located(

@@ -38,9 +38,9 @@ from urllib.parse import unquote_to_bytes
 from ..model.errors import InvalidRequest
 from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
-from ..model.providers import Provider
 from ..model.rules import Place, kind, shown, unknown_field
 from ..model.rules import key as key_rule
+from ..providers.facts import Provider
 from ..settings import Settings
 
 __all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]

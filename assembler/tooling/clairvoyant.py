@@ -39,9 +39,9 @@ from ..exact.incumbent import is_legal
 from ..model.errors import AssemblerError, InvalidRequest
 from ..model.objective import form_value
 from ..model.parse import parse_request
-from ..model.providers import CacheMode, CacheRules
 from ..model.serialise import request_json
 from ..model.types import Request, Status
+from ..providers.facts import CacheMode, CacheRules, format_caching_by, providers_listed
 from ..stages.gates import apply_gates
 
 __all__ = [
@@ -117,13 +117,13 @@ def plan_session(data: Any) -> PlanSession:
         raise InvalidRequest("$", "a session must be a JSON object")
     provider = data.get("provider")
     if not isinstance(provider, str):
-        raise InvalidRequest("provider", "is required (anthropic, openai or gemini)")
+        raise InvalidRequest("provider", f"is required ({providers_listed()})")
     model = data.get("model")
     try:
         rules = cache_rules(provider, model if isinstance(model, str) else None)
     except ValueError as error:
         raise InvalidRequest("provider", str(error)) from None
-    fmt = data.get("format", "anthropic-messages")
+    fmt = data.get("format", format_caching_by(CacheMode.BREAKPOINTS))
     calls = data.get("calls")
     if not isinstance(calls, list) or not calls:
         raise InvalidRequest("calls", "must be a non-empty list of {at, request}")

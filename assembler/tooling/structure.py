@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.dispatch import tokens
 from ..adapters.fitting import FitRefused, fit
 from ..model.errors import InvalidRequest
-from ..render.registry import meter_for
+from ..providers.registry import named
+from ..render.meters import meter_for
 from ..shipped import structure_dir
 from ..verifiers.structure import judge
 
@@ -90,7 +90,7 @@ def run_case(suite: dict[str, Any], case: dict[str, Any]) -> CaseResult:
     if ours != case["verdict"]:
         problems.append(f"fit: {ours}, the provider: {case['verdict']}")
     if case["verdict"] == "accepted" and ours == "accepted":
-        full = tokens(fmt, meter_for(model), case["body"])
+        full = named(fmt).tokens(meter_for(model), case["body"])
         for share in SHARES:
             budget = int(full * share)
             try:

@@ -3,7 +3,8 @@
 Input: a provider body as JSON values (``models/README.md`` section 14).
 Output: the body's parts in the order their text is rendered (``Part``: a tool
 definition, a text, a tool call's arguments) and the provider rules it breaks, each a
-line naming the rule. It imports nothing from the renderer: both are re-derived here.
+line naming the rule. It imports nothing from the renderer or the provider rooms
+(``assembler.providers``): both are re-derived here, a second reading on purpose.
 
 * ``openai-responses``: ``tools`` (each ``{type: "function", name, description?,
   parameters}``), then ``input``: a message's string content, a ``function_call``'s

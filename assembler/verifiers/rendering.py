@@ -5,9 +5,10 @@ a result (``Result`` or its JSON dict) and a rendering (``Rendering`` or its JSO
 dict: format, text, body, manifest).
 Output: a list of ``Violation`` (empty when the rendering is faithful).
 
-It imports nothing from the renderer: the layout, the framing, the provider bodies
-and their rules are re-derived here from ``models/README.md`` section 14, so that a
-bug in the renderer is not shared by its judge. It checks that
+It imports nothing from the renderer or the provider rooms (``assembler.providers``):
+the layout, the framing, the provider bodies and their rules are re-derived here from
+``models/README.md`` section 14 (a second copy, on purpose), so that a bug in the
+renderer is not shared by its judge. It checks that
 
 * the manifest names the result (package_id, trace_id) and exactly its selected
   forms, each with its identity, form, kind and the sha256 of its content, and that

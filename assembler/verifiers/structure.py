@@ -7,7 +7,8 @@ the body and, given the original, nothing the provider verifies was edited.
 
 The rules are those ``models/structure/`` states, each with its source and the error
 the provider answers with; this module re-states them in its own code, importing
-nothing from the adapters or the renderer whose output it judges:
+nothing from the adapters, the provider rooms (``assembler.providers``) or the renderer
+whose output it judges (a second copy of each rule, on purpose):
 
 * every format: a tool result answers a call made just before it, every call is
   answered before the conversation moves on (parallel calls: each one), no result is

@@ -107,7 +107,7 @@ def simulated_read(request: Mapping[str, Any] | Request, result: Result) -> int 
     rendering, or no previous blocks). Blocks are keyed by item and content, so any
     format compares; the instruction counts the tokens the section gives it."""
     from ...cache.simulator import CacheBlock, CacheSimulator, Call
-    from ...model.providers import CacheMode, TtlRule, cache_rules
+    from ...providers.facts import CacheMode, TtlRule, cache_rules
 
     parsed = request if isinstance(request, Request) else parse_request(request)
     cache = parsed.cache

@@ -12,7 +12,8 @@ instruction, then turns of an assistant message and a tool call with its result
 is one to three steps from it: a new turn, a re-scoring, a dropped item, a new
 budget, an edited content, a new tool definition, a seal, a changed instruction, or
 the time passing beyond the entries' lifetime. The cache section draws the provider
-(Anthropic's breakpoints, OpenAI's and Gemini's automatic caching), a small minimum
+(the providers the data files define; those caching by breakpoints twice as often), a
+small minimum
 prefix (so that small requests read), the tolerance and the headroom.
 
 Example ``i`` of seed ``s`` draws from ``random.Random(f"{s}:cache:{i}")`` and the
@@ -28,11 +29,25 @@ from typing import Any
 
 from ...api import assemble
 from ...model.rendering import Headers, RenderFormat
+from ...providers.facts import CacheMode, Provider, cache_rules, format_caching_by
 
 __all__ = ["session_example", "turn"]
 
-# in the order the draws take them
-_FORMATS = (RenderFormat.ANTHROPIC_MESSAGES, RenderFormat.OPENAI_CHAT, RenderFormat.TEXT)
+def _by_breakpoints(provider: str) -> bool:
+    return cache_rules(provider).mode is CacheMode.BREAKPOINTS
+
+
+# in the order the draws take them: a body that marks breakpoints, one that marks none,
+# the text
+_FORMATS = (
+    format_caching_by(CacheMode.BREAKPOINTS),
+    format_caching_by(CacheMode.AUTOMATIC),
+    RenderFormat.TEXT,
+)
+# the providers drawn, those caching by breakpoints twice
+_PROVIDERS = tuple(
+    p.value for p in Provider for _ in range(2 if _by_breakpoints(p) else 1)
+)
 _HEADERS = (Headers.NONE, Headers.MINIMAL, Headers.PROVENANCE)
 _TOOL = json.dumps({"name": "read", "parameters": {"type": "object"}})
 _STEPS = ("turn", "rescore", "drop", "budget", "edit", "tool", "seal", "instruction", "later")
@@ -140,14 +155,14 @@ def _pair_tool_calls(candidates: list[dict[str, Any]]) -> None:
 
 
 def _cache_section(rng: random.Random) -> dict[str, Any]:
-    provider = rng.choice(("anthropic", "anthropic", "openai", "gemini"))
+    provider = rng.choice(_PROVIDERS)
     section: dict[str, Any] = {
         "provider": provider,
         "min_prefix_tokens": rng.randint(1, 80),
         "tolerance": rng.choice((0.0, 0.05, 0.2, 0.5)),
         "headroom": rng.choice((0.0, 0.25, 0.5)),
     }
-    if provider != "anthropic":
+    if not _by_breakpoints(provider):
         section["step_tokens"] = rng.choice((1, 16))
     return section
 

@@ -29,6 +29,7 @@ from typing import Any
 from ...api import assemble
 from ...model.errors import AssemblerError, EnumerationTooLarge, InvalidRequest
 from ...model.types import Result, Status
+from ...providers.facts import cache_rules, format_caching_by
 from ...strategies import EXACT_STRATEGIES as EXACT
 from ...verifiers.bundle import verify
 from .cachejudge import cache_verdict, simulated_read, tokens
@@ -230,14 +231,18 @@ def reference(request: Mapping[str, Any], *, oracle: bool = True) -> Reference:
 
 
 def _price_check(request: Mapping[str, Any], exact: Result) -> str | None:
-    """A cache request's exact bundle rendered (Anthropic's format for Anthropic's
-    breakpoints, OpenAI's otherwise) and replayed by the cache simulator after the
+    """A cache request's exact bundle rendered (in a format whose body marks breakpoints
+    when its provider caches by them, else in one that marks none) and replayed by the
+    cache simulator after the
     previous call's blocks: the tokens it reads must be those the cache record states
     (an independent price check: the simulator shares no code with the decision)."""
     section = request.get("cache")
     if section is None or exact.status is not Status.BUNDLE or exact.cache is None:
         return None
-    fmt = "anthropic-messages" if section.get("provider") == "anthropic" else "openai-chat"
+    try:
+        fmt = format_caching_by(cache_rules(str(section.get("provider"))).mode)
+    except (ValueError, KeyError):
+        return None  # a provider the data does not know, or caching no format shows
     try:
         rendered = assemble(request, strategy="exact", render=fmt)
     except AssemblerError:

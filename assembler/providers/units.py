@@ -1,16 +1,14 @@
-"""Units: the pieces of a transcript the solver chooses among, and the request they make.
+"""Units: the pieces of a caller's list the solver chooses among, as every room cuts them.
 
-Input: ``Unit`` values built by a provider adapter (one per message, tool definition
-or tool result, each with its forms and their exact token counts), a relevance for
-each, and the token budget left for them.
-Output: an assembler request (``request_of``: one candidate per form, identities per
-unit, tool calls coupled with their results by a group, the system prompt, tools and
-the current turn required) and, from a result, the chosen form of each unit
-(``chosen_forms``).
+Input: what a room reads of a caller's list: a message, a tool definition or a tool
+result, and the function that prices a piece.
+Output: ``Unit`` values (one per message, tool definition or tool result, each with its
+``Form`` values and their exact token counts), and the helpers every room shares:
+``first_and_last_user`` (the turns every fitting keeps) and ``tool_result_forms``.
 
 Long tool results get generated alternative forms (``tool_result_forms``): the full
 result; its head and tail around an elision marker; and a placeholder that keeps the
-call/result pair (as Anthropic's context editing clears a result). Each form is a
+call/result pair (as a provider's context editing clears a result). Each form is a
 complete, valid piece for the provider, priced by the caller's meter.
 """
 
@@ -20,25 +18,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.types import Kind, Result
+from ..model.types import Kind
 
 __all__ = [
     "ELIDE_ABOVE",
+    "FORM_WEIGHT",
     "Form",
     "Unit",
-    "chosen_forms",
     "elided_text",
     "first_and_last_user",
     "placeholder_text",
-    "recency",
-    "request_of",
+    "short",
     "tool_result_forms",
 ]
 
 # tool results longer than this many tokens get the shorter forms as alternatives
 ELIDE_ABOVE = 200
 # what share of a unit's relevance each generated form keeps
-_FORM_WEIGHT = {"full": 1.0, "trimmed": 0.5, "placeholder": 0.05}
+FORM_WEIGHT = {"full": 1.0, "trimmed": 0.5, "placeholder": 0.05}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +76,6 @@ def first_and_last_user(messages: Sequence[Any]) -> set[int]:
     return {users[0], users[-1]} if users else set()
 
 
-def recency(index: int, count: int) -> float:
-    """The default relevance: from 0.1 for the oldest message to 1.0 for the newest."""
-    if count <= 1:
-        return 1.0
-    return round(0.1 + 0.9 * index / (count - 1), 3)
-
-
 def elided_text(text: str, tokens: int, keep: int = 600) -> str:
     """The head and tail of a long text around a marker saying what was left out."""
     share = max(1, min(keep, len(text) // 4))
@@ -121,52 +111,7 @@ def tool_result_forms(
     return tuple(forms)
 
 
-def _form_id(unit: Unit, form: Form) -> str:
-    return unit.key if len(unit.forms) == 1 else f"{unit.key}:{form.name}"
-
-
-def request_of(
-    units: Sequence[Unit], budget: int, relevance: Sequence[float], task_id: str = "fit"
-) -> dict[str, Any]:
-    """The request whose optimal bundle is the best selection of ``units`` within
-    ``budget`` tokens (``relevance[i]`` is unit i's, in [0, 1])."""
-    candidates: list[dict[str, Any]] = []
-    for unit, weight in zip(units, relevance, strict=True):
-        for form in unit.forms:
-            candidate: dict[str, Any] = {
-                "id": _form_id(unit, form),
-                "identity": unit.key,
-                "form": form.name,
-                "cost": form.tokens,
-                "relevance": round(min(1.0, max(0.0, weight)) * _FORM_WEIGHT[form.name], 3),
-                "kind": unit.kind.value,
-                "turn": max(unit.message, 0),
-                "content": unit.text if form.name == "full" else _text_of(form),
-            }
-            if unit.kind.is_instruction:
-                candidate["channel"] = "system"
-            if unit.required:
-                candidate["required"] = True
-            if unit.group is not None:
-                candidate["group"] = unit.group
-            if unit.depends_on:
-                candidate["depends_on"] = list(unit.depends_on)
-            candidates.append(candidate)
-    return {"task": {"id": task_id, "budget": max(0, budget)}, "candidates": candidates}
-
-
-def _text_of(form: Form) -> str:
-    import json
-
-    return json.dumps(form.payload, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def chosen_forms(units: Sequence[Unit], result: Result) -> dict[str, Form]:
-    """unit key -> the form the bundle admitted (units left out are absent)."""
-    selected = set(result.selected)
-    out: dict[str, Form] = {}
-    for unit in units:
-        for form in unit.forms:
-            if _form_id(unit, form) in selected:
-                out[unit.key] = form
-    return out
+def short(value: Any) -> str:
+    """A caller's value in a shape fault's message: its repr, cut at 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,12 +1,13 @@
-"""Gemini: ``contents`` (with ``systemInstruction`` and ``tools``) to units and back.
+"""Gemini ``contents`` (with its instruction and tools) cut into units for ``fit``, and back.
 
 Input: the contents a caller would pass to ``client.models.generate_content``
 (``{"role": "user" | "model", "parts": [...]}``, parts being text, inline data,
 ``functionCall``, ``functionResponse``, thoughts with their ``thoughtSignature``), the
 system instruction, the tools (``[{"functionDeclarations": [...]}, ...]``) and a
 ``Meter``.
-Output: ``Unit`` values (``units_of``) and the kept contents back (``contents_of``),
-in the original order, neighbours of one role merged.
+Output: ``Unit`` values (``units``) and the kept contents back (``back``), in the
+original order, neighbours of one role merged; ``assembled`` makes the body;
+``check_entry`` and ``check_tools`` check each entry's shape first.
 
 * A model content is one unit, sent whole or not at all: its thought parts and
   signatures are never edited, and the function responses answering its calls (each
@@ -30,13 +31,22 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..model.errors import InvalidRequest
-from ..model.types import Kind
-from ..render.billing import gemini_content, gemini_system, gemini_tools
-from ..render.registry import Meter
-from .units import Form, Unit, tool_result_forms
+from ...model.errors import InvalidRequest
+from ...model.types import Kind
+from ..interface import Problem
+from ..meter import Meter
+from ..units import Form, Unit, short, tool_result_forms
+from .body import content_tokens, system_tokens, tools_tokens
 
-__all__ = ["contents_of", "system_unit", "units_of"]
+__all__ = [
+    "assembled",
+    "back",
+    "check_entry",
+    "check_tools",
+    "claims",
+    "looks_like",
+    "units",
+]
 
 
 def _text(parts: Any) -> str:
@@ -62,20 +72,34 @@ def _key(value: Mapping[str, Any]) -> str:
     return str(value.get("id") or value.get("name"))
 
 
-def system_unit(system: Any, meter: Meter) -> Unit | None:
+def _system_unit(system: Any, meter: Meter) -> Unit | None:
     if not system:
         return None
     text = system if isinstance(system, str) else _text(system.get("parts", []))
-    return Unit("system", -2, 0, Kind.SYSTEM, (Form("full", system, gemini_system(meter, system)),),
+    return Unit("system", -2, 0, Kind.SYSTEM, (Form("full", system, system_tokens(meter, system)),),
                 required=True, text=text)  # fmt: skip
 
 
-def units_of(
+def units(
+    contents: Sequence[Any],
+    tools: Sequence[Mapping[str, Any]],
+    system: Any,
+    meter: Meter,
+    elide_above: int,
+    where: str = "contents",
+) -> list[Unit]:
+    """The units of the contents, the tools and the system instruction (see the module)."""
+    out = _content_units(contents, tools, meter, elide_above, where)
+    head = _system_unit(system, meter)
+    return out if head is None else [*out, head]
+
+
+def _content_units(
     contents: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
     elide_above: int,
-    where: str = "contents",
+    where: str,
 ) -> list[Unit]:
     units: list[Unit] = []
     users = [i for i, c in enumerate(contents) if c["role"] == "user"]
@@ -104,7 +128,7 @@ def units_of(
                 pending[_key(call)] = index
             units.append(Unit(
                 key, index, 0, Kind.ASSISTANT_TURN,
-                (Form("full", content, gemini_content(meter, content)),),
+                (Form("full", content, content_tokens(meter, content)),),
                 required=index == len(contents) - 1, group=f"calls:{index}" if calls else None,
                 depends_on=(previous_plain_user,) if previous_plain_user else (),
                 text=_text(parts),
@@ -121,7 +145,7 @@ def units_of(
                     f"answers {_key(answer)!r}, which the model turn before did not call",
                 )
             owner = pending.pop(_key(answer))
-            framing = gemini_content(meter, {"parts": []}) if number == 1 else 0
+            framing = content_tokens(meter, {"parts": []}) if number == 1 else 0
             forms = tool_result_forms(
                 _response_text(answer), _key(answer), partial(_with_output, part),
                 partial(_priced, meter, framing), elide_above,
@@ -134,7 +158,7 @@ def units_of(
             piece = {**content, "parts": others}
             units.append(Unit(
                 f"{key}.u", index, len(answers) + 1, Kind.USER_TURN,
-                (Form("full", others, gemini_content(meter, piece)),),
+                (Form("full", others, content_tokens(meter, piece)),),
                 required=index in keep or index == len(contents) - 1, text=_text(others),
             ))  # fmt: skip
         previous_plain_user = f"{key}.u" if others and not answers else None
@@ -146,7 +170,7 @@ def units_of(
     for number, tool in enumerate(tools):
         units.append(Unit(
             f"tool{number:04d}", -1, number, Kind.TOOL_DEFINITION,
-            (Form("full", tool, gemini_tools(meter, [tool])),), required=True,
+            (Form("full", tool, tools_tokens(meter, [tool])),), required=True,
             text=",".join(str(d.get("name")) for d in tool.get("functionDeclarations", [])),
         ))  # fmt: skip
     return units
@@ -158,7 +182,7 @@ def _with_output(part: Mapping[str, Any], text: str) -> dict[str, Any]:
 
 
 def _priced(meter: Meter, framing: int, part: Mapping[str, Any]) -> int:
-    return gemini_content(meter, {"parts": [part]}) - gemini_content(meter, {"parts": []}) + framing
+    return content_tokens(meter, {"parts": [part]}) - content_tokens(meter, {"parts": []}) + framing
 
 
 def _unanswered(pending: Mapping[str, int], where: str) -> InvalidRequest:
@@ -168,9 +192,9 @@ def _unanswered(pending: Mapping[str, int], where: str) -> InvalidRequest:
     )
 
 
-def contents_of(
-    contents: Sequence[Mapping[str, Any]], units: Sequence[Unit], chosen: Mapping[str, Form]
-) -> list[dict[str, Any]]:
+def back(
+    contents: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]
+) -> list[Any]:
     """The chosen pieces as contents, in order, neighbours of one role merged."""
     by_content: dict[int, list[Unit]] = {}
     for unit in units:
@@ -192,3 +216,80 @@ def contents_of(
         else:
             out.append(piece)
     return out
+
+
+def claims(listed: Sequence[Any]) -> bool:
+    return True  # the provider's one format
+
+
+def looks_like(entry: Mapping[str, Any]) -> bool:
+    """An entry plainly a content: it has parts, or the ``model`` role."""
+    return "parts" in entry or entry.get("role") == "model"
+
+
+def assembled(
+    messages: Sequence[Any], system: Any, tools: Sequence[Any], extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The body: ``{"systemInstruction"?, "contents", "tools"?}`` (a system prompt
+    given as a string becomes the instruction's one text part)."""
+    body: dict[str, Any] = {**extra}
+    if system:
+        body["systemInstruction"] = (
+            {"parts": [{"text": system}]} if isinstance(system, str) else system
+        )
+    body["contents"] = list(messages)
+    if tools:
+        body["tools"] = list(tools)
+    return body
+
+
+# -- shapes -----------------------------------------------------------------------------
+
+
+def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
+    """A content's shape: its role and parts, a call's and a response's fields."""
+    role = entry.get("role")
+    if "content" in entry and "parts" not in entry:
+        return ".parts", (
+            "is missing: a Gemini content carries parts (this looks like an OpenAI or"
+            " Anthropic message, with content)"
+        )
+    if role not in ("user", "model"):
+        return ".role", f"must be user or model, not {short(role)}"
+    parts = entry.get("parts")
+    if not isinstance(parts, list) or not parts:
+        return ".parts", "must be a non-empty list of parts"
+    for number, part in enumerate(parts):
+        at = f".parts[{number}]"
+        if not isinstance(part, Mapping) or not part:
+            return at, "must be a part object"
+        call = part.get("functionCall")
+        if call is not None and (
+            not isinstance(call, Mapping) or not isinstance(call.get("name"), str)
+        ):
+            return at + ".functionCall", "must be {name, args?}: a call names its function"
+        if call is not None and not isinstance(call.get("args", {}), Mapping):
+            return at + ".functionCall.args", "must be an object"
+        answer = part.get("functionResponse")
+        if answer is not None and (
+            not isinstance(answer, Mapping) or not isinstance(answer.get("name"), str)
+        ):
+            return at + ".functionResponse", "must be {name, response}: it names its function"
+        if answer is not None and not isinstance(answer.get("response", {}), Mapping):
+            return at + ".functionResponse.response", "must be an object"
+        if "text" in part and not isinstance(part["text"], str):
+            return at + ".text", "must be a string"
+    return None
+
+
+def check_tools(tools: Sequence[Any]) -> None:
+    """Each tool holds a list of named function declarations."""
+    for number, tool in enumerate(tools):
+        declarations = tool.get("functionDeclarations", [])
+        if not isinstance(declarations, list) or not all(
+            isinstance(d, Mapping) and isinstance(d.get("name"), str) for d in declarations
+        ):
+            raise InvalidRequest(
+                f"tools[{number}].functionDeclarations",
+                "must be a list of {name, ...} declarations",
+            )

@@ -1,10 +1,12 @@
-"""Anthropic Messages: a body's ``system``, ``messages`` and ``tools`` to units and back.
+"""An Anthropic Messages list (with ``system`` and ``tools``) cut into units for ``fit``, and back.
 
 Input: the messages (``content`` a string or blocks: text, image, document,
 thinking, redacted_thinking, tool_use, tool_result), the system prompt and the tool
 definitions a caller would pass to ``client.messages.create``, and a ``Meter``.
-Output: ``Unit`` values (``units_of``) and, from the chosen forms, the messages back
-(``messages_of``), in the original order, ready to send.
+Output: ``Unit`` values (``units``) and, from the chosen forms, the messages back
+(``back``), in the original order, ready to send; ``assembled`` makes the body;
+``check_entry`` and ``check_tools`` check each entry's shape first, naming the
+caller's path.
 
 * An assistant message is one unit, sent whole or not at all: its thinking blocks
   keep their signatures and are never edited, and its ``tool_use`` blocks stay with
@@ -17,7 +19,7 @@ Output: ``Unit`` values (``units_of``) and, from the chosen forms, the messages 
   the tools are required.
 
 Coming back, the kept blocks of each message are put together in their order, and
-neighbouring messages of one role are merged (Anthropic's roles alternate).
+neighbouring messages of one role are merged (roles alternate).
 """
 
 from __future__ import annotations
@@ -27,12 +29,23 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..model.errors import InvalidRequest
-from ..model.types import Kind
-from ..render.registry import Meter
-from .units import Form, Unit, first_and_last_user, tool_result_forms
+from ...model.errors import InvalidRequest
+from ...model.types import Kind
+from ..interface import Problem
+from ..meter import Meter
+from ..units import Form, Unit, first_and_last_user, short, tool_result_forms
+from .body import block_tokens, message_tokens, system_tokens, tools_tokens
 
-__all__ = ["content_text", "messages_of", "system_unit", "units_of"]
+__all__ = [
+    "assembled",
+    "back",
+    "check_entry",
+    "check_tools",
+    "claims",
+    "content_text",
+    "looks_like",
+    "units",
+]
 
 
 def content_text(content: Any) -> str:
@@ -58,16 +71,30 @@ def _blocks(message: Mapping[str, Any]) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
-def system_unit(system: Any, meter: Meter) -> Unit | None:
+def _system_unit(system: Any, meter: Meter) -> Unit | None:
     if not system:
         return None
     return Unit(
-        "system", -2, 0, Kind.SYSTEM, (Form("full", system, meter.anthropic_system(system)),),
+        "system", -2, 0, Kind.SYSTEM, (Form("full", system, system_tokens(meter, system)),),
         required=True, text=content_text(system),
     )  # fmt: skip
 
 
-def units_of(
+def units(
+    messages: Sequence[Any],
+    tools: Sequence[Mapping[str, Any]],
+    system: Any,
+    meter: Meter,
+    elide_above: int,
+    where: str = "messages",
+) -> list[Unit]:
+    """The units of the messages, the tools and the system prompt (see the module)."""
+    out = _message_units(messages, tools, meter, elide_above)
+    head = _system_unit(system, meter)
+    return out if head is None else [*out, head]
+
+
+def _message_units(
     messages: Sequence[Any],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
@@ -101,7 +128,7 @@ def units_of(
             units.append(
                 Unit(
                     key, index, 0, Kind.ASSISTANT_TURN,
-                    (Form("full", message, meter.anthropic_message(message)),),
+                    (Form("full", message, message_tokens(meter, message)),),
                     required=index == len(messages) - 1,
                     group=f"calls:{index}" if calls else None,
                     depends_on=(previous_plain_user,) if previous_plain_user else (),
@@ -124,7 +151,7 @@ def units_of(
             owner = open_calls.pop(call_id)
             content = block.get("content", "")
             # the first result also pays its message's framing, in case it travels alone
-            framing = meter.anthropic_message({"role": "user", "content": []}) if part == 1 else 0
+            framing = message_tokens(meter, {"role": "user", "content": []}) if part == 1 else 0
             forms = tool_result_forms(
                 content_text(content),
                 call_id,
@@ -149,7 +176,7 @@ def units_of(
             units.append(
                 Unit(
                     f"{key}.u", index, len(results) + 1, Kind.USER_TURN,
-                    (Form("full", others, meter.anthropic_message(piece)),),
+                    (Form("full", others, message_tokens(meter, piece)),),
                     required=index in keep or index == len(messages) - 1,
                     text=content_text(others),
                 )
@@ -165,7 +192,7 @@ def units_of(
         units.append(
             Unit(
                 f"tool{number:04d}", -1, number, Kind.TOOL_DEFINITION,
-                (Form("full", tool, meter.anthropic_tools([tool])),),
+                (Form("full", tool, tools_tokens(meter, [tool])),),
                 required=True, text=str(tool.get("name", "")),
             )
         )  # fmt: skip
@@ -177,7 +204,7 @@ def _with_content(block: Mapping[str, Any], text: str) -> dict[str, Any]:
 
 
 def _priced(meter: Meter, framing: int, piece: Mapping[str, Any]) -> int:
-    return meter.anthropic_block(piece) + framing
+    return block_tokens(meter, piece) + framing
 
 
 def _unanswered(open_calls: Mapping[str, int]) -> InvalidRequest:
@@ -194,9 +221,9 @@ def _require(units: list[Unit], keys: set[str]) -> None:
             units[position] = replace(unit, required=True)
 
 
-def messages_of(
-    messages: Sequence[Mapping[str, Any]], units: Sequence[Unit], chosen: Mapping[str, Form]
-) -> list[dict[str, Any]]:
+def back(
+    messages: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]
+) -> list[Any]:
     """The chosen pieces as messages, in order, neighbours of one role merged."""
     by_message: dict[int, list[Unit]] = {}
     for unit in units:
@@ -224,3 +251,93 @@ def messages_of(
 
 def _as_blocks(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def claims(listed: Sequence[Any]) -> bool:
+    return True  # the provider's one format
+
+
+def looks_like(entry: Mapping[str, Any]) -> bool:
+    """An entry plainly of this format: content blocks only it uses."""
+    content = entry.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "thinking")
+        for b in content
+    )
+
+
+def assembled(
+    messages: Sequence[Any], system: Any, tools: Sequence[Any], extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The body: ``{"system"?, "messages", "tools"?}``."""
+    body: dict[str, Any] = {**extra}
+    if system:
+        body["system"] = system
+    body["messages"] = list(messages)
+    if tools:
+        body["tools"] = list(tools)
+    return body
+
+
+# -- shapes -----------------------------------------------------------------------------
+
+_BLOCKS = (
+    "text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result",
+    "server_tool_use", "web_search_tool_result", "search_result", "container_upload",
+    "mcp_tool_use", "mcp_tool_result",
+)  # fmt: skip
+
+
+def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
+    """A message's shape: its role, its content blocks and the fields each needs."""
+    role = entry.get("role")
+    if role not in ("user", "assistant"):
+        if role == "system":
+            return ".role", "must be user or assistant: the system prompt goes in system="
+        return ".role", f"must be user or assistant, not {short(role)}"
+    if "tool_calls" in entry:
+        return ".tool_calls", "is not an Anthropic field: calls are tool_use blocks"
+    if index == 0 and role != "user":
+        return ".role", "first-message-user: an Anthropic conversation opens with a user turn"
+    content = entry.get("content")
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return ".content", f"must be a string or a list of content blocks, not {short(content)}"
+    for number, block in enumerate(content):
+        at = f".content[{number}]"
+        if not isinstance(block, Mapping):
+            return at, "must be a content block object"
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            return at + ".type", "is missing: every content block names its type"
+        if kind not in _BLOCKS:
+            return at + ".type", f"{short(kind)} is not an Anthropic content block type"
+        needs = _NEEDS.get(kind)
+        if needs is not None and not isinstance(block.get(needs[0]), needs[1]):
+            return f"{at}.{needs[0]}", f"a {kind} block needs {needs[0]!r}"
+        if kind == "tool_use" and not isinstance(block.get("id"), str):
+            return at + ".id", "a tool_use block needs its id, a string"
+        if kind == "text" and not block["text"]:
+            return at + ".text", "non-empty-text: a text block may not be empty"
+        if kind == "tool_result" and number and content[number - 1].get("type") != "tool_result":
+            return at, "tool-result-first: tool_result blocks come first in a user turn"
+        if kind == "tool_result" and "content" in block:
+            inner = block["content"]
+            if not isinstance(inner, str | list):
+                return at + ".content", "must be a string or a list of content blocks"
+    return None
+
+
+# the field each block type cannot do without
+_NEEDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "text": ("text", str), "thinking": ("signature", str), "redacted_thinking": ("data", str),
+    "tool_use": ("input", Mapping), "tool_result": ("tool_use_id", str),
+}  # fmt: skip
+
+
+def check_tools(tools: Sequence[Any]) -> None:
+    """Each tool definition names its tool."""
+    for number, tool in enumerate(tools):
+        if not isinstance(tool.get("name"), str):
+            raise InvalidRequest(f"tools[{number}].name", "must be the tool's name, a string")

@@ -1,18 +1,23 @@
-"""The pieces every provider body is made of: rule errors, tool calls, tool definitions.
+"""What every room's body builder reads of a layout's blocks: calls, tools, runs, rules.
 
-Input: layout ``Block`` values (a tool call's, a tool definition's).
-Output: a call's id, name and parsed arguments; a tool definition as one provider's
-``tools`` entry; or ``RenderError(RENDER_PROVIDER_RULE)`` naming the rule and the item.
+Input: layout blocks (``Piece``: a tool call's, a tool definition's, a run of system
+or evidence blocks).
+Output: a call's id, name and parsed arguments; a tool definition's name, description
+and JSON Schema (each room writes its own ``tools`` entry from them); the messages of a
+chat body in block order (``messages_of``); or ``RenderError(RENDER_PROVIDER_RULE)``
+naming the rule and the item (``rule``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..model.errors import RenderError
-from .layout import Block
+
+if TYPE_CHECKING:
+    from .interface import Piece
 
 __all__ = [
     "arguments",
@@ -21,8 +26,8 @@ __all__ = [
     "checked_calls",
     "messages_of",
     "rule",
-    "tool_definition",
     "tool_entry",
+    "tool_parts",
     "tools_of",
 ]
 
@@ -34,11 +39,11 @@ def rule(name: str, message: str, items: tuple[str, ...] = ()) -> RenderError:
     return RenderError("RENDER_PROVIDER_RULE", message, items=items, rule=name)
 
 
-def block_id(block: Block) -> str:
+def block_id(block: Piece) -> str:
     return "" if block.candidate is None else block.candidate.id
 
 
-def arguments(block: Block) -> dict[str, Any]:
+def arguments(block: Piece) -> dict[str, Any]:
     """A tool call's content parsed: it must be a JSON object."""
     try:
         value = json.loads(block.content)
@@ -51,17 +56,17 @@ def arguments(block: Block) -> dict[str, Any]:
     return value
 
 
-def call_of(block: Block) -> tuple[str, str]:
+def call_of(block: Piece) -> tuple[str, str]:
     """A tool call's or result's ``(tool_call_id, tool_name)``."""
     assert block.candidate is not None
     return str(block.candidate.tool_call_id), str(block.candidate.tool_name)
 
 
-def tool_definition(content: str, provider: str) -> dict[str, Any]:
+def tool_parts(content: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """A tool definition item's content (a JSON object: ``{name, description?,
-    parameters | input_schema}``, or OpenAI's ``{type: "function", function: {...}}``)
-    as the ``tools`` entry of ``provider`` (``openai``: Chat Completions, ``responses``,
-    ``anthropic`` or ``gemini``: a function declaration); ValueError when it is not one."""
+    parameters | input_schema}``, or ``{type: "function", function: {...}}``) as its
+    name and description (``{"name", "description"?}``) and its JSON Schema; ValueError
+    when it is not one. Each room writes its ``tools`` entry from the two."""
     value = json.loads(content)
     if isinstance(value, dict) and value.get("type") == "function" and "function" in value:
         value = value["function"]
@@ -73,19 +78,17 @@ def tool_definition(content: str, provider: str) -> dict[str, Any]:
     named = {"name": value["name"]}
     if "description" in value:
         named["description"] = value["description"]
-    if provider == "openai":
-        return {"type": "function", "function": {**named, "parameters": schema}}
-    if provider == "responses":
-        return {"type": "function", **named, "parameters": schema}
-    if provider == "gemini":
-        return {**named, "parametersJsonSchema": schema}
-    return {**named, "input_schema": schema}
+    return named, schema
 
 
-def tool_entry(block: Block, provider: str) -> dict[str, Any]:
-    """A tool definition block as ``provider``'s ``tools`` entry (else the rule's error)."""
+ToolEntry = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
+def tool_entry(block: Piece, entry: ToolEntry) -> dict[str, Any]:
+    """A tool definition block as a room's ``tools`` entry (``entry(named, schema)``),
+    else the rule's error."""
     try:
-        return tool_definition(block.content, provider)
+        named, schema = tool_parts(block.content)
     except ValueError:
         raise rule(
             "tool-definition",
@@ -93,14 +96,15 @@ def tool_entry(block: Block, provider: str) -> dict[str, Any]:
             " Schema (parameters or input_schema)",
             (block_id(block),),
         ) from None
+    return entry(named, schema)
 
 
-def tools_of(blocks: tuple[Block, ...], provider: str) -> list[dict[str, Any]]:
-    """The selected tool definitions as ``provider``'s entries, in block order."""
-    return [tool_entry(b, provider) for b in blocks if b.kind == "tool_definition"]
+def tools_of(blocks: Sequence[Piece], entry: ToolEntry) -> list[dict[str, Any]]:
+    """The selected tool definitions as a room's entries, in block order."""
+    return [tool_entry(b, entry) for b in blocks if b.kind == "tool_definition"]
 
 
-def checked_calls(blocks: tuple[Block, ...]) -> None:
+def checked_calls(blocks: Sequence[Piece]) -> None:
     """Every tool call's content is a JSON object (``arguments``), judged once per block."""
     for block in blocks:
         if block.kind == "tool_call" and "arguments" not in block.pieces:
@@ -108,11 +112,11 @@ def checked_calls(blocks: tuple[Block, ...]) -> None:
             block.pieces["arguments"] = True
 
 
-def messages_of(blocks: tuple[Block, ...]) -> Iterator[tuple[str, str] | Block]:
+def messages_of(blocks: Sequence[Piece]) -> Iterator[tuple[str, str] | Piece]:
     """The messages of a chat body, in block order: ``(role, text)`` for each run of
     system-prompt blocks (``system``) and of evidence (``user``), the block itself for
     every conversation item; tool definitions go elsewhere (``tools_of``)."""
-    run: list[Block] = []
+    run: list[Piece] = []
     for block in blocks:
         if block.kind == "tool_definition":
             continue

@@ -1,11 +1,12 @@
-"""OpenAI Responses: an ``input`` item list (and ``tools``) to units and back.
+"""An OpenAI Responses ``input`` item list (and ``tools``) cut into units for ``fit``, and back.
 
 Input: the items a caller would pass as ``client.responses.create(input=...)``
 (messages, ``reasoning``, ``function_call`` / ``function_call_output``, hosted tool
 calls, MCP approval requests and responses, opaque items such as compaction), the
 tools, and a ``Meter``.
-Output: ``Unit`` values (``units_of``) and the kept items back (``items_of``), in the
-original order, ready to send.
+Output: ``Unit`` values (``units``) and the kept items back (``back``), in the
+original order, ready to send; ``assembled`` makes the body (the system prompt as its
+``instructions``); ``check_entry`` and ``check_tools`` check each entry's shape first.
 
 * An assistant turn, the run of items the model produced together (its reasoning,
   messages and calls), is one unit, sent whole or not at all: a reasoning item keeps
@@ -30,13 +31,24 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..model.errors import InvalidRequest
-from ..model.types import Kind
-from ..render.billing import responses_item
-from ..render.registry import Meter
-from .units import Form, Unit, tool_result_forms
+from ...model.errors import InvalidRequest
+from ...model.types import Kind
+from ..interface import Problem
+from ..meter import Meter
+from ..openai_chat.body import message_tokens, tool_tokens
+from ..openai_chat.fit import system_unit, text_or_parts
+from ..units import Form, Unit, short, tool_result_forms
+from .body import item_tokens
 
-__all__ = ["items_of", "units_of"]
+__all__ = [
+    "assembled",
+    "back",
+    "check_entry",
+    "check_tools",
+    "claims",
+    "looks_like",
+    "units",
+]
 
 # the items a model turn produces together
 _TURN = frozenset({
@@ -77,12 +89,28 @@ def _text(item: Mapping[str, Any]) -> str:
     return ""
 
 
-def units_of(
+def units(
+    items: Sequence[Any],
+    tools: Sequence[Mapping[str, Any]],
+    system: Any,
+    meter: Meter,
+    elide_above: int,
+    where: str = "input",
+) -> list[Unit]:
+    """The units of the items, the tools and the instructions (see the module)."""
+    out = _item_units(items, tools, meter, elide_above, where)
+    if system is not None:
+        message = {"role": "developer", "content": system}
+        out.append(system_unit(system, message_tokens(meter, message), system))
+    return out
+
+
+def _item_units(
     items: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     meter: Meter,
     elide_above: int,
-    where: str = "input",
+    where: str,
 ) -> list[Unit]:
     units: list[Unit] = []
     users = [i for i, item in enumerate(items) if _role_kind(item) == "message"
@@ -122,7 +150,7 @@ def units_of(
                     requests[str(piece.get("id"))] = index
             units.append(Unit(
                 f"i{index:05d}", index, 0, Kind.ASSISTANT_TURN,
-                (Form("full", turn, sum(responses_item(meter, p) for p in turn)),),
+                (Form("full", turn, sum(item_tokens(meter, p) for p in turn)),),
                 required=end == len(items), group=f"calls:{index}" if calls or any(
                     _kind(p) == "mcp_approval_request" for p in turn) else None,
                 text="\n".join(_text(p) for p in turn),
@@ -140,7 +168,7 @@ def units_of(
                         f"answers approval request {request!r}, which no earlier item made",
                     )
                 owner = requests.pop(request)
-                forms: tuple[Form, ...] = (Form("full", item, responses_item(meter, item)),)
+                forms: tuple[Form, ...] = (Form("full", item, item_tokens(meter, item)),)
             else:
                 call = str(item.get("call_id"))
                 if call not in open_calls or open_calls[call][1] != _ANSWERS[kind]:
@@ -153,7 +181,7 @@ def units_of(
                 output = item.get("output")
                 forms = tool_result_forms(
                     _text(item), call, partial(_with_output, item),
-                    partial(responses_item, meter), elide_above,
+                    partial(item_tokens, meter), elide_above,
                 )  # fmt: skip
                 if not isinstance(output, str):
                     forms = forms[:1]  # images and files in an output go whole or not at all
@@ -167,7 +195,7 @@ def units_of(
         kinds = {"system": Kind.SYSTEM, "developer": Kind.DEVELOPER}
         units.append(Unit(
             key, index, 0, kinds.get(str(role), Kind.USER_TURN),
-            (Form("full", item, responses_item(meter, item)),),
+            (Form("full", item, item_tokens(meter, item)),),
             required=what == "opaque" or role in kinds or index in keep
             or index == len(items) - 1, text=_text(item),
         ))  # fmt: skip
@@ -180,7 +208,7 @@ def units_of(
     for number, tool in enumerate(tools):
         units.append(Unit(
             f"tool{number:04d}", -1, number, Kind.TOOL_DEFINITION,
-            (Form("full", tool, meter.openai_tools([tool]) - 12),), required=True,
+            (Form("full", tool, tool_tokens(meter, tool)),), required=True,
             text=str(tool.get("name", tool.get("type", ""))),
         ))  # fmt: skip
     return units
@@ -201,7 +229,7 @@ def _unanswered(
     return InvalidRequest(f"{where}[{index}]", f"{kind} {call!r} is never answered")
 
 
-def items_of(units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
+def back(listed: Sequence[Any], units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
     """The kept items, in their original order (a turn's items together)."""
     out: list[Any] = []
     for unit in sorted((u for u in units if u.message >= 0 and u.key in chosen),
@@ -209,3 +237,82 @@ def items_of(units: Sequence[Unit], chosen: Mapping[str, Form]) -> list[Any]:
         payload = chosen[unit.key].payload
         out.extend(payload) if isinstance(payload, list) else out.append(payload)
     return out
+
+
+def claims(listed: Sequence[Any]) -> bool:
+    """A list of input items: some entry names its ``type``."""
+    return any(isinstance(m, Mapping) and "type" in m for m in listed)
+
+
+def looks_like(entry: Mapping[str, Any]) -> bool:
+    """An entry plainly an input item: a type without a role, or parts only it uses."""
+    if "role" not in entry and isinstance(entry.get("type"), str):
+        return True
+    content = entry.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in ("input_text", "output_text", "input_image")
+        for b in content
+    )
+
+
+def assembled(
+    messages: Sequence[Any], system: Any, tools: Sequence[Any], extra: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The body: ``{"instructions"?, "input", "tools"?}``."""
+    body: dict[str, Any] = {**extra}
+    if system:
+        body["instructions"] = system
+    body["input"] = list(messages)
+    if tools:
+        body["tools"] = list(tools)
+    return body
+
+
+# -- shapes -----------------------------------------------------------------------------
+
+
+_OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "computer_call_output",
+                 "local_shell_call_output", "mcp_approval_response")  # fmt: skip
+
+
+def check_entry(entry: Mapping[str, Any], index: int) -> Problem:
+    """An input item's shape: a message (role, content) or a typed item's fields."""
+    kind = entry.get("type", "message" if "role" in entry else None)
+    if not isinstance(kind, str):
+        return ".type", "is missing: an input item is a message (role) or names its type"
+    if kind == "message":
+        role = entry.get("role")
+        if role not in ("user", "assistant", "system", "developer"):
+            return ".role", f"must be user, assistant, system or developer, not {short(role)}"
+        if "tool_calls" in entry:
+            return ".tool_calls", "is a Chat Completions field: calls are function_call items"
+        if "content" not in entry:
+            return ".content", "is missing"
+        return text_or_parts(entry.get("content"), False)
+    if kind in ("function_call", "custom_tool_call"):
+        for key in ("call_id", "name"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                return f".{key}", f"a {kind} item needs {key!r}, a non-empty string"
+        key = "arguments" if kind == "function_call" else "input"
+        if not isinstance(entry.get(key), str):
+            return f".{key}", f"a {kind} item carries its {key} as a string"
+    if kind in _OUTPUT_TYPES and kind != "mcp_approval_response":
+        if not isinstance(entry.get("call_id"), str):
+            return ".call_id", f"a {kind} item names the call it answers, a string"
+        if kind == "function_call_output" and not isinstance(entry.get("output"), str | list):
+            return ".output", "must be a string or a list of content parts"
+    if kind == "mcp_approval_response" and not isinstance(entry.get("approval_request_id"), str):
+        return ".approval_request_id", "an approval response names its request, a string"
+    if kind == "reasoning" and not isinstance(entry.get("summary", []), list):
+        return ".summary", "a reasoning item's summary is a list"
+    return None
+
+
+def check_tools(tools: Sequence[Any]) -> None:
+    """Each tool names its type, and a function tool its name."""
+    for number, tool in enumerate(tools):
+        path = f"tools[{number}]"
+        if not isinstance(tool.get("type"), str):
+            raise InvalidRequest(path + ".type", "must name the tool's type (function, ...)")
+        if tool["type"] == "function" and not isinstance(tool.get("name"), str):
+            raise InvalidRequest(path + ".name", "a function tool needs its name")
