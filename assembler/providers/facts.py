@@ -48,6 +48,7 @@ __all__ = [
     "ProviderFacts",
     "RenderFormat",
     "Source",
+    "Tier",
     "TtlRule",
     "UsageFields",
     "cache_rules",
@@ -96,6 +97,9 @@ class CacheMode(StrEnum):
     # the prompt is matched against the latest entries written at breakpoints, with no
     # lookback in blocks; each request writes a few (OpenAI GPT-5.6 and later)
     ENTRIES = "entries"
+    # whole prefix units are read: persisted at each request's end, at the end of its
+    # output, at prefixes two requests shared, and at fixed intervals (DeepSeek)
+    UNITS = "units"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,17 @@ class Source:
     url: str
     read: str
     note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """A long-context rate: a request of at least ``tokens`` input tokens is billed
+    whole at ``input`` times the input, read and write rates and ``output`` times the
+    output rate."""
+
+    tokens: int
+    input: float
+    output: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +165,17 @@ class CacheRules:
     implicit_breakpoint: bool = False
     # AUTOMATIC: a breakpoint asks for an explicit (stored) cache of the prefix it ends
     explicit_caches: bool = False
+    # long-context rates, the lowest line first (a request is billed at the last it reaches)
+    tiers: tuple[Tier, ...] = ()
+    # multiple of the base input price per output token (None: not known)
+    output: float | None = None
+    # UNITS: tokens between the units carved from a long input (None: not stated)
+    unit_tokens: int | None = None
+
+    def tier(self, tokens: int) -> Tier | None:
+        """The long-context rate a request of ``tokens`` input tokens is billed at."""
+        reached = [t for t in self.tiers if tokens >= t.tokens]
+        return reached[-1] if reached else None
 
     @property
     def default_ttl(self) -> TtlRule:
@@ -388,6 +414,12 @@ def _rules(
         recent_entries=merged.get("recent_entries"),
         implicit_breakpoint=merged.get("implicit_breakpoint", False),
         explicit_caches=merged.get("explicit_caches", False),
+        tiers=tuple(
+            Tier(t["tokens"], t["input"], t["output"])
+            for t in sorted(merged.get("tiers", ()), key=lambda t: t["tokens"])
+        ),
+        output=merged.get("output"),
+        unit_tokens=merged.get("unit_tokens"),
     )
 
 

@@ -44,7 +44,7 @@ from ..api import assemble
 from ..cache import CacheSimulator, Call, blocks_of_rendering
 from ..cache.prefix import order_key, rank
 from ..exact.closure import build_problem
-from ..model.providers import CacheMode
+from ..cache import CacheMode
 from ..model.serialise import request_json
 from ..model.types import Kind, Status
 from ..stages.gates import apply_gates
