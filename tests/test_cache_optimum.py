@@ -46,8 +46,10 @@ def test_an_appending_session_writes_each_turn_once_and_reads_the_rest() -> None
     # 100; call 2 reads 1,400 and sends its new 100 uncached: no call reads them
     assert found.optimal
     assert found.lower == pytest.approx(1300 * 1.25 + (130 + 125) + (140 + 100))
-    # the library marks the end of every call's content, so its last 100 are written
+    # the library marks the end of every call's content, so its last 100 are written;
+    # with the program's own breakpoints (none after them) the plan costs the bound
     assert found.replayed == pytest.approx(found.lower + 25)
+    assert found.placed == pytest.approx(found.lower) and found.gap == pytest.approx(1.0)
     assert found.plan[2] == ("system", "turn-1", "turn-2", "turn-3")
 
 

@@ -19,11 +19,14 @@ result after its call), which every layout of the library keeps:
   block for block through it; evidence and other items whose place among the messages
   a layout may choose are read whenever the earlier call cached them and the head up
   to them agrees (each reader may order the earlier prompt as it likes: a relaxation);
+* with breakpoints, a call's entries end at no more of its places than the provider's
+  breakpoint limit, and a read ends where an entry of its source ends (the lookback is
+  relaxed: a call places a breakpoint where it reads);
 * the price of a call: read x R + write x (cached - read) + (sent - cached), with the
   cheapest lifetime's write price (a provider without write fees: everything sent is
   cached for free), R at least the minimum prefix when anything is read, and with
   automatic caching the minimum plus whole steps of what agrees; the minimum of what
-  is written, the breakpoint limit and the lookback are relaxed.
+  is written is relaxed.
 
 Every plan's simulated price is at least its price here, so the program's optimum (and
 HiGHS's proven bound when stopped) is a lower bound; ``replay`` prices the program's
@@ -35,16 +38,15 @@ forms: it is for sessions of about ten calls (``benchmarks.cache``'s small sessi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..api import assemble
-from ..cache import CacheSimulator, Call, blocks_of_rendering
+from ..cache import CacheBlock, CacheMode, CacheSimulator, Call, blocks_of_rendering
 from ..cache.prefix import order_key, rank
 from ..exact.closure import build_problem
-from ..cache import CacheMode
 from ..model.serialise import request_json
 from ..model.types import Kind, Status
 from ..stages.gates import apply_gates
@@ -65,14 +67,23 @@ class SessionOptimum:
     # that plan's value and its price as the library renders it and the simulator replays it
     plan_value: int
     replayed: float
+    # the same plan with the breakpoints where the program placed its entries (None:
+    # the provider has no breakpoints to place)
+    placed: float | None
     # the program proved its plan optimal (else the time limit stopped it)
     optimal: bool
     seconds: float
 
     @property
+    def best(self) -> float:
+        """The least replayed price of the plan: the library's layout, or the program's
+        breakpoints (which a client that knows the coming calls can place)."""
+        return self.replayed if self.placed is None else min(self.replayed, self.placed)
+
+    @property
     def gap(self) -> float:
-        """The replayed plan's price over the lower bound (1.0: the optimum is known)."""
-        return self.replayed / self.lower if self.lower > 0 else math.inf
+        """The plan's best replayed price over the lower bound (1.0: the optimum is known)."""
+        return self.best / self.lower if self.lower > 0 else math.inf
 
 
 class _Program:
@@ -268,6 +279,20 @@ def session_optimum(
                 if known[f].place is None:
                     program.at_most(cached[t, f], extent[t, last_head])
 
+    # with breakpoints, a call's entries end at most ``breakpoints`` of its places (its
+    # read refreshed included), and a read ends at one of the source's entries
+    limited = rules.breakpoints > 0 and writes
+    entry: dict[tuple[int, int], int] = {}
+    if limited:
+        for t in range(len(calls)):
+            ends = [p for p in range(len(order)) if (t, p) in extent]
+            for p in ends:
+                entry[t, p] = program.var()
+                program.at_most(entry[t, p], extent[t, p])
+            if ends:
+                program.row(-math.inf, float(rules.breakpoints),
+                            [(entry[t, p], 1.0) for p in ends])  # fmt: skip
+
     # what a call reads: from one earlier call, the prefix on which the two agree
     times = session.times
     for t in range(1, len(calls)):
@@ -301,11 +326,33 @@ def session_optimum(
                     program.at_most(a, extent[u, p])
                 else:
                     program.upper[a] = 0.0
+                agreed[p] = a
+                before = a
+            # how far the read reaches: within the agreement, up to an entry of the source
+            reach = agreed
+            if limited:
+                reach = {}
+                places = list(agreed)
+                for k, p in enumerate(places):
+                    reach[p] = program.var()
+                    program.at_most(reach[p], agreed[p])
+                    if k:
+                        program.at_most(reach[p], reach[places[k - 1]])
+                for k, p in enumerate(places):
+                    # reaching p but not the next place: p ends an entry of the source,
+                    # and the reader's own breakpoint there finds it
+                    ends = [(reach[p], 1.0)]
+                    if k + 1 < len(places):
+                        ends.append((reach[places[k + 1]], -1.0))
+                    for owner in (u, t):
+                        if (owner, p) in entry:
+                            program.row(-math.inf, 0.0, [*ends, (entry[owner, p], -1.0)])
+                        else:
+                            program.row(-math.inf, 0.0, ends)
+            for p, a in reach.items():
                 for f in at_place[p]:
                     if f in sent[t] and f in sent[u]:
                         readable[f].append(a)
-                agreed[p] = a
-                before = a
             head_agreed = agreed.get(last_head, chosen) if last_head is not None else chosen
             for f in sent[t]:
                 if known[f].place is None and f in sent[u]:
@@ -334,22 +381,35 @@ def session_optimum(
     optimal, lower, solution = program.solve(time_limit)
     seconds = time.process_time() - started
     if solution is None:
-        return SessionOptimum(value, lower, (), 0, math.inf, optimal, seconds)
+        return SessionOptimum(value, lower, (), 0, math.inf, None, optimal, seconds)
     plan = tuple(
         tuple(sorted(known[f].id for f, _worth in offered if solution[x[t, f]] > 0.5))
         for t, (offered, *_rest) in enumerate(calls)
     )
     worth = round(sum(w * float(solution[col]) for col, w in valued))
-    return SessionOptimum(value, max(0.0, lower), plan, worth, replay(session, plan), optimal,
-                          seconds)  # fmt: skip
+    placed = None
+    if limited:
+        marks = tuple(
+            frozenset(order[p][1] for p in range(len(order))
+                      if (t, p) in entry and solution[entry[t, p]] > 0.5)
+            for t in range(len(calls))
+        )  # fmt: skip
+        placed = replay(session, plan, marks=marks)
+    return SessionOptimum(value, max(0.0, lower), plan, worth, replay(session, plan), placed,
+                          optimal, seconds)  # fmt: skip
 
 
 def replay(
-    session: PlanSession, plan: tuple[tuple[str, ...], ...], ttl: int | None = None
+    session: PlanSession,
+    plan: tuple[tuple[str, ...], ...],
+    ttl: int | None = None,
+    marks: tuple[frozenset[str], ...] | None = None,
 ) -> float:
     """The price of sending ``plan`` (each call's form ids) as the library renders it:
     each call's forms alone, with the previous call's blocks as its cache section (kept
-    first, the breakpoints where the layout puts them), replayed by the simulator."""
+    first, the breakpoints where the layout puts them), replayed by the simulator. With
+    ``marks`` (per call, the identities whose blocks end with a breakpoint), the
+    breakpoints are those instead."""
     rules = session.rules
     seconds = rules.default_ttl.seconds if ttl is None else ttl
     simulator = CacheSimulator(rules)
@@ -372,6 +432,25 @@ def replay(
             raise ValueError(f"call {t}: the plan's forms have no bundle ({result.status.value})")
         rendering = result.rendering
         blocks = blocks_of_rendering(rendering, ttl=seconds)
+        if marks is not None:
+            blocks = _marked(rendering, blocks, marks[t], seconds)
         total += simulator.call(Call(session.times[t], blocks)).price
         previous = rendering.manifest.cache_blocks(rendering.text)
     return total
+
+
+def _marked(
+    rendering: Any, blocks: tuple[CacheBlock, ...], identities: frozenset[str], ttl: int
+) -> tuple[CacheBlock, ...]:
+    """``blocks`` with a breakpoint exactly where an item of ``identities`` ends (the
+    blocks in the rendering's order: its items and envelope parts by offset)."""
+    manifest = rendering.manifest
+    owners = sorted(
+        [(i.offset, i.identity) for i in manifest.items]
+        + [(offset, None) for _part, offset, _length in manifest.envelope]
+    )
+    assert len(owners) == len(blocks)
+    return tuple(
+        replace(block, breakpoint=ttl if owner in identities else None)
+        for (_offset, owner), block in zip(owners, blocks, strict=True)
+    )
