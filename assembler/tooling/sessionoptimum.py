@@ -341,14 +341,14 @@ def session_optimum(
                 for k, p in enumerate(places):
                     # reaching p but not the next place: p ends an entry of the source,
                     # and the reader's own breakpoint there finds it
-                    ends = [(reach[p], 1.0)]
+                    stops = [(reach[p], 1.0)]
                     if k + 1 < len(places):
-                        ends.append((reach[places[k + 1]], -1.0))
+                        stops.append((reach[places[k + 1]], -1.0))
                     for owner in (u, t):
                         if (owner, p) in entry:
-                            program.row(-math.inf, 0.0, [*ends, (entry[owner, p], -1.0)])
+                            program.row(-math.inf, 0.0, [*stops, (entry[owner, p], -1.0)])
                         else:
-                            program.row(-math.inf, 0.0, ends)
+                            program.row(-math.inf, 0.0, stops)
             for p, a in reach.items():
                 for f in at_place[p]:
                     if f in sent[t] and f in sent[u]:
