@@ -62,7 +62,7 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
     ]  # fmt: skip
     for session in data["small"]:
         for solved in session["exact"].values():
-            assert all(x["lower"] <= x["best"] + 1e-6 for x in solved)
+            assert all(x["lower"] <= x["best"] * (1 + 1e-4) + 0.1 for x in solved)
         for row in session["policies"]:
             for f in row["providers"].values():
                 assert f.get("vs_optimum", 1.0) >= 0.999, (session["session"], row["policy"], f)
