@@ -1,17 +1,18 @@
 """The build's two steps beyond pyproject.toml: the contract and the compiled kernels.
 
-Input: ``models/`` and ``corpus/`` of the source tree, and the kernels' sources
+Input: ``models/`` and ``corpus/`` of the source tree, and the kernels' C sources
 (``assembler/kernels.py``'s ``KERNELS``). Output: the contract's JSON files copied into
 the built package as ``assembler/contract/`` (schemas at its top, ``examples/``,
 ``corpus/`` with ``corpus/register/``), read at run time through ``assembler.shipped``
 (never kept in git; an editable install reads those folders where they are); and each
-kernel compiled by Cython from its own source into an extension module beside it, with
-each source's sha256 in ``assembler/kernels.json`` (an editable install builds them in
-the source tree).
+kernel's C source compiled into an extension module beside its pure-Python twin
+(optimised, without debug information), with each source's sha256 in
+``assembler/kernels.json`` (an editable install builds them in the source tree, and
+removes the compiled copies of plain modules an older build left there).
 
-Without Cython or a C compiler the build still succeeds: a kernel that cannot be built
-is left out (one line says so) and its source, the pure-Python twin, answers; the
-package warns once at run time (``assembler.kernels.KernelFallback``).
+Without a C compiler the build still succeeds: a kernel that cannot be built is left
+out (one line says so) and its pure-Python twin answers; the package warns once at run
+time (``assembler.kernels.KernelFallback``).
 """
 
 from __future__ import annotations
@@ -23,16 +24,15 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-# Cython's directives: language 3, annotations read as Python objects (not C types), so
-# the compiled module computes with the same values as its source; signatures kept
-_DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
+# optimised, no debug information in the modules (the wheel's size), symbols stripped
+_COMPILE = ["-O2", "-g0"]
+_LINK = ["-s"]
 
 # (source folder, pattern, folder inside assembler/contract/)
 CONTRACT = (
@@ -63,52 +63,42 @@ class BuildWithContract(build_py):
 
 
 def _kernel_names() -> list[str]:
-    """``KERNELS`` of ``assembler/kernels.py``, read without importing the package."""
+    """The compiled modules of ``KERNELS`` in ``assembler/kernels.py``, read without
+    importing the package."""
     tree = ast.parse((ROOT / "assembler" / "kernels.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "KERNELS" for t in node.targets
         ):
-            names: list[str] = list(ast.literal_eval(node.value))
-            return names
+            names: dict[str, str] = ast.literal_eval(node.value)
+            return sorted(names.values())
     raise SystemExit("setup.py: assembler/kernels.py names no KERNELS")
 
 
 def _source(name: str) -> Path:
-    return ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    return ROOT.joinpath(*name.split(".")).with_suffix(".c")
 
 
-def _kernels() -> list[Any]:
-    """The kernels as Cython extensions, or none when Cython is not installed."""
+def _kernels() -> list[Extension]:
+    """The kernels as optional C extensions (none when the pure-Python package is asked
+    for)."""
     if os.environ.get("ASSEMBLER_KERNELS", "").strip().lower() == "python":
-        return []  # a build asked for the pure-Python package
-    try:
-        from Cython.Build import cythonize
-    except ImportError:
-        print("setup.py: Cython is not installed: the kernels stay pure Python", file=sys.stderr)
         return []
-    names = _kernel_names()
-    extensions = [Extension(name, [str(_source(name).relative_to(ROOT))]) for name in names]
-    built: list[Any] = cythonize(
-        extensions,
-        compiler_directives=_DIRECTIVES,
-        build_dir=str(Path("build") / "cython"),
-        quiet=True,
-    )
-    for extension in built:
-        # one that fails to compile is left out (cythonize's copies drop the flag)
-        extension.optional = True
-    return built
+    return [
+        Extension(
+            name,
+            [str(_source(name).relative_to(ROOT))],
+            extra_compile_args=_COMPILE,
+            extra_link_args=_LINK,
+            optional=True,
+        )
+        for name in _kernel_names()
+    ]
 
 
 class BuildKernels(build_ext):
     """``build_ext`` of optional extensions (one that fails to compile is left out),
-    in parallel, then the record of the sources each built kernel was compiled from."""
-
-    def finalize_options(self) -> None:
-        super().finalize_options()
-        if self.parallel is None:
-            self.parallel = os.cpu_count() or 1
+    then the record of the sources each built kernel was compiled from."""
 
     def run(self) -> None:
         super().run()
@@ -124,6 +114,18 @@ class BuildKernels(build_ext):
         package.mkdir(parents=True, exist_ok=True)
         record = json.dumps(built, indent=1, sort_keys=True) + "\n"
         (package / "kernels.json").write_text(record, encoding="utf-8")
+        if self.inplace or getattr(self, "editable_mode", False):
+            _remove_leftovers(package)
+
+
+def _remove_leftovers(package: Path) -> None:
+    """The compiled copies of plain modules an older build left in the source tree
+    (every module was compiled then): the source answers now."""
+    kernels = {_source(name).with_suffix("") for name in _kernel_names()}
+    for path in package.rglob("*.so"):
+        stem = path.with_name(path.name.split(".", 1)[0])
+        if stem not in kernels and stem.with_suffix(".py").exists():
+            path.unlink()
 
 
 setup(

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import kernels as _kernels
 
-# before any other module of the package loads: each kernel, compiled or its twin
+# before any other module of the package loads: the kernels' mode checked, and plain
+# modules shadowed by an older build's compiled copies loaded from their source
 _kernels.install()
 
 from .model import errors as _errors  # noqa: E402  (after the kernels, as every module)

@@ -1,27 +1,28 @@
-"""Compiled kernels and their pure-Python twins: which one a module is loaded as.
+"""Compiled kernels and their pure-Python twins: which one answers.
 
 Input: the environment variable ``ASSEMBLER_KERNELS`` (read once, when the package is
 imported): ``auto`` (the default: each kernel compiled where its build is present and
 current), ``python`` (every kernel's pure-Python twin) or ``compiled`` (every kernel
 compiled, else ``ImportError``).
-Output: ``install()``, called by ``assembler/__init__.py``, puts a finder in front of
-the import system for the modules of ``KERNELS``; ``status()`` says how each was (or
-will be) loaded and why.
+Output: ``kernel(twin)``, the module that answers for a kernel (its compiled module or
+its twin); ``status()`` says how each is (or would be) loaded and why; ``install()``,
+called by ``assembler/__init__.py``, checks the mode once.
 
-A kernel is one of the package's own modules, compiled by Cython from its very source
-(``setup.py`` builds it with the package when Cython and a C compiler are present) into
-an extension module of the same name beside it: the source is the pure-Python twin, so
-the two cannot drift apart in what they say, and the tests run both on generated
-requests and require the same answers (``tests/test_kernels.py``). The build records
-each source's sha256 (``assembler/kernels.json``); a compiled module whose source has
-changed since (a developer's edit) is not loaded, its twin is. When a kernel is
-missing or stale under ``auto``, one ``KernelFallback`` warning says so, once per
-process; the answers are the same, only slower.
+A kernel is code written for the compiler: a small C extension over integer arrays
+(``KERNELS``: each twin's module and its compiled module, whose C source lies beside
+it), with a pure-Python twin written for clarity that takes the same arrays and
+returns the same answers; the tests run both on generated requests and require the
+same answers (``tests/test_kernels.py``). ``setup.py`` builds the extensions when a C
+compiler is present and records each C source's sha256 (``assembler/kernels.json``);
+a compiled module whose source has changed since (a developer's edit) is not used,
+its twin is. When a kernel is missing or stale under ``auto``, one ``KernelFallback``
+warning says so, once per process; the answers are the same, only slower.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -33,32 +34,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["KERNELS", "MODES", "KernelFallback", "install", "mode", "status"]
+__all__ = ["KERNELS", "MODES", "KernelFallback", "install", "kernel", "mode", "source", "status"]
 
-# The modules compiled: the interpreted hot path of a call (parse, gates, closure and
-# the knapsack program, trace and identities, layout and manifest). Each is plain
-# Python that Cython compiles as it is (annotations read as Python objects, so the
-# twin's arithmetic and types are the compiled module's).
-KERNELS = (
-    "assembler.model.rules",
-    "assembler.model.decode",
-    "assembler.model.parse",
-    "assembler.stages.gates",
-    "assembler.stages.identities",
-    "assembler.stages.trace",
-    "assembler.exact.closure",
-    "assembler.exact.presolve",
-    "assembler.exact.incumbent",
-    "assembler.exact.core",
-    "assembler.exact.fixings",
-    "assembler.exact.knapsack",
-    "assembler.render.layout",
-    "assembler.render.manifest",
-)
+# each kernel's pure-Python twin -> its compiled module (C source: the compiled
+# module's name with ``.c``, beside the twin)
+KERNELS = {
+    "assembler.exact.mckp_twin": "assembler.exact._mckp",
+    "assembler.model.decode_twin": "assembler.model._decode",
+    "assembler.stages.gates_twin": "assembler.stages._gates",
+}
 MODES = ("auto", "python", "compiled")
-# written by setup.py's build: each kernel's source sha256 when it was compiled
+# written by setup.py's build: each compiled module's C source sha256 when it was built
 RECORD = "kernels.json"
 _PACKAGE = Path(__file__).resolve().parent
+_LOADED: dict[str, ModuleType] = {}
+_WARNED: list[bool] = []
 
 
 class KernelFallback(RuntimeWarning):
@@ -74,17 +64,9 @@ def mode() -> str:
     return value
 
 
-def _source(name: str) -> Path:
-    return _PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")
-
-
-def _compiled(name: str) -> Path | None:
-    source = _source(name)
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        path = source.with_suffix(suffix)
-        if path.exists():
-            return path
-    return None
+def source(compiled: str) -> Path:
+    """The C source of the compiled module named ``compiled``."""
+    return _PACKAGE.joinpath(*compiled.split(".")[1:]).with_suffix(".c")
 
 
 def _recorded() -> dict[str, str]:
@@ -95,70 +77,89 @@ def _recorded() -> dict[str, str]:
     return data if isinstance(data, dict) else {}
 
 
-def _why_not(name: str, recorded: dict[str, str]) -> str | None:
-    """Why ``name`` cannot be loaded compiled (None: it can)."""
-    if _compiled(name) is None:
+def _why_not(compiled: str, recorded: dict[str, str]) -> str | None:
+    """Why ``compiled`` cannot be used (None: it can)."""
+    if importlib.util.find_spec(compiled) is None:
         return "not compiled in this install"
-    digest = hashlib.sha256(_source(name).read_bytes()).hexdigest()
-    if recorded.get(name) != digest:
+    if compiled not in recorded:
+        return "not recorded by the build"
+    path = source(compiled)
+    # an install without the C source (a wheel) trusts its build's record
+    if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() != recorded[compiled]:
         return "compiled from another version of its source"
     return None
 
 
 def status() -> dict[str, str]:
-    """Each kernel -> ``compiled``, or ``python`` with the reason."""
+    """Each kernel's twin -> ``compiled``, or ``python`` with the reason."""
     chosen = mode()
     recorded = _recorded()
     out: dict[str, str] = {}
-    for name in KERNELS:
-        why = "ASSEMBLER_KERNELS=python" if chosen == "python" else _why_not(name, recorded)
-        out[name] = "compiled" if why is None else f"python ({why})"
+    for twin, compiled in KERNELS.items():
+        why = "ASSEMBLER_KERNELS=python" if chosen == "python" else _why_not(compiled, recorded)
+        out[twin] = "compiled" if why is None else f"python ({why})"
     return out
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds each kernel as its compiled module or its source, by the mode."""
+def kernel(twin: str) -> ModuleType:
+    """The module that answers for the kernel whose twin is ``twin``: the compiled one
+    when the mode and the install allow, else the twin (announced once under ``auto``;
+    ``ImportError`` under ``compiled``)."""
+    found = _LOADED.get(twin)
+    if found is not None:
+        return found
+    compiled = KERNELS[twin]
+    chosen = mode()
+    why = "ASSEMBLER_KERNELS=python" if chosen == "python" else _why_not(compiled, _recorded())
+    if why is None:
+        found = importlib.import_module(compiled)
+    elif chosen == "compiled":
+        raise ImportError(f"{compiled}: {why} (ASSEMBLER_KERNELS=compiled)")
+    else:
+        if chosen == "auto" and not _WARNED:
+            _WARNED.append(True)
+            warnings.warn(
+                f"assembler: the compiled kernel {compiled} is {why}: its pure-Python twin"
+                " answers (the same answers, slower; ASSEMBLER_KERNELS=python chooses the"
+                " twins without this warning)",
+                KernelFallback,
+                stacklevel=2,
+            )
+        found = importlib.import_module(twin)
+    _LOADED[twin] = found
+    return found
 
-    def __init__(self, chosen: str) -> None:
-        self.chosen = chosen
-        self.recorded: dict[str, str] | None = None
-        self.warned = False
+
+class _SourceFirst(importlib.abc.MetaPathFinder):
+    """Loads a module of the package from its source when an extension module of the
+    same name lies beside it that is no kernel (a product of an older build, which
+    compiled plain modules: never newer than their source, and never to be trusted)."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in KERNELS:
+        if not fullname.startswith("assembler.") or fullname in _COMPILED:
             return None
-        source = _source(fullname)
-        if self.chosen != "python":
-            if self.recorded is None:
-                self.recorded = _recorded()
-            why = _why_not(fullname, self.recorded)
-            if why is None:
-                compiled = _compiled(fullname)
-                assert compiled is not None
-                native = importlib.machinery.ExtensionFileLoader(fullname, str(compiled))
-                return importlib.util.spec_from_file_location(fullname, compiled, loader=native)
-            if self.chosen == "compiled":
-                raise ImportError(f"{fullname}: {why} (ASSEMBLER_KERNELS=compiled)")
-            self._announce(fullname, why)
-        loader = importlib.machinery.SourceFileLoader(fullname, str(source))
-        return importlib.util.spec_from_file_location(fullname, source, loader=loader)
+        plain = _PACKAGE.joinpath(*fullname.split(".")[1:]).with_suffix(".py")
+        if not any(
+            plain.with_suffix(suffix).exists() for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        ) or not plain.exists():
+            return None
+        loader = importlib.machinery.SourceFileLoader(fullname, str(plain))
+        return importlib.util.spec_from_file_location(fullname, plain, loader=loader)
 
-    def _announce(self, fullname: str, why: str) -> None:
-        if self.warned:
-            return
-        self.warned = True
-        warnings.warn(
-            f"assembler: the compiled kernel {fullname} is {why}: its pure-Python twin"
-            " answers (the same answers, slower; ASSEMBLER_KERNELS=python chooses the twins"
-            " without this warning)",
-            KernelFallback,
-            stacklevel=2,
-        )
+
+_COMPILED = frozenset(KERNELS.values())
 
 
 def install() -> None:
-    """Put the kernels' finder first on ``sys.meta_path`` (once)."""
-    if not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder(mode()))
+    """Check the mode (an unknown one is an ``ImportError`` of the package's import),
+    put the finder of plain modules shadowed by an older build's products first (once)
+    and, under ``compiled``, load every compiled kernel now, so that a missing one fails
+    the import rather than a later call."""
+    chosen = mode()
+    if not any(isinstance(f, _SourceFirst) for f in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFirst())
+    if chosen == "compiled":
+        for twin in KERNELS:
+            kernel(twin)

@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 from conftest import form, request, solve
+from drawn import requests
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from profiles import examples
 
 from assembler import parse_request
 from assembler.model.types import Reason
@@ -195,3 +199,21 @@ def test_what_the_gates_read_for_later_stages_is_what_the_report_says(seed: int)
         other = replace(parsed, candidates=tuple(reversed(parsed.candidates)))
         with pytest.raises(AssertionError, match="another request"):
             report.columns(other)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(requests(), st.booleans())
+def test_the_gates_kernel_passes_as_its_twin(request_data: dict[str, Any], content: bool) -> None:
+    # the compiled first pass (when built) and its pure-Python twin, on the same request
+    from assembler.kernels import kernel
+    from assembler.model.types import Operation, Role
+    from assembler.stages import gates_twin
+
+    parsed = parse_request(request_data)
+    task = parsed.task
+    args = (
+        parsed.candidates, frozenset(task.seal), dict(parsed.sources), task.scope,
+        task.operation is Operation.CURRENT, content, Role.INSTRUCTION,
+    )  # fmt: skip
+    compiled = kernel("assembler.stages.gates_twin").first_pass(*args)
+    assert tuple(compiled) == tuple(gates_twin.first_pass(*args))

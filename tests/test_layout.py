@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "assembler"
 LAYERS = (
     # the contract's files (schemas, examples, corpus) as the package carries them
     "shipped",
-    # which modules load compiled (Cython, from their own source) or as that source
+    # which kernels load compiled (C over arrays) or as their pure-Python twins
     "kernels",
     # the exception hierarchy every floor raises (model/errors.py)
     "model.errors",

@@ -28,3 +28,15 @@ def test_bundle_key_orders_value_then_cost_then_weight_then_canonical_rule() -> 
     assert bundle_key(10, 4, 9, (True,)) < bundle_key(10, 5, 1, (False,))
     assert bundle_key(10, 5, 1, (True,)) < bundle_key(10, 5, 2, (False,))
     assert bundle_key(10, 5, 1, (False, True)) < bundle_key(10, 5, 1, (True, False))
+
+
+def test_kept_weights_are_the_weights_and_the_memo_stays_bounded() -> None:
+    from assembler.model import objective
+
+    ids = [f"form-{k}" for k in range(50)]
+    first = objective.tiebreak_weights(ids)
+    again = objective.tiebreak_weights(iter(ids))  # read from the memo
+    assert first == again == [objective.tiebreak_weight(i) for i in ids]
+    many = [f"x{k}" for k in range(objective._KEEP + 5)]
+    assert objective.tiebreak_weights(many)[-1] == objective.tiebreak_weight(many[-1])
+    assert len(objective._KEPT) <= objective._KEEP

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +16,7 @@ from hypothesis import strategies as st
 from profiles import examples
 
 import assembler
-from assembler import InvalidRequest, parse_request, request_from_json
+from assembler import InvalidRequest, kernels, parse_request, request_from_json
 from assembler.model.errors import AssemblerError
 from assembler.model.rules import MAX_INTEGER
 
@@ -525,34 +528,73 @@ def test_a_request_read_from_json_text_is_marked_like_a_parsed_one() -> None:
     assert assembler.assemble(parsed) == assembler.assemble(req)
 
 
-def test_the_candidate_shell_has_the_candidates_fields() -> None:
-    from dataclasses import fields, replace
+def test_decoded_candidates_are_plain_frozen_candidates_by_kernel_and_twin() -> None:
+    from dataclasses import replace
 
-    from assembler.model.parse import _CandidateShell
+    from assembler.model import decode_twin
     from assembler.model.types import Candidate
 
-    assert _CandidateShell.__slots__ == Candidate.__slots__
-    assert _CandidateShell.__annotations__ == {f.name: f.type for f in fields(Candidate)}
     req = request()
-    req["candidates"] = [form("a", 3, depends_on=["b"]), form("b", 1)]
+    req["candidates"] = [form("a", 3, depends_on=["b", "b", "a"]), form("b", 1)]
     parsed = parse_request(req)
     built = [replace(c) for c in parsed.candidates]  # through Candidate's own __init__
     assert [type(c) for c in parsed.candidates] == [Candidate, Candidate]
     assert list(parsed.candidates) == built
+    assert parsed.candidates[0].depends_on == ("a", "b")
     with pytest.raises(AttributeError):
         parsed.candidates[0].cost = 5  # type: ignore[misc]  # frozen: the test's point
+    # the twin's copy with one field changed, and the kernel's (when compiled)
+    for module in {decode_twin, kernels.kernel("assembler.model.decode_twin")}:
+        copy = module.replaced(parsed.candidates[0], Candidate.__slots__.index("relevance"), 0.5)
+        assert type(copy) is Candidate and copy == replace(parsed.candidates[0], relevance=0.5)
+        assert copy.position == parsed.candidates[0].position
 
 
-def test_the_candidate_shell_still_pays() -> None:
-    # The shell exists because a frozen dataclass's __init__ sets every field through a
-    # call of object.__setattr__; were Candidate's constructor to stop making those
-    # calls, the shell would save nothing and should go.
+def test_the_decode_kernel_still_pays() -> None:
+    # The decode kernel fills each Candidate's slots because a frozen dataclass's
+    # __init__ sets every field through a call of object.__setattr__; were Candidate's
+    # constructor to stop making those calls, the kernel's filling should go.
     import dis
 
     from assembler.model.types import Candidate
 
     calls = [i for i in dis.get_instructions(Candidate.__init__) if i.argval == "__setattr__"]
     assert len(calls) == len(Candidate.__slots__)
+
+
+def test_a_candidates_fields_and_defaults_have_one_home() -> None:
+    # Candidate (model/types.py) declares each field, its default and its JSON key; the
+    # parser, the typed decoder and the serialiser read them there. A module that names
+    # most of Candidate's fields again, as declarations (annotations), assignments to
+    # attributes or rows (a tuple opening with the name), is a second home, which
+    # drifts. (A request's JSON written as a dict names keys, not fields; the request
+    # generators of tooling/ draft requests in records of their own.)
+    import ast
+    from dataclasses import fields
+
+    from assembler.model.types import Candidate
+
+    names = {f.name for f in fields(Candidate)}
+    homes = []
+    package = Path(assembler.__file__).parent
+    modules = [p for p in package.rglob("*.py") if p.parts[len(package.parts)] != "tooling"]
+    for path in sorted(modules):
+        named: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                named.add(node.attr)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                named.add(node.target.id)
+            elif (
+                isinstance(node, ast.Tuple)
+                and node.elts
+                and isinstance(node.elts[0], ast.Constant)
+                and isinstance(node.elts[0].value, str)
+            ):
+                named.add(node.elts[0].value)
+        if len(named & names) > len(names) // 2:
+            homes.append(path.relative_to(package).as_posix())
+    assert homes == ["model/types.py"]
 
 
 # -- the typed decoding (model/decode.py) against the rules ---------------------------
@@ -562,6 +604,22 @@ _ODD_VALUES = (
     ["a", "a"], ["\udfff"], [""], {"from": "p"}, {"from": ""}, {"to": "p"}, 2**53, 2**60,
     "tool_call", "system", "instruction", "evidence", math.nan, -0.0,
 )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _twin(name: str) -> Iterator[None]:
+    """The kernel's twin answers in the block, whatever the mode."""
+    import importlib
+
+    held = kernels._LOADED.get(name)
+    kernels._LOADED[name] = importlib.import_module(name)
+    try:
+        yield
+    finally:
+        if held is None:
+            del kernels._LOADED[name]
+        else:
+            kernels._LOADED[name] = held
 
 
 class _Named(str):
@@ -574,6 +632,15 @@ def _judged_both_ways(candidates: list[Any]) -> None:
     from assembler.model.parse import parse_candidate
 
     decoded = decoded_candidates(candidates, DEFAULT_LIMITS.max_name_length)
+    with _twin("assembler.model.decode_twin"):
+        # the decode kernel's pure-Python twin: the same candidates, or None alike
+        twin = decoded_candidates(candidates, DEFAULT_LIMITS.max_name_length)
+    assert twin == decoded
+    if decoded is not None:
+        assert twin is not None
+        for a, b in zip(decoded, twin, strict=True):
+            assert a.position == b.position
+            assert all(type(getattr(a, f)) is type(getattr(b, f)) for f in a.__slots__)
     try:
         ruled = [parse_candidate(c, i, DEFAULT_LIMITS) for i, c in enumerate(candidates)]
     except InvalidRequest:

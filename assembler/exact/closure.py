@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from itertools import accumulate, pairwise
+from itertools import accumulate, pairwise, repeat
+from operator import attrgetter
 
 from ..deadline import Deadline
 from ..model.objective import form_value, tiebreak_weights
@@ -132,14 +133,14 @@ def _build(
         present = tuple(sorted(index[m] for m in members if m in index))
         if len(present) >= 2:
             groups.append(present)
-    form_ids = tuple(c.id for c in eligible)
-    value = form_value
+    # each column read in C (map over attrgetters)
+    form_ids = tuple(map(_ID, eligible))
     return Problem(
         form_ids=form_ids,
-        identity_of=tuple(index[c.identity] for c in eligible),
+        identity_of=tuple(map(index.__getitem__, map(_IDENTITY, eligible))),
         identities=identities,
-        cost=tuple(c.cost for c in eligible),
-        value=tuple(value(c.relevance, threshold) for c in eligible),
+        cost=tuple(map(_COST, eligible)),
+        value=tuple(map(form_value, map(_RELEVANCE, eligible), repeat(threshold))),
         weight=_weights(form_ids, before),
         needs=tuple(
             tuple(sorted({index[d] for d in c.depends_on if d != c.identity}))
@@ -151,6 +152,10 @@ def _build(
         required=tuple(sorted(index[r] for r in gates.required_identities(request) if r in index)),
         budget=request.task.budget,
     )
+
+
+_ID, _IDENTITY = attrgetter("id"), attrgetter("identity")
+_COST, _RELEVANCE = attrgetter("cost"), attrgetter("relevance")
 
 
 def _weights(form_ids: tuple[str, ...], before: Problem | None) -> tuple[int, ...]:

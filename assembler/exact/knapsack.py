@@ -52,6 +52,7 @@ __all__ = [
     "OPTION_LIMIT",
     "STATE_LIMIT",
     "cheapest_reaching",
+    "items_of",
     "reaching_items",
     "solve_knapsack",
 ]
@@ -96,6 +97,12 @@ def solve_knapsack(
     if any(not options for options in items):
         return SolveOutcome(SolveStatus.INFEASIBLE)
     return _solve(items, budget, state_limit, deadline, worth=worth)
+
+
+def items_of(problem: Problem, deadline: Deadline = NEVER) -> list[list[_Option]] | None:
+    """Each item's options (forms, cost, value, weight), as the program reads them (the
+    multiple-choice kernel's input too: ``mckp.py``), or None (see ``_items``)."""
+    return _items(problem, deadline)
 
 
 def _items(

@@ -6,12 +6,14 @@ rule)), in the order ``models/README.md`` documents them, and their keys
 (``TASK_FIELDS``, ``CANDIDATE_FIELDS``).
 
 The parser reads a request through these tables and the serialiser writes one back
-through them, so a new field is one row here (and its rule in ``rules.py``); tools
-that write requests (the hunt's saved cases) keep the same order.
+through them; a candidate's table is read from ``Candidate``'s fields, the one home of
+its fields, defaults and keys (a new field is one field there, and its rule in
+``rules.py``); tools that write requests (the hunt's saved cases) keep the same order.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from .limits import Limits
@@ -30,9 +32,9 @@ from .rules import (
     text,
     unit_number,
 )
-from .types import Kind, Operation, Role
+from .types import Candidate, Kind, Operation, Role
 
-__all__ = ["CANDIDATE_FIELDS", "CANDIDATE_SPEC", "TASK_FIELDS", "TASK_SPEC"]
+__all__ = ["CANDIDATE_FIELDS", "CANDIDATE_RULES", "CANDIDATE_SPEC", "TASK_FIELDS", "TASK_SPEC"]
 
 
 def _project_scope(value: Any, place: Place, key: Any, limits: Limits) -> str:
@@ -62,28 +64,32 @@ TASK_SPEC: dict[str, tuple[str, Rule]] = {
     "instruction": ("instruction", prose),
     "query": ("query", prose),
 }
-CANDIDATE_SPEC: dict[str, tuple[str, Rule]] = {
-    "id": ("id", name),
-    "identity": ("identity", name),
-    "form": ("form", name),
-    "cost": ("cost", integer),
-    "relevance": ("relevance", unit_number),
-    "required": ("required", flag),
-    "scope": ("scope", name),
-    "transfer": ("transfer_from", _transfer),
-    "source": ("source", name),
-    "version": ("version", name),
-    "channel": ("channel", name),
-    "role": ("role", enum_rule(Role)),
-    "depends_on": ("depends_on", name_set),
-    "group": ("group", name),
-    "lineage": ("lineage", name_list),
-    "content": ("content", text),
-    "labels": ("labels", label_list),
-    "kind": ("kind", enum_rule(Kind)),
-    "tool_call_id": ("tool_call_id", name),
-    "tool_name": ("tool_name", name),
-    "turn": ("turn", integer),
+# the rule of each name a candidate field's metadata gives (``types.Candidate``)
+CANDIDATE_RULES: dict[str, Rule] = {
+    "name": name,
+    "integer": integer,
+    "unit_number": unit_number,
+    "flag": flag,
+    "transfer": _transfer,
+    "role": enum_rule(Role),
+    "name_set": name_set,
+    "name_list": name_list,
+    "text": text,
+    "label_list": label_list,
+    "kind": enum_rule(Kind),
 }
+
+
+def _candidate_spec() -> dict[str, tuple[str, Rule]]:
+    """Key -> (attribute, rule) of every field of ``Candidate`` that has a JSON key, in
+    the documented order: read from the class, their one home."""
+    keyed = sorted((f.metadata["at"], f) for f in fields(Candidate) if f.metadata)
+    return {
+        f.metadata["key"] or f.name: (f.name, CANDIDATE_RULES[f.metadata["rule"]])
+        for _, f in keyed
+    }
+
+
+CANDIDATE_SPEC: dict[str, tuple[str, Rule]] = _candidate_spec()
 TASK_FIELDS = tuple(TASK_SPEC)
 CANDIDATE_FIELDS = tuple(CANDIDATE_SPEC)

@@ -42,10 +42,29 @@ def tiebreak_weight(form_id: str) -> int:
 
 
 def tiebreak_weights(form_ids: Iterable[str]) -> list[int]:
-    """``tiebreak_weight`` of each id, in one loop (a call per form cost a third of
-    building a 100k-form problem)."""
+    """``tiebreak_weight`` of each id: each made once per process and kept (``_KEPT``:
+    an agent's calls offer mostly the ids of the call before), the missing ones in one
+    loop (a call per form cost a third of building a 100k-form problem)."""
+    ids = form_ids if isinstance(form_ids, list | tuple) else list(form_ids)
+    kept = _KEPT
+    weights: list[int | None] = list(map(kept.get, ids))
+    if None not in weights:
+        return weights  # type: ignore[return-value]  # no None in it
     sha256, from_bytes = hashlib.sha256, int.from_bytes
-    return [1 + from_bytes(sha256(i.encode("utf-8")).digest()[:4], "big") for i in form_ids]
+    if len(kept) + len(ids) > _KEEP:
+        kept.clear()  # bounded: the ids of the calls before are hashed again if offered
+    keep = len(ids) <= _KEEP
+    for k, (i, w) in enumerate(zip(ids, weights, strict=True)):
+        if w is None:
+            w = weights[k] = 1 + from_bytes(sha256(i.encode("utf-8")).digest()[:4], "big")
+            if keep:
+                kept[i] = w
+    return weights  # type: ignore[return-value]  # every None replaced
+
+
+# the ids whose weights are kept at most (a few MB of names at most)
+_KEEP = 1 << 16
+_KEPT: dict[str, int] = {}
 
 
 def bundle_key(

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, cast
+from operator import attrgetter
+from typing import Any
 
 from .bugs import internal_errors
 from .cache import Cache, parse_cache
-from .decode import _CandidateShell, decoded_candidates
+from .decode import decoded_candidates
 from .errors import InvalidRequest, RequestTooLarge
 from .fields import CANDIDATE_SPEC, TASK_SPEC
 from .jsontext import load_json
@@ -164,24 +165,25 @@ def _assembled(
     has_table: bool,
     cache: Cache | None = None,
 ) -> Request:
-    seen: dict[str, int] = {}
-    total = 0
-    for index, candidate in enumerate(candidates):
-        if candidate.id in seen:
-            raise InvalidRequest(
-                f"candidates[{index}].id",
-                f"duplicate id (also candidates[{seen[candidate.id]}])",
-                candidate=candidate.id,
-            )
-        seen[candidate.id] = index
-        total += candidate.cost
+    ids = list(map(_BY_ID, candidates))
+    if len(set(ids)) != len(ids):
+        seen: dict[str, int] = {}
+        for index, candidate_id in enumerate(ids):
+            if candidate_id in seen:
+                raise InvalidRequest(
+                    f"candidates[{index}].id",
+                    f"duplicate id (also candidates[{seen[candidate_id]}])",
+                    candidate=candidate_id,
+                )
+            seen[candidate_id] = index
+    total = sum(map(_COST, candidates))
     check_tool_calls(candidates)
     if total > MAX_INTEGER:
         raise InvalidRequest(
             "candidates[*].cost",
             f"the costs add up to {total}, above {MAX_INTEGER}: too large for exact arithmetic",
         )
-    candidates.sort(key=lambda c: c.id)
+    candidates.sort(key=_BY_ID)
     return Request(
         task=task,
         candidates=tuple(candidates),
@@ -279,33 +281,11 @@ def parse_candidate(
         )
     if ("tool_name" not in values) == (form_kind is Kind.TOOL_CALL):
         place.fail("tool_name", "is required for kind 'tool_call' and only for it")
-    get = values.get
-    # Candidate's frozen __init__ makes a call per field, the shell none (mechanisms.md)
-    shell = _CandidateShell()
-    shell.id = candidate_id
-    shell.identity = get("identity", candidate_id)
-    shell.cost = values["cost"]
-    shell.form = get("form", "full")
-    shell.relevance = get("relevance", 0.0)
-    shell.required = get("required", False)
-    shell.scope = get("scope", "unknown")
-    shell.transfer_from = get("transfer_from")
-    shell.source = get("source")
-    shell.version = get("version")
-    shell.channel = get("channel")
-    shell.role = role
-    shell.depends_on = get("depends_on", ())
-    shell.group = get("group")
-    shell.lineage = get("lineage", ())
-    shell.content = get("content")
-    shell.labels = get("labels", ())
-    shell.kind = form_kind
-    shell.tool_call_id = tool_call_id
-    shell.tool_name = get("tool_name")
-    shell.turn = get("turn", 0)
-    shell.position = index if position is None else position
-    shell.__class__ = Candidate  # type: ignore[assignment]  # the same slots: Python allows it
-    return cast(Candidate, shell)
+    values.setdefault("identity", candidate_id)
+    values["kind"], values["role"] = form_kind, role
+    values["position"] = index if position is None else position
+    # the defaults are Candidate's own (its one home); the fast path is decode.py's
+    return Candidate(**values)
 
 
 def _tool_call_field(index: int) -> str:
@@ -337,6 +317,8 @@ def check_tool_calls(
     here is about one identity or one tool call id, so a caller that changed a few
     candidates may check only the forms of the identities and tool call ids they touch.
     """
+    if _tool_calls_agree(candidates):
+        return
     ends: dict[tuple[str, Kind], str] = {}
     tool_of: dict[str, tuple[str | None, Kind]] = {}
     for index, c in enumerate(candidates):
@@ -364,6 +346,39 @@ def check_tool_calls(
                 f"{end.value} {shown(call_id)} has no {other.value} in the request",
                 candidate=candidates[index].id,
             )
+
+
+def _tool_calls_agree(candidates: list[Candidate]) -> bool:
+    """Whether ``check_tool_calls`` finds nothing, read in C by whole columns: each
+    identity's forms share one (tool call id, tool kind), each (tool call id, kind)
+    names one identity, and every call has a result and every result a call. When it
+    says no, the loop of ``check_tool_calls`` names the first fault."""
+    identities = list(map(_IDENTITY, candidates))
+    calls = list(map(_TOOL_CALL_ID, candidates))
+    tooled = [k for k, c in enumerate(calls) if c is not None]
+    if not tooled:
+        return True
+    # a form without a tool call id is of no tool kind (decoded so): an identity with
+    # one is all tool forms of one (id, kind), and names the only identity of that pair
+    kinds = list(map(_KIND, map(candidates.__getitem__, tooled)))
+    ends = {(calls[k], kind): identities[k] for k, kind in zip(tooled, kinds, strict=True)}
+    of = {identities[k]: (calls[k], kind) for k, kind in zip(tooled, kinds, strict=True)}
+    if len(ends) != len(of) or len(of) != len(set(ends.values())):
+        return False
+    if any(of[identities[k]] != (calls[k], kind) for k, kind in zip(tooled, kinds, strict=True)):
+        return False
+    plain = {identities[k] for k, c in enumerate(calls) if c is None}
+    if not plain.isdisjoint(of):
+        return False
+    called = {c for c, kind in ends if kind is Kind.TOOL_CALL}
+    return called == {c for c, kind in ends if kind is not Kind.TOOL_CALL}
+
+
+_BY_ID = attrgetter("id")
+_COST = attrgetter("cost")
+_IDENTITY = attrgetter("identity")
+_TOOL_CALL_ID = attrgetter("tool_call_id")
+_KIND = attrgetter("kind")
 
 
 # ---------------------------------------------------------------------------

@@ -169,31 +169,43 @@ class Task:
     query: str | None = None
 
 
+def _key(rule: str, at: int, key: str | None = None) -> dict[str, Any]:
+    """A candidate field's place in the request's JSON: the name of the rule that judges
+    it (``fields.py``), its place in the documented order (``models/README.md``) and its
+    key when that is not the attribute's name."""
+    return {"rule": rule, "at": at, "key": key}
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    id: str
-    identity: str
-    cost: int
-    form: str = "full"
-    relevance: float = 0.0
-    required: bool = False
-    scope: str = "unknown"
-    transfer_from: str | None = None
-    source: str | None = None
-    version: str | None = None
-    channel: str | None = None
-    role: Role = Role.EVIDENCE
-    depends_on: tuple[str, ...] = ()
-    group: str | None = None
-    lineage: tuple[str, ...] = ()
-    content: str | None = None
-    labels: tuple[str, ...] = ()
-    kind: Kind = Kind.EVIDENCE
-    tool_call_id: str | None = None
-    tool_name: str | None = None
+    """A validated candidate: the one home of a candidate's fields, their defaults and
+    their JSON keys (the parser, the typed decoder and the serialiser read them here;
+    ``identity`` defaults to the id, and ``kind`` and ``role`` from each other)."""
+
+    id: str = field(metadata=_key("name", 0))
+    identity: str = field(metadata=_key("name", 1))
+    cost: int = field(metadata=_key("integer", 3))
+    form: str = field(default="full", metadata=_key("name", 2))
+    relevance: float = field(default=0.0, metadata=_key("unit_number", 4))
+    required: bool = field(default=False, metadata=_key("flag", 5))
+    scope: str = field(default="unknown", metadata=_key("name", 6))
+    transfer_from: str | None = field(default=None, metadata=_key("transfer", 7, "transfer"))
+    source: str | None = field(default=None, metadata=_key("name", 8))
+    version: str | None = field(default=None, metadata=_key("name", 9))
+    channel: str | None = field(default=None, metadata=_key("name", 10))
+    role: Role = field(default=Role.EVIDENCE, metadata=_key("role", 11))
+    depends_on: tuple[str, ...] = field(default=(), metadata=_key("name_set", 12))
+    group: str | None = field(default=None, metadata=_key("name", 13))
+    lineage: tuple[str, ...] = field(default=(), metadata=_key("name_list", 14))
+    content: str | None = field(default=None, metadata=_key("text", 15))
+    labels: tuple[str, ...] = field(default=(), metadata=_key("label_list", 16))
+    kind: Kind = field(default=Kind.EVIDENCE, metadata=_key("kind", 17))
+    tool_call_id: str | None = field(default=None, metadata=_key("name", 18))
+    tool_name: str | None = field(default=None, metadata=_key("name", 19))
     # position in the conversation (user/assistant turns and tool calls)
-    turn: int = 0
-    # index in the request as sent; only the `dump` baseline reads it (arrival order)
+    turn: int = field(default=0, metadata=_key("integer", 20))
+    # index in the request as sent; only the `dump` baseline reads it (arrival order);
+    # no key of the JSON
     position: int = field(default=0, compare=False)
 
 

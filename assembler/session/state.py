@@ -23,9 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from types import MappingProxyType
-from typing import cast
 
-from ..model.decode import _CandidateShell
+from ..kernels import kernel
 from ..model.errors import InvalidRequest, RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
 from ..model.parse import check_tool_calls, vouched
@@ -37,6 +36,7 @@ __all__ = ["State", "apply_delta", "hand_on_memos", "initial_state"]
 
 _BY_ID = attrgetter("id")
 _EMPTY: frozenset[str] = frozenset()
+_SLOT = {name: index for index, name in enumerate(Candidate.__slots__)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +184,10 @@ def _but(candidate: Candidate, name: str, value: object) -> Candidate:
     """``candidate`` with one field changed, every field already checked: copied slot
     by slot into a shell (``dataclasses.replace`` runs ``__init__`` again, a call per
     field, and a re-scoring of a whole session's candidates is thousands of them)."""
-    c, shell = candidate, _CandidateShell()
-    shell.id, shell.identity, shell.cost, shell.form = c.id, c.identity, c.cost, c.form
-    shell.relevance, shell.required, shell.scope = c.relevance, c.required, c.scope
-    shell.transfer_from, shell.source, shell.version = c.transfer_from, c.source, c.version
-    shell.channel, shell.role, shell.depends_on = c.channel, c.role, c.depends_on
-    shell.group, shell.lineage, shell.content = c.group, c.lineage, c.content
-    shell.labels, shell.kind, shell.tool_call_id = c.labels, c.kind, c.tool_call_id
-    shell.tool_name, shell.turn, shell.position = c.tool_name, c.turn, c.position
-    setattr(shell, name, value)
-    shell.__class__ = Candidate  # type: ignore[assignment]  # the same slots: Python allows it
-    return cast(Candidate, shell)
+    copy: Candidate = kernel("assembler.model.decode_twin").replaced(
+        candidate, _SLOT[name], value
+    )
+    return copy
 
 
 def _patched_task(task: Task, delta: Delta) -> Task:

@@ -441,30 +441,16 @@ def _no_bundle_result(request: Request, gates: GateReport, strategy: str, choice
     else:
         reason = Reason.UNDECIDED
         detail = "no bundle: the time limit was reached before a legal bundle was found"
-    rejected, notes = gates.rejected, gates.notes
+    rejected = gates.rejected
     refused = Verdict.REJECTED
-    # Built column by column, in C where it can be; each form's note is None where the
-    # gates rejected it
     ids, identities = gates.columns(request)
-    noted = list(map(notes.get, ids))
-    # every eligible form shares one of a few details: built once per distinct note
-    detail_with: dict[str | None, str] = {None: detail}
-    detail_with.update((n, _with_note(detail, n)) for n in set(noted) if n is not None)
-    details = list(map(detail_with.__getitem__, noted))
-    reasons: list[Reason] = [reason] * len(ids)
+    # the rows of trace_id now (each form's verdict and reason), the words when read
     ends = [ROW_ENDS[refused, reason]] * len(ids)
-    if rejected:
-        # the rejected forms are among those with no note: only those are looked up in
-        # ``rejected`` (one lookup per form was already spent on the notes)
-        gated = [i for i, note in enumerate(noted) if note is None and ids[i] in rejected]
-        assert len(gated) == len(rejected), "apply_gates rejects each form once, unnoted"
-        for i in gated:
-            gate, details[i] = rejected[ids[i]]
-            reasons[i], ends[i] = gate, ROW_ENDS[refused, gate]
-    columns = zip(ids, identities, repeat(refused), reasons, details)
-    # Decision(*row) without a Python call per row: a named tuple's __new__ is
-    # tuple.__new__ of its fields
-    decisions: tuple[Decision, ...] = tuple(map(tuple.__new__, repeat(Decision), columns))
+    gated = [i for i, form in enumerate(ids) if form in rejected] if rejected else []
+    assert len(gated) == len(rejected), "apply_gates rejects each form once"
+    for i in gated:
+        ends[i] = ROW_ENDS[refused, rejected[ids[i]][0]]
+    decisions = Decisions(partial(_unbundled, gates, ids, identities, reason, detail, gated))
     return Result(
         status=status,
         strategy=strategy,
@@ -480,6 +466,32 @@ def _no_bundle_result(request: Request, gates: GateReport, strategy: str, choice
         refusal=refusal,
         timings=choice.timings,
     )
+
+
+def _unbundled(
+    gates: GateReport,
+    ids: Sequence[str],
+    identities: Sequence[str],
+    reason: Reason,
+    detail: str,
+    gated: list[int],
+) -> tuple[Decision, ...]:
+    """The decisions of a result with no bundle, worded: every eligible form ``reason``
+    with ``detail`` (and its gates' note), every form at ``gated`` its gate's. Built
+    column by column, in C where it can be."""
+    rejected, notes = gates.rejected, gates.notes
+    noted = list(map(notes.get, ids))
+    # every eligible form shares one of a few details: built once per distinct note
+    detail_with: dict[str | None, str] = {None: detail}
+    detail_with.update((n, _with_note(detail, n)) for n in set(noted) if n is not None)
+    details = list(map(detail_with.__getitem__, noted))
+    reasons: list[Reason] = [reason] * len(ids)
+    for i in gated:
+        reasons[i], details[i] = rejected[ids[i]]
+    columns = zip(ids, identities, repeat(Verdict.REJECTED), reasons, details)
+    # Decision(*row) without a Python call per row: a named tuple's __new__ is
+    # tuple.__new__ of its fields
+    return tuple(map(tuple.__new__, repeat(Decision), columns))
 
 
 def refused_result(
