@@ -15,9 +15,9 @@ form's relevance there.
   every ``half_life`` turns of age (re-scored every call); ``Scoring.STATIC`` keeps
   each form's own. The budget (16,000) binds from about the 15th turn.
 * ``tiered_session``: a coding agent whose tool results are large (2,000-12,000
-  tokens, static relevance), so that its whole history crosses a long-context line
-  (GPT-5.6's 272K) after about fifty calls; its budget is a 1M window. Each call's
-  output is its assistant turn (``CacheSession.outputs``).
+  tokens, static relevance), so that its whole history crosses a long-context line of
+  272K tokens after about fifty calls; its budget is a 1M window. Each call's output is
+  its assistant turn (``CacheSession.outputs``).
 * ``small``: the first calls of a session with a smaller budget, and its calls
   brought within five minutes of each other (no pause): a session the exact program
   (``tooling/sessionoptimum.py``) solves.
