@@ -205,24 +205,9 @@ def window(view: View) -> Pick:
 
 
 def compaction(view: View) -> Pick:
-    units = _units(view)
-    seen: set[str] = set()
-    had: frozenset[str] = frozenset()
-    if view.previous is not None:
-        had = view.previous.ids
-        seen = set().union(*view.previous.state)
-    # what was kept stays, what is new is appended; a unit once dropped never returns
-    chosen = [u for u in units if all(i in had for i in u) or not any(i in seen for i in u)]
-    head = _head(view)
+    """Append; when full, drop the oldest units down to ``COMPACT_TO`` of the budget."""
     budget = view.session.budget
-    total = _cost(view, head) + sum(_cost(view, u) for u in chosen)
-    if total > budget:
-        dropped = 0
-        while dropped < len(chosen) and total > budget * COMPACT_TO:
-            total -= _cost(view, chosen[dropped])
-            dropped += 1
-        chosen = chosen[dropped:]
-    return Pick(frozenset(head.union(*chosen)), state=tuple(frozenset(u) for u in units))
+    return _compacted(view, budget, int(budget * COMPACT_TO), after=False)
 
 
 def trim_messages_policy(view: View) -> Pick:
