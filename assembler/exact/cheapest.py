@@ -39,7 +39,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -127,12 +126,20 @@ class _Options:
                 value.append(0)
                 weight.append(0)
             if len(component) == 1:
-                combinations: Any = ((f,) for f in choices[0])
-            else:
-                if math.prod(len(c) for c in choices) > OPTION_LIMIT:
-                    return None
-                combinations = (tuple(sorted(c)) for c in itertools.product(*choices))
-            for chosen in combinations:
+                # one identity: a row per form (most items), no sums to take
+                for f in choices[0]:
+                    entry_row.append(len(forms))
+                    entry_form.append(f)
+                    item_of[f] = k
+                    forms.append((f,))
+                    item.append(k)
+                    cost.append(cost_of[f])
+                    value.append(value_of[f])
+                    weight.append(weight_of[f])
+                continue
+            if math.prod(len(c) for c in choices) > OPTION_LIMIT:
+                return None
+            for chosen in (tuple(sorted(c)) for c in itertools.product(*choices)):
                 for f in chosen:
                     entry_row.append(len(forms))
                     entry_form.append(f)
