@@ -3,7 +3,7 @@
 Input: ``models/`` and ``corpus/`` of the source tree, and the kernels' C sources
 (``assembler/kernels.py``'s ``KERNELS``). Output: the contract's JSON files copied into
 the built package as ``assembler/contract/`` (schemas at its top, ``examples/``,
-``corpus/`` with ``corpus/register/``), read at run time through ``assembler.shipped``
+``corpus/``), read at run time through ``assembler.shipped``
 (never kept in git; an editable install reads those folders where they are); and each
 kernel's C source compiled into an extension module beside its pure-Python twin
 (optimised, without debug information), with each source's sha256 in
@@ -40,7 +40,6 @@ CONTRACT = (
     ("models/structure", "*.json", "structure"),
     ("models/examples", "*.json", "examples"),
     ("corpus", "*.json", "corpus"),
-    ("corpus/register", "*.json", "corpus/register"),
 )
 
 

@@ -68,13 +68,7 @@ def settings_for(
             given = {**_fields(settings), **options}
             ledger = given.get("ledger")
             if ledger is not None:
-                counter = given.get("counter")
-                name = None if counter is None else f"{counter.name} {counter.version}"
-                fields = ("strategy", "time_limit", "workers", "render")
-                strategy, limit, workers, render = map(given.get, fields)
-                ledger.invalid(
-                    request, recorded_settings(strategy, limit, workers, render, name), error
-                )
+                ledger.invalid(request, recorded_settings(given), error)
             raise
 
 

@@ -42,6 +42,7 @@ from typing import Any
 from .deadline import Deadline, Stopwatch
 from .model.bugs import internal_errors
 from .model.parse import parse_request
+from .model.rendering import Headers, RenderFormat
 from .model.types import Request, Result, Status
 from .settings import Settings
 from .stages.gates import apply_gates
@@ -152,14 +153,16 @@ class _Stages:
     def answer(self, request: Request, kept: Kept) -> tuple[Result, Kept]:
         """Stages 2-5 on the parsed request."""
         settings, clock = self.settings, self.clock
-        fmt, counter = settings.format, settings.counter
+        # built settings hold a RenderFormat and a Headers (Settings.__post_init__)
+        fmt = None if settings.render is None else RenderFormat(settings.render)
+        counter = settings.counter
         if fmt is None:
             return self.decided(request, kept)
         # the renderer's modules are loaded only by a call that renders
-        from .render.budget import Rounds, counted_rendering, envelope_fits, priced_request
+        from .render.budget import counted_rendering, envelope_fits, measured, priced_request
         from .render.manifest import build_rendering
 
-        headers = settings.framing
+        headers = Headers(settings.headers)
         if counter is None:
             result, kept = self.decided(request, kept)
             if result.status is Status.BUNDLE:
@@ -174,22 +177,26 @@ class _Stages:
         budget = request.task.budget
         envelope = envelope_fits(request, counter)
         priced = priced_request(request, counter, headers=headers)
-        rounds = Rounds(budget)
-        while True:
-            items = max(0, budget - envelope - rounds.reserve)
-            attempt = replace(priced, task=replace(priced.task, budget=items))
-            result, kept = self.decided(attempt, kept)
+        threaded = kept
+
+        def attempt(reserve: int) -> tuple[tuple[Result, Kept], int | None]:
+            nonlocal threaded
+            items = max(0, budget - envelope - reserve)
+            trial = replace(priced, task=replace(priced.task, budget=items))
+            result, threaded = self.decided(trial, threaded)
             if result.status is not Status.BUNDLE:
-                return result, kept
-            rendering = counted_rendering(attempt, result, fmt, counter, budget, headers)
+                return (result, threaded), None
+            rendering = counted_rendering(trial, result, fmt, counter, budget, headers)
             clock.lap("render")
-            if rounds.fits(rendering.manifest.total_tokens or 0):
-                return replace(result, rendering=rendering), kept
+            total = rendering.manifest.total_tokens or 0
+            return (replace(result, rendering=rendering), threaded), total
+
+        return measured(budget, attempt)
 
     def decided(self, request: Request, kept: Kept) -> tuple[Result, Kept]:
         """Stages 2-4: the gates, the decision and the trace."""
         settings, clock, keep = self.settings, self.clock, self.keep
-        gates = apply_gates(request, require_content=settings.format is not None)
+        gates = apply_gates(request, require_content=settings.render is not None)
         reserve = min(
             TRACE_PER_GATES_SECOND * clock.lap("gates"),
             TRACE_SECONDS_PER_CANDIDATE * len(request.candidates),
@@ -202,6 +209,7 @@ class _Stages:
             settings.worker_count,
             kept=kept.decision,
             keep=keep,
+            render=None if settings.render is None else RenderFormat(settings.render),
         )
         clock.extend(choice.timings)
         result, traced = trace(request, gates, settings.strategy, choice, kept.trace, keep=keep)

@@ -8,11 +8,18 @@ worker count out of range, an unknown render format or a counter without one is 
 
 The time limit is a number of seconds here, at the edge, and the chain turns it into
 the call's ``Deadline`` once (``pipeline.run``); every stage inside reads that.
+
+Each setting is named once, as a field of ``Settings``; the field says where else it
+goes (``setting(...)``): whether a recorder writes it down (``RECORDED``; ``headers``
+only with a render format, ``WITH_RENDER``), whether a served call may set it
+(``SERVED``). The command line's options are the fields' names (``--time-limit``), and
+``tests/test_cli.py`` holds the two together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from .model.arguments import DEFAULT_TIME_LIMIT, check_arguments
@@ -25,7 +32,24 @@ if TYPE_CHECKING:
     from .recorder import Recorder
     from .render import Counter
 
-__all__ = ["DEFAULT_TIME_LIMIT", "Settings", "recorded_settings"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "RECORDED",
+    "SERVED",
+    "WITH_RENDER",
+    "Settings",
+    "recorded_settings",
+    "setting",
+]
+
+
+def setting(
+    *, recorded: bool = False, with_render: bool = False, served: bool = False
+) -> dict[str, bool]:
+    """A field of ``Settings``'s metadata: where else the setting goes: ``recorded`` (a
+    recorder writes it down; ``with_render``: only when a render format is set),
+    ``served`` (a served call's option may set it)."""
+    return {"recorded": recorded, "with_render": with_render, "served": served}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,15 +67,23 @@ class Settings:
     every compilation. Time limit and workers keep the value given (None for the
     default): a recorder records the call as it was made."""
 
-    strategy: str = "exact"
-    time_limit: float | None = None
-    workers: int | None = None
-    render: str | RenderFormat | None = None
-    # how a rendering frames each item (a ``Headers``, or its value)
-    headers: str = DEFAULT_HEADERS
-    counter: Counter | None = None
-    limits: Limits = DEFAULT_LIMITS
-    ledger: Recorder | None = None
+    strategy: str = field(default="exact", metadata=setting(recorded=True, served=True))
+    time_limit: float | None = field(default=None, metadata=setting(recorded=True, served=True))
+    workers: int | None = field(default=None, metadata=setting(recorded=True))
+    # the format a bundle is rendered in (given as a ``RenderFormat`` or its value; a
+    # ``RenderFormat`` once built)
+    render: RenderFormat | str | None = field(
+        default=None, metadata=setting(recorded=True, served=True)
+    )
+    # how a rendering frames each item (given as a ``Headers`` or its value; a ``Headers``
+    # once built); written down with a format only (a record without it was rendered
+    # before the default became ``none``)
+    headers: Headers | str = field(
+        default=DEFAULT_HEADERS, metadata=setting(recorded=True, with_render=True, served=True)
+    )
+    counter: Counter | None = field(default=None, metadata=setting(recorded=True))
+    limits: Limits = field(default=DEFAULT_LIMITS, metadata=setting())
+    ledger: Recorder | None = field(default=None, metadata=setting())
 
     def __post_init__(self) -> None:
         check_arguments(self.strategy, self.time_limit, self.workers)
@@ -65,19 +97,6 @@ class Settings:
             raise InvalidRequest("counter", "counts rendered text: give a render format too")
         if not isinstance(self.limits, Limits):
             raise InvalidRequest("limits", f"must be an assembler.Limits, not {kind(self.limits)}")
-
-    @property
-    def format(self) -> RenderFormat | None:
-        """The render format (a ``RenderFormat``), or None."""
-        render = self.render
-        return (
-            render if render is None or isinstance(render, RenderFormat) else RenderFormat(render)
-        )
-
-    @property
-    def framing(self) -> Headers:
-        """How a rendering frames each item (``headers`` as a ``Headers``)."""
-        return Headers(self.headers)
 
     @property
     def seconds(self) -> float:
@@ -95,31 +114,42 @@ class Settings:
         return None if counter is None else f"{counter.name} {counter.version}"
 
     def recorded(self) -> dict[str, Any]:
-        """The settings a recorder writes down: each as given (None for a default), the
-        render format by its name and the counter by its name and version."""
-        given = recorded_settings(
-            self.strategy, self.time_limit, self.workers, self.render, self.counter_name
-        )
-        if self.render is not None:
-            # always written down: a record without it was rendered before the default
-            # became ``none`` (with ``provenance``)
-            given["headers"] = str(self.headers)
-        return given
+        """The settings a recorder writes down (``RECORDED``): each as given (None for a
+        default), the render format by its name and the counter by its name and version;
+        ``headers`` only with a render format."""
+        return recorded_settings({name: getattr(self, name) for name in RECORDED})
 
     def but(self, **changes: Any) -> Settings:
         """These settings with ``changes`` (checked again)."""
         return replace(self, **changes)
 
 
-def recorded_settings(
-    strategy: Any, time_limit: Any, workers: Any, render: Any, counter: str | None
-) -> dict[str, Any]:
+def recorded_settings(given: Mapping[str, Any]) -> dict[str, Any]:
     """What a recorder writes down of a call's settings (``Settings.recorded()``), also
-    for settings that could not be built (an invalid call is recorded as given)."""
-    return {
-        "strategy": strategy,
-        "time_limit": time_limit,
-        "workers": workers,
-        "render": render.value if isinstance(render, RenderFormat) else render,
-        "counter": counter,
-    }
+    for settings that could not be built (an invalid call is recorded as given): each
+    recorded setting of ``given`` (None when absent), a format by its name, a counter
+    by its name and version, those recorded only with a format when it has one."""
+    out: dict[str, Any] = {}
+    for name in RECORDED:
+        value = given.get(name)
+        if name in WITH_RENDER:
+            if given.get("render") is None:
+                continue
+            value = str(value if value is not None else DEFAULT_HEADERS)
+        elif isinstance(value, RenderFormat):
+            value = value.value
+        elif name == "counter" and value is not None and not isinstance(value, str):
+            value = f"{value.name} {value.version}"
+        out[name] = value
+    return out
+
+
+def _named(key: str) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(Settings) if f.metadata[key])
+
+
+# the settings a recorder writes down, those only with a render format, and those a
+# served call's options may set: each read from its field
+RECORDED = _named("recorded")
+WITH_RENDER = _named("with_render")
+SERVED = _named("served")

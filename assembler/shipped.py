@@ -23,7 +23,6 @@ __all__ = [
     "corpus_dir",
     "example",
     "example_names",
-    "register_dir",
     "schema",
     "schema_text",
     "source",
@@ -101,11 +100,6 @@ def example(name: str) -> Traversable:
 def corpus_dir() -> Traversable:
     """The conformance corpus: one JSON file per case."""
     return _part("corpus")
-
-
-def register_dir() -> Traversable:
-    """The register of shrunk hunt findings kept with the corpus (``corpus/register/``)."""
-    return corpus_dir().joinpath("register")
 
 
 def structure_dir() -> Traversable:

@@ -7,7 +7,7 @@ too and puts the same section in RESULTS.md.
 Input (child process): ``python -m benchmarks.adversarial --child SPEC.json OUT.json``,
 one shape at every size. Output: one ``timed_call`` record per size.
 
-The shapes are ``assembler.tooling.adversarial`` (one giant group, a long dependency
+The shapes are ``benchmarks.scenarios.adversarial`` (one giant group, a long dependency
 chain, dense shared dependencies, all-equal values and costs, the budget exactly at
 and one below the mandatory cost). Each shape runs in a fresh process, sizes in
 increasing order, after a warm-up on a 200-form instance. The goal (issue 12): at
@@ -47,8 +47,8 @@ GOAL_SIZE, GOAL_LIMIT, GOAL_RETURN = 20_000, 1.0, 1.2
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     import assembler
-    from assembler.tooling.adversarial import Adversary, build
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
+    from benchmarks.scenarios.adversarial import Adversary, build
 
     assembler.assemble(generate(random.Random(987_654_321), Shape.scale(200)))
     kind = Adversary(spec["shape"])

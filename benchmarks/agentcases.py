@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from assembler.adapters.selection import recency, request_of
+from assembler.adapters.selection import recency, request_data
 from assembler.providers.openai_chat.fit import message_units
 from assembler.providers.units import Unit
 from assembler.render.meters import meter_for
@@ -61,7 +61,7 @@ class Transcript:
         """The request of the first ``rounds`` rounds (all by default) and the last
         question, at the whole transcript's budget."""
         units, relevance = self._units_until(self.rounds if rounds is None else rounds)
-        return request_of(units, self.budget, relevance, task_id="transcript")
+        return request_data(units, self.budget, relevance, task_id="transcript")
 
     def next_turn(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The request before the last round, and the delta that adds the last round."""

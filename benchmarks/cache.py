@@ -5,7 +5,7 @@ Run ``python -m benchmarks.cache`` (``--help``; ``--quick`` for a short run). Ou
 tables) and ``benchmarks/results/cache.png`` (value kept against money); exit 0, or 1
 when a policy's rendering could not be made.
 
-Sessions (``assembler.tooling.cachesession``): a 1,000-turn coding agent with recency
+Sessions (``benchmarks.scenarios.cachesession``): a 1,000-turn coding agent with recency
 re-scoring, the same with static relevance, and a retrieval session whose evidence is
 replaced and re-scored every five calls. Each policy is a function from a call's view
 (the session, the call, its whole request, the policy's previous pick) to a pick:
@@ -58,7 +58,7 @@ from assembler.cache import CacheBlock, CacheSimulator, Call, blocks_of_renderin
 from assembler.cache.limit import LimitBound, Offers, lower_bound
 from assembler.cache.planner import Planner
 from assembler.model.objective import form_value
-from assembler.tooling.cachesession import (
+from benchmarks.scenarios.cachesession import (
     CacheSession,
     OfferedItem,
     Scoring,
@@ -67,7 +67,7 @@ from assembler.tooling.cachesession import (
     small,
     tiered_session,
 )
-from assembler.tooling.clairvoyant import PlanSession
+from assembler.cacheplan import PlanSession
 
 from . import machine
 
@@ -603,7 +603,7 @@ def exact_limits(summary: dict[str, Any], session: CacheSession) -> dict[str, An
     """Per provider, the exact program's optimum at ``EXACT_LEVELS`` and at the value of
     each cache-aware or planned row, each with the chain bound at that value; every
     row's price against the optimum at the highest value solved at or below its own."""
-    from assembler.tooling.sessionoptimum import session_optimum
+    from assembler.sessionoptimum import session_optimum
 
     rows = {r["policy"]: r for r in summary["policies"]}
     blind = rows["exact"]["value"]
@@ -809,8 +809,8 @@ def _small(data: dict[str, Any]) -> list[str]:
     lines = [
         "## Small sessions: every policy against the exact optimum", "",
         "The first calls of each session with a smaller budget and no pause"
-        " (`assembler.tooling.cachesession.small`), solved by the exact program"
-        " (`assembler.tooling.sessionoptimum`: a mixed-integer program over a relaxation of"
+        " (`benchmarks.scenarios.cachesession.small`), solved by the exact program"
+        " (`assembler.sessionoptimum`: a mixed-integer program over a relaxation of"
         " the simulator that keeps the prefix order, its optimum a proven lower bound, its"
         " plan replayed). *vs optimum* = price / the optimum at the highest value solved at or"
         " below the row's (at the default's own value, or at 100/95/90% of the cache-blind"

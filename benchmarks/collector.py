@@ -17,7 +17,7 @@ process's), interleaved round by round so that the machine's load falls on all a
 * ``threshold=T``: gen0 threshold T set after the imports, with a ``gc.freeze()`` of
   what exists then (exploring the policy).
 
-Each process builds its request (``assembler.tooling.generate``, ``Shape.scale(n)``,
+Each process builds its request (``assembler.hunt.generate``, ``Shape.scale(n)``,
 seed 0) before anything is timed, answers it once untimed, and then times ``calls``
 parses and assembles one after the other, as a process answering calls would (no
 collection is forced between them). The load average is recorded before and after
@@ -52,7 +52,7 @@ if policy == "process":
     collector_policy()
 import assembler
 from assembler.model.parse import parse_request
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 request = generate(random.Random(0), Shape.scale(size))
 assembler.assemble(request, time_limit=limit)  # imports and solvers loaded, untimed
 if policy.startswith("threshold="):

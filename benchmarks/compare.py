@@ -48,7 +48,7 @@ _LIMIT = 30.0
 
 
 def _requests(count: int, seed: int) -> list[dict[str, Any]]:
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     rng = random.Random(seed)
     out = []
@@ -67,7 +67,7 @@ def _requests(count: int, seed: int) -> list[dict[str, Any]]:
 
 
 def _sessions(count: int, seed: int) -> list[dict[str, Any]]:
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     rng = random.Random(seed)
     out = []
@@ -88,7 +88,7 @@ def _added(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _deltas(rng: random.Random, first: dict[str, Any], steps: int) -> list[dict[str, Any]]:
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     ids = [c["id"] for c in first["candidates"] if "tool_call_id" not in c]
     deltas = []

@@ -136,7 +136,7 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "Claude and Gemini publish no tokenizer that runs here: their counts are estimates,"
         " named as such in `Fitted.counter` (`estimate:tiktoken:o200k_basex1.25`,"
-        " `...x1.1`), with the bound `assembler/providers/data/` states (billed / estimated in"
+        " `...x1.1`), with the bound `assembler/facts/` states (billed / estimated in"
         " [0.8, 1.2]). That bound is stated, not measured: no Claude or Gemini tokenizer and"
         " no network to their APIs were available. `Fitted.record_usage` measures it on each"
         " billed call, and `fit(ledger=...)` scales by the largest recorded ratio.",

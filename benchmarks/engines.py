@@ -36,8 +36,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from assembler.tooling.engine import Engine, EngineKind, EngineSpec, SerialEngine, open_engine
-from assembler.tooling.hunt import HuntConfig, hunt
+from assembler.engines import Engine, EngineKind, EngineSpec, SerialEngine, open_engine
+from assembler.hunt import HuntConfig, hunt
 
 from . import machine
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from assembler import assemble
 from assembler.explain import ExplainLimits, explain, render_html, render_report
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 
 from .machine import describe
 

@@ -5,7 +5,7 @@ Run: ``python -m benchmarks.judges [--forms 20000] [--rounds 3] [--time-limit 1]
 (``benchmarks/results``), the table on stderr; exit 0, or 1 when a goal is missed or
 a judge finds a violation.
 
-For each shape of ``assembler.tooling.adversarial`` at ``--forms`` forms (every
+For each shape of ``benchmarks.scenarios.adversarial`` at ``--forms`` forms (every
 candidate given a short content, and the task a query, so that the same request can
 be rendered): ``assemble()`` under the time limit, ``verify()`` of its result, and
 ``verify_rendering()`` of the same request assembled with an Anthropic body, run in
@@ -40,7 +40,7 @@ def _timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float, float]:
 
 def measure(forms: int, rounds: int, time_limit: float) -> list[dict[str, Any]]:
     import assembler
-    from assembler.tooling.adversarial import Adversary, build, with_content
+    from benchmarks.scenarios.adversarial import Adversary, build, with_content
 
     assembler.assemble(build(Adversary.CHAIN, 200).request)  # the solver loaded
     rows = []

@@ -33,7 +33,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def _cases(quick: bool) -> list[tuple[str, dict[str, Any]]]:
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     from .agentcases import transcript
 

@@ -14,9 +14,9 @@ import time
 from typing import Any
 
 import assembler
+from assembler.hunt.generate import Shape, generate
 from assembler.recorder import Recorded
-from assembler.tooling.agentloop import words
-from assembler.tooling.generate import Shape, generate
+from benchmarks.scenarios.agentloop import words
 
 _VOCABULARY = ("lock", "table", "migration", "index", "backfill", "invoice", "deploy",
                "rollback", "query", "latency", "the", "a", "of", "to", "and", "is")  # fmt: skip

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import assembler
+from assembler.hunt.generate import Shape, generate
 from assembler.ledger.verify import verify
-from assembler.tooling.generate import Shape, generate
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_MS = 3.0

@@ -32,7 +32,7 @@ GOALS = {
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     import assembler
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     assembler.assemble(generate(random.Random(987_654_321), Shape.scale(200)))
     request = generate(random.Random(spec["seed"]), Shape.scale(spec["size"]))

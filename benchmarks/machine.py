@@ -89,7 +89,7 @@ import assembler
 imported = time.perf_counter() - t
 loaded = {name: name in sys.modules for name in HEAVY}
 import random
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 request = generate(random.Random(1), Shape.scale(100))
 t = time.perf_counter()
 assembler.assemble(request, time_limit=5.0)

@@ -45,9 +45,9 @@ def _cpu(call: Callable[[], object], repeats: int) -> float:
 
 
 def shell_against_constructor(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
+    from assembler.hunt.generate import Shape, generate
     from assembler.model.parse import _CandidateShell, parse_request
     from assembler.model.types import Candidate, Kind, Role
-    from assembler.tooling.generate import Shape, generate
 
     def by_shell(n: int) -> list[Candidate]:
         out = []
@@ -128,9 +128,9 @@ def model_builds(sizes: list[int], repeats: int) -> list[dict[str, Any]]:
     from assembler.deadline import NEVER
     from assembler.exact import cpmodel, cpsat
     from assembler.exact.closure import build_problem
+    from assembler.hunt.generate import Shape, generate
     from assembler.model.parse import parse_request
     from assembler.stages.gates import apply_gates
-    from assembler.tooling.generate import Shape, generate
 
     def with_cp_model(problem: Any) -> Any:
         return cp_model_of(problem)[0]  # the encoding of cpsat.CpSatSearch._encode

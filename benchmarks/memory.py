@@ -65,8 +65,8 @@ print(json.dumps({"base_kib": base, "peak_kib": peak}))
 
 
 def measure(size: int, seed: int) -> dict[str, Any]:
-    from assembler.tooling.generate import generate
-    from assembler.tooling.shapes import Shape
+    from assembler.hunt.generate import generate
+    from assembler.hunt.shapes import Shape
 
     request = generate(random.Random(seed), Shape.scale(size))
     with tempfile.TemporaryDirectory() as folder:

@@ -68,6 +68,18 @@ class Server:
         _run(self, "pg_ctl", "-D", str(self.folder / "data"), "-m", "immediate", "-w", "stop")
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def pause(self) -> None:
+        """Stop the server, keeping its data (an outage; ``resume`` ends it)."""
+        _run(self, "pg_ctl", "-D", str(self.folder / "data"), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the paused server again on its port."""
+        done = _run(self, "pg_ctl", "-D", str(self.folder / "data"), "-l",
+                    str(self.folder / "log"), "-o", _options(self.port), "-w", "-t", "60",
+                    "start")  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()}")
+
 
 def create_database(url: str, name: str) -> str:
     """A new, empty database ``name`` on the server of ``url`` (an administrator's
@@ -104,14 +116,18 @@ def start() -> Server:
     if done.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {done.stderr.strip() or done.stdout.strip()}")
-    options = f"-c listen_addresses=127.0.0.1 -c port={server.port} -c unix_socket_directories=''"
-    done = _run(server, "pg_ctl", "-D", str(data), "-l", str(folder / "log"), "-o", options,
+    done = _run(server, "pg_ctl", "-D", str(data), "-l", str(folder / "log"), "-o",
+                _options(server.port),
                 "-w", "-t", "60", "start")  # fmt: skip
     if done.returncode != 0:
         log = (folder / "log").read_text(errors="replace") if (folder / "log").exists() else ""
         shutil.rmtree(folder, ignore_errors=True)
         raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()} {log[-500:]}")
     return server
+
+
+def _options(port: int) -> str:
+    return f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories=''"
 
 
 def main() -> int:

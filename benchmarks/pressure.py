@@ -98,7 +98,7 @@ def _percentile(values: list[float], q: float) -> float:
 def fairness(clients: int = 100, calls: int = 20, forms: int = 120,
              scenarios: int = 10, tries: int = 40) -> dict[str, Any]:  # fmt: skip
     import assembler
-    from assembler.tooling.agentloop import agent_loop
+    from benchmarks.scenarios.agentloop import agent_loop
 
     loops = [agent_loop(seed=2000 + s, forms=forms, calls=calls - 1) for s in range(scenarios)]
     server = _Server()

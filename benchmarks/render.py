@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from assembler import assemble, parse_request
+from assembler.hunt.generate import Shape, generate
 from assembler.model.rendering import RenderFormat
 from assembler.render.counters import Counter, Utf8Bytes
 from assembler.render.manifest import build_rendering
-from assembler.tooling.generate import Shape, generate
 
 from .offline_tokenizers import PAT, train_hf, train_ranks, write_ranks
 

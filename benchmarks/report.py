@@ -467,7 +467,7 @@ def _method(data: dict[str, Any]) -> list[str]:
     return [
         "## Method",
         "",
-        "- Instances: `assembler.tooling.generate.generate(random.Random(seed * 1_000_000 + r), "
+        "- Instances: `assembler.hunt.generate.generate(random.Random(seed * 1_000_000 + r), "
         "Shape.scale(n))` for repeat r: shaped like real requests (1-4 forms per "
         "identity, ~10% references to shared resolvers, ~5% coupled pairs, ~5% required, "
         "budget 30% of total cost, rare gate traps). Each repeat is a different instance; "

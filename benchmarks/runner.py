@@ -8,7 +8,7 @@ request (the independent verifier found a violation), or a peer proved a
 different optimum than ours.
 
 Method (also written into RESULTS.md):
-* Instances: ``assembler.tooling.generate.generate(random.Random(s), Shape.scale(n))``
+* Instances: ``assembler.hunt.generate.generate(random.Random(s), Shape.scale(n))``
   with ``s = seed * 1_000_000 + r`` for repeat ``r``: every repeat is a different
   instance, so the spread is over instances; the same seeds are used for every
   size and every role, so ours and the peers see exactly the same requests.

@@ -9,7 +9,7 @@ Measured side by side, each with ``os.getloadavg()`` and CPU time (this machine 
 2 cores shared with other engineers: wall times are noisy, CPU time is the figure to
 decide on):
 
-* **agent loop** (the named scenario, ``assembler.tooling.agentloop``): 50 model
+* **agent loop** (the named scenario, ``benchmarks.scenarios.agentloop``): 50 model
   calls, each adding 2-5 candidates (a tool call and its result, sometimes a summary,
   a memory, the assistant's turn) to a first request of ~5,000 forms. Per call,
   ``Session.apply(delta)`` and a fresh ``assemble()`` of the whole request, interleaved,
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import assembler
-from assembler.tooling.agentloop import AgentLoop, agent_loop
+from benchmarks.scenarios.agentloop import AgentLoop, agent_loop
 
 from . import machine
 

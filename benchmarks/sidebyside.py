@@ -39,9 +39,9 @@ case, collector = sys.argv[1], sys.argv[2]
 if collector == "command":
     gc.set_threshold(100_000, 50, 100)
 import assembler
-from assembler.tooling.agentloop import agent_loop
-from assembler.tooling.generate import generate
-from assembler.tooling.shapes import Shape
+from benchmarks.scenarios.agentloop import agent_loop
+from assembler.hunt.generate import generate
+from assembler.hunt.shapes import Shape
 
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)

@@ -9,7 +9,7 @@ or merged reply, a proven answer unlike ``assemble()``'s, a ledger that fails
 
 The server is started as ``python -m assembler serve --port P --ledger L``. Each
 client (a thread with one keep-alive connection) opens a session with the first
-request of an agent-loop scenario (``assembler.tooling.agentloop``), applies its
+request of an agent-loop scenario (``benchmarks.scenarios.agentloop``), applies its
 deltas one by one, sometimes assembles one of its requests once, closes it and
 starts the next, until the time is up. Every reply is read whole and parsed; a
 session reply must carry exactly the version its calls imply (a reply lost, doubled
@@ -606,7 +606,7 @@ def _rss_report(server: _Server, plan: Plan, seconds: float) -> dict[str, Any]:
 
 def run(plan: Plan, folder: Path | None = None, log: Any = None) -> dict[str, Any]:
     """One soak; the report (``ok`` says whether every goal held)."""
-    from assembler.tooling.agentloop import agent_loop
+    from benchmarks.scenarios.agentloop import agent_loop
 
     say = log or (lambda text: None)
     work = Path(tempfile.mkdtemp(prefix="assembler-soak-")) if folder is None else folder

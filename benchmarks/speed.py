@@ -62,8 +62,8 @@ _PROVIDER = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 def _inputs(quick: bool) -> dict[str, Any]:
     import random
 
-    from assembler.tooling.agentloop import agent_loop
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
+    from benchmarks.scenarios.agentloop import agent_loop
 
     from .agentcases import transcript
 

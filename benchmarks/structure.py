@@ -44,12 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 from assembler.adapters import fit  # noqa: E402
 from assembler.adapters.fitting import FitRefused  # noqa: E402
-from assembler.adapters.selection import recency, request_of  # noqa: E402
+from assembler.adapters.selection import recency, request_data  # noqa: E402
+from assembler.conformance import SHARES, load_suite  # noqa: E402
 from assembler.model.types import Kind  # noqa: E402
 from assembler.providers.registry import named  # noqa: E402
 from assembler.providers.units import Unit  # noqa: E402
 from assembler.render.meters import meter_for  # noqa: E402
-from assembler.tooling.structure import SHARES, load_suite  # noqa: E402
 from assembler.verifiers.structure import judge  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from benchmarks.peers import contextcram, ctxbudgeter  # noqa: E402
@@ -78,7 +78,7 @@ class Instance:
         fixed = sum(t for _, t in api.overheads(meter, False))
         weights = [1.0 if u.message < 0 else recency(u.message, len(self.listed))
                    for u in self.units]  # fmt: skip
-        self.request = request_of(self.units, self.budget - fixed, weights)
+        self.request = request_data(self.units, self.budget - fixed, weights)
         self.size = {u.key: u.forms[0].tokens for u in self.units}
 
     def body_of(self, kept: Kept) -> dict[str, Any]:

@@ -28,7 +28,7 @@ WARMUP_SEED = 987_654_321
 
 
 def instance(size: int, seed: int) -> dict[str, Any]:
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     return generate(random.Random(seed), Shape.scale(size))
 

@@ -53,7 +53,8 @@ MARGIN = 0.10
 
 def instance(family: str, seed: int) -> dict[str, Any]:
     """The request of ``family`` for ``seed``."""
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
+    from benchmarks.scenarios.adversarial import tangled
 
     if family == "scale-1k":
         return generate(random.Random(seed), Shape.scale(1_000))
@@ -61,13 +62,13 @@ def instance(family: str, seed: int) -> dict[str, Any]:
         return generate(random.Random(seed), Shape.scale(10_000))
     if family == "chain-cycle":
         rng = random.Random(seed)
-        return generate(rng, Shape.tangled(rng.randint(650, 1_000)))
+        return generate(rng, tangled(rng.randint(650, 1_000)))
     raise ValueError(f"unknown family {family!r}; expected one of {', '.join(FAMILIES)}")
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     import assembler
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     warm = generate(random.Random(987_654_321), Shape.scale(200))
     workers = list(spec["workers"])

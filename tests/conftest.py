@@ -37,9 +37,10 @@ def judged_request(request: Any, result: assembler.Result, counter: Any) -> Any:
     return priced_request(parsed, counter, result.budget, headers=framing)
 
 
-def check(judged: Any, result: assembler.Result) -> None:
-    """The independent verifier on ``result`` (and the render verifier on its rendering)."""
-    assert assembler.verify(judged, result) == [], result.to_dict()
+def check(judged: Any, result: assembler.Result, render: Any = None) -> None:
+    """The independent verifier on ``result`` (and the render verifier on its rendering);
+    ``render``: the format it was assembled for, whose rules its bundle keeps."""
+    assert assembler.verify(judged, result, render=render) == [], result.to_dict()
     if result.rendering is not None:
         assert assembler.verify_rendering(judged, result, result.rendering) == []
 
@@ -57,7 +58,7 @@ def judge(
     if not judged_by_hook(settings.strategy):
         return
     try:
-        check(judged_request(request, result, settings.counter), result)
+        check(judged_request(request, result, settings.counter), result, settings.render)
     except assembler.RequestTooLarge:
         return  # above the verifier's default size limit: the benchmarks judge those
 
@@ -103,6 +104,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, TIERS.get(module.rpartition(".")[2], "unit")))
 
 
+# what a browser test's skip says when Chromium is missing (test_explain_browser.py)
+BROWSER_MISSING = "the browser tests need Chromium"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> Any:
+    """Said aloud, in one line after the summary: the browser tier did not run for want
+    of Chromium (with ``CI`` set it fails instead: ``.ci/run`` installs the browser)."""
+    yield
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if BROWSER_MISSING in str(getattr(report, "longrepr", ""))
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"THE BROWSER TIER DID NOT RUN: {len(skipped)} browser tests skipped, Chromium is"
+            " missing (apt-get install -y chromium, as .ci/run does; CI=1 makes this a"
+            " failure)",
+            red=True,
+            bold=True,
+        )
+
+
 # every answer, from ``assemble()`` or a session, is made by ``pipeline.run``: none
 # escapes the verifier, and none is judged twice
 pipeline.add_audit_hook(judge)
@@ -122,7 +147,7 @@ def solve(req: dict[str, Any], strategy: str = "exact", **kw: Any) -> assembler.
     rendering, when there is one, through the render verifier)."""
     result = assembler.assemble(req, strategy=strategy, **kw)
     if not judged_by_hook(strategy):
-        check(judged_request(req, result, kw.get("counter")), result)
+        check(judged_request(req, result, kw.get("counter")), result, kw.get("render"))
     return result
 
 

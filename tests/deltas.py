@@ -5,7 +5,7 @@ Hypothesis strategy drawing a delta for that request (``models/session.md``), an
 ``applied(request, delta)``, the resulting request computed naively on the JSON: the
 reference the session's answers are compared with (through a fresh ``assemble()``).
 
-New candidates come from the shared generator (``assembler.tooling.generate``, through
+New candidates come from the shared generator (``assembler.hunt.generate``, through
 Hypothesis' random so that examples shrink), their ids prefixed so that they are new,
 their identities, resolvers and groups left as drawn so that they mix with the
 request's own; tool calls come in pairs that later deltas may split (which the
@@ -19,7 +19,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 
 __all__ = ["applied", "deltas"]
 

@@ -4,7 +4,7 @@
 of choosing a bundle, ``assembler.strategies``, so this module is named for what it
 draws.)
 
-Input: an optional ``assembler.tooling.generate.Shape``. Output: strategies drawing request
+Input: an optional ``assembler.hunt.generate.Shape``. Output: strategies drawing request
 dicts (stated-model JSON) from the same generator the hunts and the benchmarks use,
 so the property tests and the hunts explore the same space.
 
@@ -29,12 +29,14 @@ from typing import Any
 from hypothesis import strategies as st
 
 from assembler.exact.closure import Problem, build_problem
+from assembler.hunt.cachesessions import turn
+from assembler.hunt.conversations import conversation
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
-from assembler.tooling.generate import Shape, generate
-from assembler.tooling.hunt.cachesessions import turn
 
 __all__ = [
+    "conversations",
     "hostile_values",
     "mutated_json",
     "mutated_requests",
@@ -393,6 +395,16 @@ def transcripts(draw: st.DrawFn, most_turns: int = 3) -> dict[str, Any]:
         # the task's own instruction: a block the rendering sends after the tools
         task["instruction"] = "answer in English"
     return {"task": task, "candidates": candidates}
+
+
+def conversations(most: int = 7) -> st.SearchStrategy[dict[str, Any]]:
+    """Small conversation requests whose selection decides what a format can send (the
+    render-rule hunts' draws, ``hunt/conversations.py``): turns that may come
+    first, empty turns, calls with bad arguments or ids, malformed tool definitions,
+    sometimes a query, an instruction, a cache section in any order."""
+    return st.randoms(use_true_random=False, note_method_calls=False).map(
+        lambda rng: conversation(rng, most)
+    )
 
 
 def cache_settings() -> st.SearchStrategy[dict[str, Any]]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import assembler
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,14 @@ class Http(_Served):
             connection.close()
 
 
+def wait_until(check: Callable[[], Any], what: str, timeout: float = WAIT) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
 def started() -> Iterator[Starter]:
     """A function starting servers (``start(Lines | Http, *args, **options)``), each
     killed when the test ends."""
@@ -225,3 +234,33 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
             break
         body += chunk
     return status, headers, body
+
+
+def time_limited_delta_is_not_applied(server: Http, headers: dict[str, str] | None = None) -> None:
+    """Open a sleepy session, send a delta that outlives its limit, then the same delta
+    again without a version: it must land on the session the client knows."""
+    status, _, opened = server.call(
+        "PUT", "/sessions/agent-1?strategy=sleepy&time_limit=8", _agent_turns(4), headers=headers
+    )
+    assert (status, opened["session"]["version"]) == (200, 0), opened
+    delta = {"add": [{"id": "late", "cost": 1, "relevance": 0.9, "content": "late"}]}
+    status, _, late = server.call(
+        "POST", "/sessions/agent-1/delta?time_limit=0.5", delta, headers=headers
+    )
+    assert (status, late["error"]["code"]) == (503, "time-limit"), late
+    time.sleep(2.5)  # the abandoned solve has finished (and, before, been committed)
+    status, _, again = server.call(
+        "POST", "/sessions/agent-1/delta?time_limit=8", delta, headers=headers
+    )
+    assert status == 200, again
+    # applied once, on the session at version 0: five candidates, version 1
+    assert (again["session"]["version"], again["session"]["candidates"]) == (1, 5), again
+
+
+def _agent_turns(forms: int) -> dict[str, Any]:
+    candidates = [
+        {"id": f"c{i}", "cost": 1 + i % 7, "relevance": round(0.1 + (i % 9) / 10, 2),
+         "content": f"turn {i}"}
+        for i in range(forms)
+    ]  # fmt: skip
+    return {"task": {"id": "agent", "budget": 20}, "candidates": candidates}

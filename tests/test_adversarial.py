@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import assembler
-from assembler.tooling.adversarial import Adversary, build
+from benchmarks.scenarios.adversarial import Adversary, build
 
 SHAPES = list(Adversary)
 

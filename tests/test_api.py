@@ -2,60 +2,42 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import assembler
 
-PUBLIC = {
-    "DEFAULT_LIMITS",
-    "DEFAULT_TIME_LIMIT",
-    "STRATEGIES",
-    "AssemblerError",
-    "Candidate",
-    "Decision",
-    "EnumerationTooLarge",
-    "InternalError",
-    "InvalidRequest",
-    "Kind",
-    "Ledger",
-    "LedgerError",
-    "Limits",
-    "Manifest",
-    "ManifestItem",
-    "Reason",
-    "Refusal",
-    "RefusalCode",
-    "RenderError",
-    "RenderFormat",
-    "Rendering",
-    "Request",
-    "RequestTooLarge",
-    "Result",
-    "Session",
-    "Settings",
-    "SolverError",
-    "Status",
-    "Task",
-    "UnknownStrategy",
-    "Verdict",
-    "Violation",
-    "assemble",
-    "fit",
-    "parse_request",
-    "render_bundle",
-    "request_from_json",
-    "verify",
-    "verify_rendering",
-}
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_public_api_is_pinned() -> None:
-    assert set(assembler.__all__) == PUBLIC
-    for name in PUBLIC:
-        assert hasattr(assembler, name)
+def test_the_public_names_have_one_list() -> None:
+    # __all__ is _HOME's names; each is read from the module _HOME names
+    assert assembler.__all__ == sorted(assembler._HOME)
+    for name, home in assembler._HOME.items():
+        module = importlib.import_module(home, "assembler")
+        assert getattr(assembler, name) is getattr(module, name), name
+    # what type checkers read (the TYPE_CHECKING imports) are the same names and homes
+    tree = ast.parse(Path(assembler.__file__).read_text(encoding="utf-8"))
+    checked = next(
+        node for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+    )  # fmt: skip
+    imported = {
+        alias.name: "." * node.level + (node.module or "")
+        for node in checked.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == assembler._HOME
+    # the reference page documents every public name
+    page = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    assert [name for name in assembler.__all__ if not re.search(rf"\b{name}\b", page)] == []
 
 
 def test_every_error_derives_from_the_root_and_input_errors_are_value_errors() -> None:
@@ -137,3 +119,33 @@ def test_the_subpackages_keep_no_names_from_before_a_rename() -> None:
                         (ledger, "Rendering")):  # fmt: skip
         with pytest.raises(AttributeError):
             getattr(module, old)
+
+
+def test_every_error_class_has_one_home() -> None:
+    import inspect
+    import pkgutil
+
+    # a command line's own signals and a search's private one are no errors of the API
+    signals = {"assembler.cli.arguments.UsageError", "assembler.cli.arguments.ExitRequest",
+               "assembler.exact.core.Contradiction"}  # fmt: skip
+    elsewhere = []
+    for info in pkgutil.walk_packages(assembler.__path__, "assembler."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and not issubclass(value, Warning)
+                and value.__module__ == info.name
+                and not name.startswith("_")
+                and f"{info.name}.{name}" not in signals
+                and info.name != "assembler.errors"
+            ):
+                elsewhere.append(f"{info.name}.{name}")
+    assert elsewhere == [], "every error class is defined in assembler/errors.py"
+    from assembler import errors
+
+    assert all(issubclass(getattr(errors, n), errors.AssemblerError) for n in errors.__all__
+               if n != "PUBLIC")  # fmt: skip

@@ -134,3 +134,62 @@ def test_an_envelope_over_budget_is_a_structured_error() -> None:
 def test_a_counter_needs_a_format() -> None:
     with pytest.raises(assembler.InvalidRequest):
         assembler.assemble(request(10), counter=Utf8Bytes())
+
+
+def test_one_loop_measures_and_reserves_for_the_chain_and_for_fit() -> None:
+    import inspect
+    from pathlib import Path
+
+    from assembler import pipeline
+    from assembler.adapters import fitting
+    from assembler.render import budget
+
+    # Rounds (the rule) has one user, measured (the loop); both fits by measurement run it
+    package = Path(assembler.__file__).parent
+    users = sorted(
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if "Rounds(" in p.read_text(encoding="utf-8")
+    )
+    assert users == ["render/budget.py"]
+    assert "Rounds(" in inspect.getsource(budget.measured)
+    for module in (pipeline, fitting):
+        assert "measured(budget, attempt)" in inspect.getsource(module)
+
+
+def test_fit_judges_its_typed_request_once_whatever_its_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assembler.model import parse
+
+    judged: list[str] = []
+    for name in ("_parse", "_checked"):
+        real = getattr(parse, name)
+        monkeypatch.setattr(
+            parse, name, lambda data, limits, real=real, name=name: judged.append(name)
+            or real(data, limits)
+        )
+    messages = [{"role": "system", "content": "be brief"}]
+    for turn in range(12):
+        messages += [{"role": "user", "content": f"question {turn} " * 40},
+                     {"role": "assistant", "content": f"answer {turn} " * 40}]  # fmt: skip
+    messages.append({"role": "user", "content": "and now?"})
+    fitted = assembler.fit(messages, model="gpt-4o", counter=Drifting(), budget=900)
+    assert fitted.tokens <= 900 and fitted.result.budget < 900 - 3  # more than one round
+    assert judged == ["_parse"]
+
+
+class Drifting:
+    """Counts UTF-8 bytes plus one more token for every 40 texts counted so far: the body
+    fit measures last counts above the units it priced first, so fit must measure and
+    reserve again (more than one round)."""
+
+    name = "drifting"
+    version = "1"
+
+    def __init__(self) -> None:
+        self.counted = 0
+
+    def count(self, text: str) -> int:
+        self.counted += 1
+        return len(text.encode("utf-8")) + self.counted // 40

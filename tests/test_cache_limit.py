@@ -13,11 +13,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.cache import CacheBlock, Call, cache_rules, simulate
-from assembler.cache.limit import Offers, lower_bound, relaxed_price
+from assembler.cache import CacheBlock, CacheRules, Call, cache_rules, simulate
+from assembler.cache.limit import Offers, chain_rates, lower_bound
 
 RULES = {
     "anthropic": cache_rules("anthropic", "claude-sonnet-4-5"),
@@ -98,6 +99,36 @@ def _rendered(offers: Offers, plan: tuple[tuple[int, ...], ...], rules_name: str
             blocks = tuple(CacheBlock(b.key, b.tokens) for b in blocks)
         calls.append(Call(offers.times[t], blocks))
     return simulate(rules, calls).price
+
+
+def relaxed_price(offers: Offers, rules: CacheRules, sends: npt.NDArray[np.bool_]) -> float:
+    """The relaxed price of given sends (each form's cheapest chain over exactly its
+    sends): what ``cache.limit``'s plans minimise, written out plainly here to be
+    checked against the simulator."""
+    opens, read, plain = chain_rates(rules)
+    total = 0.0
+    for i in range(sends.shape[1]):
+        at = [offers.times[t] for t in np.flatnonzero(sends[:, i])]
+        if not at:
+            continue
+        tokens = float(offers.tokens[i])
+        # per TTL: the cheapest plan ending with a live entry of it; and overall
+        live = [rate * tokens for _ttl, rate in opens]
+        overall = min([*live, tokens] if plain else live)
+        for previous, now in itertools.pairwise(at):
+            gap = now - previous
+            alive = [
+                cost if gap < ttl else np.inf for (ttl, _r), cost in zip(opens, live, strict=True)
+            ]
+            live = [
+                min(overall + rate * tokens,
+                    min(c for (t_j, _r), c in zip(opens, alive, strict=True) if t_j <= ttl)
+                    + read * tokens)
+                for ttl, rate in opens
+            ]  # fmt: skip
+            overall = min([*live, overall + tokens] if plain else live)
+        total += overall
+    return total
 
 
 @settings(max_examples=60, deadline=None)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from assembler.cacheplan import LEVELS, plan, plan_session
 from assembler.cli import main
-from assembler.tooling.clairvoyant import LEVELS, plan, plan_session
 
 
 def _turn(turn: int, cost: int, relevance: float) -> dict[str, Any]:

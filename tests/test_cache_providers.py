@@ -19,8 +19,8 @@ from assembler.cache import (
     UnknownCacheProvider,
     cache_rules,
 )
+from assembler.facts import provider_facts
 from assembler.model.errors import AssemblerError
-from assembler.providers.facts import facts
 
 PAGE = Path(__file__).resolve().parents[1] / "models" / "cache-providers.md"
 FIGURES = {"mode", "min_prefix_tokens", "read", "write", "ttls", "refresh_on_hit"}
@@ -35,7 +35,7 @@ DOMAINS = {
 
 
 def _all_rules() -> list[object]:
-    return [rules for provider in Provider for rules, _names in facts(provider).families]
+    return [rules for provider in Provider for rules, _names in provider_facts(provider).families]
 
 
 def test_anthropic_figures() -> None:
@@ -75,7 +75,7 @@ def test_model_names_match_exactly_after_a_snapshot_date() -> None:
 
 def test_defaults_are_documented_families() -> None:
     for provider in Provider:
-        model = facts(provider).default_model
+        model = provider_facts(provider).default_model
         assert cache_rules(provider).family == cache_rules(provider, model).family
 
 

@@ -32,7 +32,7 @@ from assembler.exact.knapsack import cheapest_reaching
 from assembler.model.parse import parse_request
 from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
-from assembler.tooling.generate import Shape
+from assembler.hunt.generate import Shape
 
 FORMATS = ("anthropic-messages", "text", "openai-chat", "openai-responses", "gemini")
 

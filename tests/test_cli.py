@@ -255,12 +255,12 @@ def _parsers() -> list[tuple[str, object]]:
     import argparse
 
     from assembler.cli import compile as compile_cli
+    from assembler.cli import corpus as corpus_cli
     from assembler.cli import explain as explain_cli
+    from assembler.cli import hunt as hunt_cli
     from assembler.cli import ledger as ledger_cli
     from assembler.cli import serve as serve_cli
-    from assembler.tooling.conformance import command as corpus_cli
-    from assembler.tooling.hunt import command as hunt_cli
-    from assembler.tooling.sweep import command as sweep_cli
+    from assembler.cli import sweep as sweep_cli
 
     found: list[tuple[str, object]] = []
     for module in (compile_cli, explain_cli, ledger_cli, serve_cli, corpus_cli, hunt_cli,
@@ -288,3 +288,42 @@ def test_every_option_of_every_command_has_help_text() -> None:
                 seen.append(action.dest)
                 assert action.help, f"{parser.prog}: {action.option_strings or action.dest}"
     assert {"strategy", "time_limit", "workers", "format"} <= set(seen)
+
+
+def test_one_exit_code_table_for_every_command_each_code_one_meaning() -> None:
+    import re
+
+    from assembler import exits
+
+    # every named code has its one meaning in the table (aliases name the same one)
+    codes = {value for name, value in vars(exits).items() if name.startswith("EXIT_")}
+    assert codes == set(exits.MEANINGS)
+    # the reference page lists each code once, the same codes
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    section = page[page.index("## Exit codes") : page.index("## Limits")]
+    rows = [int(m.group(1)) for m in re.finditer(r"^\| (\d+) \|", section, flags=re.M)]
+    assert sorted(rows) == sorted(exits.MEANINGS)
+    # no module but the table defines a code of its own
+    for path in (ROOT / "assembler").rglob("*.py"):
+        if path.name != "exits.py":
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"^EXIT_\w+ = ", text, flags=re.M), path
+
+
+def test_every_setting_is_named_once_as_a_field_of_settings() -> None:
+    import dataclasses
+
+    from assembler import settings
+    from assembler.cli.compile import setting_options
+    from assembler.ledger import documents
+    from assembler.serve import messages
+
+    names = {field.name for field in dataclasses.fields(settings.Settings)}
+    # the command line: an option per field, named as it (limits: their own group)
+    assert set(setting_options()) | {"limits"} == names
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert all(f"--{name.replace('_', '-')}" in page for name in setting_options())
+    # the server takes the fields marked served; a recorder writes the recorded ones
+    assert set(messages._SETTINGS) == set(settings.SERVED) < names
+    assert set(settings.Settings(render="text").recorded()) == set(settings.RECORDED)
+    assert set(documents._SETTINGS) | set(documents._OPTIONAL_SETTINGS) == set(settings.RECORDED)

@@ -6,7 +6,7 @@ import pytest
 from drawn import problem_of
 
 from assembler.exact.core import FREE, IN, OUT, Contradiction, core_of
-from assembler.tooling.adversarial import Adversary, build
+from benchmarks.scenarios.adversarial import Adversary, build
 
 
 def test_losing_a_chains_tail_removes_the_whole_chain() -> None:

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from assembler.api import assemble
-from assembler.tooling import conformance
-from assembler.tooling.conformance import (
+from assembler.cli import corpus as corpus_command
+from assembler.corpus import (
     BUDGET_CLASSES,
     Case,
     CorpusReport,
@@ -238,13 +238,13 @@ def test_greedy_against_the_cache_aware_exact_answer(baseline_report: CorpusRepo
 
 def test_cli_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     # the exact strategy's former name is accepted, and reported by its name
-    assert conformance.main(["run", "--strategies", "exact,greedy"]) == 0
+    assert corpus_command.main(["run", "--strategies", "exact,greedy"]) == 0
     out = capsys.readouterr().out
     assert "| exact " in out and "| greedy " in out and "48/48" in out
     assert "| cpsat " not in out
     # the cache cases' own table: greedy priced higher on three, 2657 tokens lost in all
     assert "priced-higher" in out and "2657 (45%)" in out
-    assert conformance.main(["run", "--strategies", "enumerate", "--json"]) == 0
+    assert corpus_command.main(["run", "--strategies", "enumerate", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"strategies", "cases"}
     assert data["strategies"]["enumerate"]["frozen_matches"] == 48
@@ -259,21 +259,21 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     case = json.loads(path.read_text(encoding="utf-8"))
     case["expected"]["selected"] = case["expected"]["selected"][:-1]
     path.write_text(json.dumps(case), encoding="utf-8")
-    assert conformance.main(["run", "--strategies", "greedy", "--corpus", str(corpus)]) == 0
-    assert conformance.main(["run", "--strategies", "exact", "--corpus", str(corpus)]) == 1
+    assert corpus_command.main(["run", "--strategies", "greedy", "--corpus", str(corpus)]) == 0
+    assert corpus_command.main(["run", "--strategies", "exact", "--corpus", str(corpus)]) == 1
     assert "shared-resolver-tight" in capsys.readouterr().err
-    assert conformance.main(["run", "--strategies", "nope"]) == 2
-    assert conformance.main(["run", "--corpus", str(tmp_path / "missing")]) == 2
-    assert conformance.main([]) == 2
+    assert corpus_command.main(["run", "--strategies", "nope"]) == 2
+    assert corpus_command.main(["run", "--corpus", str(tmp_path / "missing")]) == 2
+    assert corpus_command.main([]) == 2
 
 
 def test_import_does_not_load_ortools() -> None:
-    code = "import sys, assembler.tooling.conformance; sys.exit('ortools' in sys.modules)"
+    code = "import sys, assembler.corpus; sys.exit('ortools' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_a_local_pool_runs_the_same_corpus(baseline_report: CorpusReport) -> None:
-    from assembler.tooling.engine import EngineKind, EngineSpec, open_engine
+    from assembler.engines import EngineKind, EngineSpec, open_engine
 
     with open_engine(EngineSpec(EngineKind.LOCAL, 2)) as engine:
         pooled = run_corpus(CORPUS_DIR, BASELINES, engine=engine)
@@ -289,5 +289,5 @@ def test_a_local_pool_runs_the_same_corpus(baseline_report: CorpusReport) -> Non
 def test_cli_rejects_a_scheduler_without_the_dask_engine(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert conformance.main(["run", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert corpus_command.main(["run", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--scheduler needs --engine dask" in capsys.readouterr().err

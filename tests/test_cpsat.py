@@ -21,9 +21,9 @@ from assembler.deadline import Deadline
 from assembler.exact import cpmodel, cpsat
 from assembler.exact.backend import Ask
 from assembler.exact.closure import build_problem
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
-from assembler.tooling.generate import Shape, generate
 
 
 class _Mirrored(cpmodel.ProtoModel):
@@ -222,7 +222,7 @@ _CACHE_PARTS = (
 def test_an_exact_call_loads_neither_cp_model_nor_pandas() -> None:
     code = (
         "import random, sys, assembler\n"
-        "from assembler.tooling.generate import Shape, generate\n"
+        "from assembler.hunt.generate import Shape, generate\n"
         "request = generate(random.Random(7), Shape.scale(1000))\n"
         "result = assembler.assemble(request, time_limit=30)\n"
         "assert 'ortools.sat.python.cp_model_helper' in sys.modules, 'CP-SAT was not reached'\n"
@@ -240,7 +240,7 @@ def test_an_exact_call_loads_neither_cp_model_nor_pandas() -> None:
 _RACE = """
 import random, sys, threading
 import assembler
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 requests = [generate(random.Random(7), Shape.scale(1000)) for _ in range(8)]
 assembler.assemble(generate(random.Random(1), Shape.small(6)))  # everything but OR-Tools
 assert not any(m.startswith("ortools") for m in sys.modules), "OR-Tools loaded too early"

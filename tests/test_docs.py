@@ -76,6 +76,9 @@ def test_the_readme_is_a_front_page_with_the_set_up_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
     commands = _blocks(README, "sh")
     assert ci + "\n" in commands, "the README's test command is what .ci/run runs"
+    # and the browser step before it, which .ci/run takes on a clean machine
+    assert "apt-get install -y chromium postgresql\n" in commands
+    assert "apt-get install -y -q chromium" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert any("assembler compile models/examples/" in block for block in commands)
     assert "-m unit --hypothesis-profile dev" in README
 
@@ -99,8 +102,7 @@ def test_the_readme_map_names_every_layer() -> None:
     block = README[README.index("## Architecture") :]
     block = block[block.index("```") : block.index("```", block.index("```") + 3)]
     named = {m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py)", block, flags=re.M)}
-    # a floor named by a dotted path (providers.facts) is its subpackage's
-    layers = {layer.split(".")[0] for layer in LAYERS if layer not in ("__main__", "__init__")}
+    layers = {layer for layer in LAYERS if layer not in ("__main__", "__init__")}
     assert layers | {"verifiers"} == named
 
 

@@ -1,4 +1,4 @@
-"""Hunts on every engine (assembler.tooling.engine, issue 15), on real Dask clusters.
+"""Hunts on every engine (assembler.engines, issue 15), on real Dask clusters.
 
 The same seed and example count give the same answer (findings in order, shrunk
 cases, summary) in this process, on a local pool and on a Dask ``LocalCluster`` of 1
@@ -23,11 +23,13 @@ from typing import Any
 
 import pytest
 
-from assembler.tooling.engine import EngineError, EngineKind, EngineSpec, open_engine
-from assembler.tooling.engine.base import IN_FLIGHT_PER_WORKER
-from assembler.tooling.engine.dask_engine import DaskEngine
-from assembler.tooling.hunt import HuntConfig, HuntReport, hunt, main
-from assembler.tooling.hunt.run import Progress
+from assembler.cli.hunt import main
+from assembler.engines import EngineError, EngineKind, EngineSpec, open_engine
+from assembler.engines.base import IN_FLIGHT_PER_WORKER
+from assembler.engines.dask_engine import DaskEngine
+from assembler.exits import EXIT_ENGINE
+from assembler.hunt import HuntConfig, HuntReport, hunt
+from assembler.hunt.run import Progress
 
 SEED = 7
 EXAMPLES = 240
@@ -203,7 +205,7 @@ def test_a_scheduler_address_gives_the_same_answer(
 
 def test_an_unreachable_scheduler_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--against", "greedy", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"]
-    assert main([*argv, "--connect-timeout", "1"]) == 4
+    assert main([*argv, "--connect-timeout", "1"]) == EXIT_ENGINE
     err = capsys.readouterr().err
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
     assert "Traceback" not in err and err.count("\n") == 1
@@ -265,7 +267,7 @@ def test_ctrl_c_writes_the_findings_and_resume_finishes_the_hunt(
 
 def test_import_assembler_loads_no_dask() -> None:
     code = (
-        "import sys, assembler, assembler.tooling.hunt, assembler.tooling.sweep;"
+        "import sys, assembler, assembler.hunt, assembler.sweep;"
         "loaded = [m for m in ('dask', 'distributed') if m in sys.modules];"
         "print(','.join(loaded))"
     )

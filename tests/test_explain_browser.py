@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from chromium import Browser, BrowserError, Page, figures_in
-from conftest import audited
+from conftest import BROWSER_MISSING, audited
 from PIL import Image
 
 import assembler
@@ -64,7 +64,7 @@ def browser() -> Iterator[Browser]:
     try:
         started = Browser()
     except BrowserError as missing:
-        message = f"the browser tests need Chromium: {missing}"
+        message = f"{BROWSER_MISSING}: {missing}"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message + " (set CI=1 to make this a failure)")

@@ -28,11 +28,11 @@ import assembler
 from assembler.explain.counterfactuals import Counterfactuals, counterfactuals
 from assembler.explain.figures import Counterfactual, CounterfactualKind, FigureStatus
 from assembler.explain.limits import ExplainLimits
+from assembler.hunt.generate import Shape, generate
 from assembler.model.objective import bundle_key, form_value, tiebreak_weight
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.stages.trace import bundle_result
-from assembler.tooling.generate import Shape, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 # small costs keep the sweep short; few required identities and budgets well below the

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serving import WAIT, Http, Starter, started
+from serving import WAIT, Http, Starter, started, time_limited_delta_is_not_applied
 from serving import same as _same
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -317,3 +317,75 @@ def test_without_a_ledger_a_version_is_checked_against_the_session_held(
     assert status == 400 and bad["error"]["field"] == "version"
     status, _, misplaced = alone.call("PUT", "/sessions/other?version=0", turn(6))
     assert status == 400 and misplaced["error"]["field"] == "version"
+
+
+# ---------------------------------------------------------------------------
+# Issue 46: an answer not given is never applied; a store outage is a fast, retryable
+# answer that changes nothing
+
+
+def test_a_delta_answered_time_limit_is_not_applied_on_postgresql(
+    servers: Starter, postgres_url: str, token_file: str
+) -> None:
+    # its solve finished in the background, was recorded and committed the session
+    # in the shared ledger, where every replica then found it
+    server: Http = servers(
+        Http, "--ledger", postgres_url, "--token-file", token_file,
+        test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2"},
+    )  # fmt: skip
+    time_limited_delta_is_not_applied(server, AUTH)
+    with assembler.Ledger(postgres_url, readonly=True) as ledger:
+        outcomes = [s.outcome.value for s in ledger.summaries()]
+    assert outcomes == ["compiled", "abandoned", "compiled"], outcomes
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Any]:
+    """A PostgreSQL server of this test's own, which it may stop and start."""
+    pytest.importorskip("psycopg_pool")
+    from benchmarks import pgserver
+
+    if pgserver.binaries() is None:
+        pytest.skip(pgserver.ABSENT)
+    server = pgserver.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_postgresql_outage_is_a_fast_retryable_error_that_changes_nothing(
+    servers: Starter, own_postgres: Any, token_file: str
+) -> None:
+    # PostgreSQL down: calls waited on the pool for their whole time limit, some came
+    # back undecided (a solve starved of its time), were recorded once the database was
+    # back and moved the session on; sending one again replayed the undecided
+    from benchmarks import pgserver
+
+    url = pgserver.create_database(own_postgres.url, "outage")
+    a = replica(servers, url, token_file, "--time-limit", "30")
+    assert call(a, "PUT", "/sessions/k", turn(1))[0] == 200
+    own_postgres.pause()
+    try:
+        for _ in range(3):
+            # the same delta, sent again as told: never applied, never undecided
+            status, reply = call(a, "POST", "/sessions/k/delta?version=0", step(1, 1))
+            assert (status, reply["error"]["code"]) == (503, "ledger-error"), reply
+            assert reply["error"]["retryable"] is True and reply["error"]["retry_after"] > 0
+            status, reply = call(a, "POST", "/assemble", turn(2))
+            assert (status, reply["error"]["code"]) == (503, "ledger-error"), reply
+    finally:
+        own_postgres.resume()
+    # service resumes by itself: the client retries as told
+    deadline = time.monotonic() + WAIT
+    while True:
+        status, reply = call(a, "POST", "/sessions/k/delta?version=0", step(1, 1))
+        if status == 200 or time.monotonic() > deadline:
+            break
+        assert reply["error"]["code"] == "ledger-error" and reply["error"]["retryable"]
+        time.sleep(reply["error"]["retry_after"])
+    assert (status, reply["session"]["version"]) == (200, 1), reply
+    with assembler.Ledger(url, readonly=True) as ledger:
+        statuses = [s.status for s in ledger.summaries()]
+        assert "undecided" not in statuses
+        assert verify(ledger).ok

@@ -180,7 +180,7 @@ def test_what_the_gates_read_for_later_stages_is_what_the_report_says(seed: int)
     # of walking every form again: they must agree with the report and the request
     import random
 
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     rng = random.Random(seed)
     shape = Shape.small(rng.choice([5, 40, 200])) if seed % 3 else Shape.scale(300)

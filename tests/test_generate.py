@@ -1,4 +1,4 @@
-"""The random request generator (assembler.tooling.generate).
+"""The random request generator (assembler.hunt.generate).
 
 Checks determinism per seed, that every generated request is valid input (own
 structural checks, the JSON Schema in models/, and the parser through ``assemble``),
@@ -22,7 +22,8 @@ from jsonschema import Draft202012Validator
 from profiles import examples
 
 import assembler
-from assembler.tooling.generate import Relevance, Shape, generate
+from assembler.hunt.generate import Relevance, Shape, generate
+from benchmarks.scenarios.adversarial import tangled
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "models" / "request.schema.json").read_text(encoding="utf-8"))
@@ -169,7 +170,7 @@ def test_tangled_shape_turns_up_chains_cycles_and_groups() -> None:
         triples = sum(1 for m in members.values() if len(m) == 3)
         return len(forms), chained, mutual, triples
 
-    n, chained, mutual, triples = structure(Shape.tangled(800))
+    n, chained, mutual, triples = structure(tangled(800))
     _, scale_chained, scale_mutual, scale_triples = structure(Shape.scale(800))
     assert n == 800
     assert chained > 10 * max(1, scale_chained) and mutual > 10 * max(1, scale_mutual)
@@ -304,7 +305,6 @@ def test_presets_reject_bad_sizes() -> None:
         Shape.small(0)
     with pytest.raises(ValueError):
         Shape.scale(0)
-    assert Shape.small(10).with_max_candidates(4).candidates == (2, 4)
 
 
 def test_generator_imports_nothing_heavy() -> None:
@@ -312,8 +312,8 @@ def test_generator_imports_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, assembler.tooling.generate, random;"
-        "assembler.tooling.generate.generate(random.Random(0));"
+        "import sys, assembler.hunt.generate, random;"
+        "assembler.hunt.generate.generate(random.Random(0));"
         "heavy = [m for m in ('ortools', 'numpy', 'networkx') if m in sys.modules];"
         "print(heavy)"
     )

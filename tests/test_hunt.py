@@ -1,4 +1,4 @@
-"""Counterexample hunts (assembler.tooling.hunt, issue 4).
+"""Counterexample hunts (assembler.hunt, issue 4).
 
 A seeded hunt with a fixed example count finds a greedy false refusal and shrinks it
 to at most 8 candidates; saved cases replay to their kind; a hunt against exact
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from assembler.tooling.hunt import FindingKind, HuntConfig, hunt, judge, main, replay, shrink
-from assembler.tooling.hunt.shrink import _ddmin, _simpler_ints, _simpler_relevance
+from assembler.cli.hunt import main
+from assembler.hunt import FindingKind, HuntConfig, hunt, judge, replay, shrink
+from assembler.hunt.shrink import _ddmin, _simpler_ints, _simpler_relevance
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTER = sorted((ROOT / "corpus" / "register").glob("*.json"))
@@ -371,7 +372,7 @@ def cache_hunt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
 
 
 def test_a_cache_hunt_draws_a_next_call_caching_on_the_rendering_before() -> None:
-    from assembler.tooling.hunt.run import example_request
+    from assembler.hunt.run import example_request
 
     request = example_request(0, 1, 12, cache=True)
     assert example_request(0, 1, 12, cache=True) == request
@@ -580,3 +581,90 @@ def test_exact_is_enumerate_on_the_cache_hunts_findings(request_: dict[str, Any]
     exact = assembler.assemble(request_, strategy="exact").to_dict()
     oracle = assembler.assemble(request_, strategy="enumerate").to_dict()
     assert (exact["selected"], exact["cache"]) == (oracle["selected"], oracle["cache"])
+
+
+# -- render-rule and session hunts (issue 47) ---------------------------------------
+#
+# Marked unit: they run in both kernel modes. The render-rule hunt draws conversations
+# (turns that may open one, calls with bad arguments, malformed tool definitions, cache
+# sections in any order) and judges them in every format; the session hunt draws the
+# cache hunt's requests and judges a Session after an empty delta and re-scorings
+# against fresh calls.
+
+
+@pytest.mark.unit
+def test_a_render_rule_hunt_finds_nothing_against_exact_and_greedy_s_unsendable_bundles() -> None:
+    exact = hunt(HuntConfig(strategy="exact", examples=40, max_candidates=7, out=None,
+                            shape="render"))  # fmt: skip
+    assert exact.examples == 40 and not exact.findings, exact.findings
+    greedy = hunt(HuntConfig(strategy="greedy", examples=40, max_candidates=7, out=None,
+                             shape="render", shrink_per_kind=1))  # fmt: skip
+    assert greedy.answer()["shape"] == "render"
+    unsendable = [f for f in greedy.findings if "format-rule" in f.explanation]
+    assert unsendable and all(f.kind is FindingKind.FALSE_BUNDLE for f in unsendable)
+    assert greedy.counts()["exact-disagreement"] == greedy.counts()["crash"] == 0
+
+
+@pytest.mark.unit
+def test_a_session_hunt_finds_nothing_against_exact() -> None:
+    report = hunt(HuntConfig(strategy="exact", examples=40, max_candidates=10, out=None,
+                             shape="session"))  # fmt: skip
+    assert report.examples == 40 and not report.findings, report.findings
+
+
+# What the two hunts found on the code before issue 47 (seed 0, shrunk): the rule-blind
+# decision's answer failed to render (RENDER_EMPTY, first-message-user,
+# messages-non-empty, tool-call-arguments, tool-definition), and a cached session answered
+# an empty delta with the kept cache-blind optimum and no cache record.
+_RENDER_FINDINGS = [
+    {"task": {"id": "t", "budget": 10}, "candidates": []},
+    {"task": {"id": "t", "budget": 0, "instruction": "Answer briefly."}, "candidates": []},
+    {"task": {"id": "t", "budget": 1, "query": "What next?"},
+     "candidates": [{"id": "assistant-0", "cost": 0, "relevance": 0.1, "content": "said at 0",
+                     "kind": "assistant_turn", "turn": 1}]},
+    {"task": {"id": "t", "budget": 10, "query": "What next?"},
+     "candidates": [{"id": "tool-0", "cost": 0, "relevance": 0.1, "kind": "tool_definition",
+                     "content": "{\"description\": \"no name\"}"}]},
+    {"task": {"id": "t", "budget": 20, "instruction": "Answer briefly.", "query": "What next?"},
+     "candidates": [{"id": "result-0", "cost": 10, "relevance": 0.1, "content": "output 5",
+                     "kind": "tool_result", "tool_call_id": "c5"},
+                    {"id": "tool-0", "cost": 10, "relevance": 0.1, "content": "[1, 2]",
+                     "kind": "tool_call", "tool_call_id": "c5", "tool_name": "read",
+                     "turn": 0}]},
+]  # fmt: skip
+_SESSION_FINDINGS = [
+    {"task": {"id": "t", "budget": 10, "instruction": "answer in English"},
+     "candidates": [{"id": "doc0-0", "identity": "doc0-0", "cost": 1, "relevance": 0.1,
+                     "content": "document 0", "kind": "evidence"}],
+     "cache": {"provider": "anthropic", "min_prefix_tokens": 10,
+               "previous": {"blocks": [], "at": 1000.0}}},
+    {"task": {"id": "t", "budget": 40, "instruction": "answer in English"},
+     "candidates": [{"id": "a0-0", "cost": 30, "relevance": 0.1, "content": "step 0",
+                     "kind": "assistant_turn", "turn": 1}],
+     "cache": {"provider": "gemini", "min_prefix_tokens": 30, "previous": {"blocks": []}}},
+    {"task": {"id": "t", "budget": 90, "instruction": "answer in English"}, "candidates": [],
+     "cache": {"provider": "openai", "min_prefix_tokens": 10,
+               "previous": {"blocks": [], "at": 1000.0}}},
+]  # fmt: skip
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("request_", _RENDER_FINDINGS)
+def test_exact_agrees_in_every_format_on_the_render_hunt_s_findings(
+    request_: dict[str, Any],
+) -> None:
+    from assembler.hunt.judge import judge_in
+
+    verdict = judge_in(request_, "exact", "render")
+    assert verdict.kind is None, verdict.explanation
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("request_", _SESSION_FINDINGS, ids=["anthropic", "gemini", "openai"])
+def test_a_session_agrees_with_fresh_calls_on_the_session_hunt_s_findings(
+    request_: dict[str, Any],
+) -> None:
+    from assembler.hunt.judge import judge_in
+
+    verdict = judge_in(request_, "exact", "session")
+    assert verdict.kind is None, verdict.explanation

@@ -11,9 +11,9 @@ import copy
 from typing import Any
 
 import assembler
-from assembler.tooling.hunt.cachejudge import simulated_read
-from assembler.tooling.hunt.cachesessions import session_example
-from assembler.tooling.hunt.judge import _price_check, reference
+from assembler.hunt.cachejudge import simulated_read
+from assembler.hunt.cachesessions import session_example
+from assembler.hunt.judge import _price_check, reference
 
 
 def test_drawn_examples_agree_with_the_simulator() -> None:

@@ -13,7 +13,7 @@ from profiles import examples
 from assembler.exact.closure import Problem
 from assembler.exact.incumbent import build_incumbent, is_legal, rounded_selection
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.adversarial import Adversary, build
+from benchmarks.scenarios.adversarial import Adversary, build
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -35,7 +35,8 @@ _ANSWER = textwrap.dedent(
     """
     import hashlib, json, random, sys
     import assembler
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
+    from benchmarks.scenarios.adversarial import tangled
 
     def digest(result):
         data = result.to_dict()
@@ -57,7 +58,7 @@ _ANSWER = textwrap.dedent(
     formats = (None, "text", "openai-chat", "anthropic-messages")
     for i in range(int(sys.argv[1])):
         shape = (Shape.scale(rng.choice((100, 300, 1000))) if i % 40 == 39
-                 else Shape.tangled(60) if i % 40 == 19 else Shape.small(rng.randint(1, 14)))
+                 else tangled(60) if i % 40 == 19 else Shape.small(rng.randint(1, 14)))
         request = generate(rng, shape)
         fmt = formats[i % 4]
         if fmt is not None:

@@ -15,8 +15,8 @@ from assembler.exact.backend import Ask, SolveOutcome, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.cpsat import CpSat
 from assembler.exact.knapsack import cheapest_reaching, solve_knapsack
+from assembler.hunt.generate import Shape, generate
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.generate import Shape, generate
 
 # requests with no references, chains or cycles: every core is knapsack-shaped
 KNAPSACK = dataclasses.replace(

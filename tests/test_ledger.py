@@ -26,6 +26,7 @@ import assembler
 from assembler.ledger import CompilationOutcome, artifacts
 from assembler.ledger import store as store_module
 from assembler.ledger.diff import diff
+from assembler.ledger.replay import replay
 from assembler.ledger.verify import verify
 from assembler.model.parse import parse_request
 
@@ -565,3 +566,94 @@ def test_the_request_document_knows_every_field_of_the_request() -> None:
 
     assert {f.name for f in fields(assembler.Candidate)} == CANDIDATE_ATTRIBUTES
     assert {f.name for f in fields(assembler.Task)} == TASK_ATTRIBUTES
+
+
+# ---------------------------------------------------------------------------
+# Answers not given (issue 46): recorded as what they are, moving nothing on
+
+
+def _opened(path: Path) -> tuple[assembler.Ledger, dict[str, Any]]:
+    from assembler.ledger.sessions import SessionCommit
+
+    turn = request(budget=400)
+    turn["candidates"] = [form("a", 100, 0.9, content="one"), form("b", 50, 0.5, content="two")]
+    ledger = assembler.Ledger(path)
+    opening = assembler.Ledger(path, session="k", store=ledger._store, commit=SessionCommit("k"))
+    assembler.assemble(turn, ledger=opening)
+    return ledger, turn
+
+
+def test_a_replica_that_loses_the_race_for_a_session_records_its_answer_abandoned(
+    tmp_path: Path,
+) -> None:
+    # two replicas answer the same delta from version 0: the second's commit finds the
+    # session moved; its answer was left without an outcome, reading "interrupted"
+    from assembler.ledger.sessions import SessionCommit, SessionEntry, SessionMoved
+
+    ledger, turn = _opened(tmp_path / "l.db")
+    with ledger:
+        store = ledger._store
+        step = SessionCommit("k", opened=1, base=0, delta="d1")
+        first, second = (
+            assembler.Ledger(tmp_path / "l.db", store=store, commit=step).requested(
+                parse_request(turn), assembler.Settings()
+            )
+            for _ in range(2)
+        )
+        result = assembler.assemble(turn)
+        first.answered(result)
+        with pytest.raises(SessionMoved):
+            second.answered(result)
+        assert [s.outcome.value for s in ledger.summaries()] == ["compiled", "compiled",
+                                                                 "abandoned"]  # fmt: skip
+        assert store.session_entry("k") == SessionEntry("k", 1, 1, 3, "d1")
+        lost = ledger.compilation(3)
+        assert lost.events[1].data()["reason"] == "session-moved"
+        assert lost.result is not None and lost.result["package_id"] == result.package_id
+        assert verify(ledger).ok
+    shown = subprocess.run(
+        [sys.executable, "-m", "assembler", "ledger", "show", str(tmp_path / "l.db"), "3"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "abandoned (session-moved)" in shown and "interrupted" not in shown
+
+
+def test_an_answer_its_caller_was_not_given_moves_no_session_on(tmp_path: Path) -> None:
+    # a server call told time-limit before its answer came: the answer is recorded,
+    # abandoned, and the session stays where its client knows it
+    from assembler.ledger.sessions import SessionCommit, SessionEntry
+
+    ledger, turn = _opened(tmp_path / "l.db")
+    with ledger:
+        recorder = ledger.but(commit=SessionCommit("k", 1, 0, "d1"), claim=lambda: False)
+        assembler.assemble(turn, ledger=recorder)
+        assert ledger._store.session_entry("k") == SessionEntry("k", 1, 0, 1, None)
+        assert [s.outcome.value for s in ledger.summaries()] == ["compiled", "abandoned"]
+        assert ledger.compilation(2).events[1].data()["reason"] == "answered-otherwise"
+        # the same call whose answer is claimed moves it on
+        claimed = ledger.but(commit=SessionCommit("k", 1, 0, "d1"), claim=lambda: True)
+        assembler.assemble(turn, ledger=claimed)
+        assert ledger._store.session_entry("k") == SessionEntry("k", 1, 1, 5, "d1")
+        assert verify(ledger).ok
+
+
+def test_a_refused_request_holding_a_lone_surrogate_is_recorded_escaped(tmp_path: Path) -> None:
+    # JSON's decoder makes "\ud800" of "\\ud800"; UTF-8 cannot hold it: recording the
+    # refused request raised UnicodeEncodeError, an internal error
+    path = tmp_path / "l.db"
+    sent = [
+        {"task": {"id": "\ud800", "budget": 10}, "candidates": []},
+        {"task": {"id": "t\x00", "budget": 10},
+         "candidates": [{"id": "a\udfff", "cost": 1, "relevance": 0.5}]},
+    ]  # fmt: skip
+    with assembler.Ledger(path) as ledger:
+        for data in sent:
+            with pytest.raises(assembler.InvalidRequest):
+                assembler.assemble(data, ledger=ledger)
+        raws = [ledger.compilation(n).raw_request for n in ledger.numbers()]
+        assert [json.loads(raw) for raw in raws if raw is not None] == sent
+        sessions = [s.session for s in ledger.summaries()]
+        assert sessions == ["\\ud800", "t\\u0000"]
+        assert verify(ledger).ok
+        replayed = replay(ledger.compilation(1))
+        assert replayed.recorded.value == "failed" and not replayed.differences

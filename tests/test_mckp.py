@@ -28,6 +28,7 @@ from profiles import examples
 
 import assembler
 from assembler import kernels
+from assembler.corpus import load_corpus
 from assembler.deadline import NEVER, Deadline
 from assembler.exact import mckp, mckp_twin
 from assembler.exact import solve as solve_module
@@ -35,9 +36,8 @@ from assembler.exact.backend import Ask, SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.knapsack import OPTION_LIMIT
 from assembler.exact.solve import exact_backend
+from assembler.hunt.generate import Shape, generate
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.conformance import load_corpus
-from assembler.tooling.generate import Shape, generate
 
 SETTINGS = settings(
     max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -299,16 +299,42 @@ def test_every_path_gives_the_same_answer_on_the_corpus(
 
 
 def test_a_problem_stating_a_rule_the_kernel_does_not_read_is_handed_back() -> None:
-    # a constraint a later change adds to Problem (a format's structural rules): the
-    # kernel answers only problems whose every stated rule it reads
+    # a format's structural rules (sendable.py) are constraints the kernel does not read:
+    # a problem stating one goes to the general path
     import dataclasses as dc
 
+    from assembler.model.sendable import Clause
+
     problem = _transcript_problem()
+    assert problem.rules == ()
     assert mckp.solve_mckp(problem) is not None
-    Ruled = dc.make_dataclass(
-        "Ruled", [("rules", tuple, dc.field(default=()))], bases=(Problem,), frozen=True,
-        slots=True,
-    )  # fmt: skip
-    values = {f.name: getattr(problem, f.name) for f in dc.fields(Problem)}
-    assert mckp.solve_mckp(Ruled(**values)) is not None
-    assert mckp.solve_mckp(Ruled(**values, rules=(("first-message-user",),))) is None
+    ruled = dc.replace(problem, rules=(Clause("first-message-user", (0,), ()),))
+    assert mckp.solve_mckp(ruled) is None
+
+
+def test_a_rendered_call_whose_optimum_the_format_sends_is_the_kernels() -> None:
+    # the kernel solves the problem without the format's rules; its optimum, when it
+    # keeps them, is the answer (a relaxation's feasible optimum), else the general path
+    turns = [
+        {"id": f"m{k}", "cost": 10 + k, "relevance": 0.2 + k / 30,
+         "kind": "user_turn" if k % 2 == 0 else "assistant_turn", "turn": k,
+         "content": f"turn {k}"}
+        for k in range(8)
+    ]  # fmt: skip
+    request = {"task": {"id": "t", "budget": 80}, "candidates": turns}
+    sent = assembler.assemble(request, render="anthropic-messages")
+    assert "path-mckp" in dict(sent.timings)
+    # a cheap, valuable assistant turn first: the blind optimum opens with it, which the
+    # format refuses (first-message-user), so the general path answers
+    opening = [
+        {"id": i, "content": i, "cost": c, "relevance": r, "kind": kind, "turn": t}
+        for t, (i, c, r, kind) in enumerate(
+            [("a0", 5, 1.0, "assistant_turn"), ("u1", 60, 0.3, "user_turn"),
+             ("a2", 5, 0.9, "assistant_turn")]
+        )
+    ]  # fmt: skip
+    ruled = {"task": {"id": "t", "budget": 30}, "candidates": opening}
+    answer = assembler.assemble(ruled, render="anthropic-messages")
+    assert "path-mckp" not in dict(answer.timings)
+    oracle = assembler.assemble(ruled, render="anthropic-messages", strategy="enumerate")
+    assert (answer.status, answer.selected) == (oracle.status, oracle.selected)

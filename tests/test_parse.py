@@ -660,9 +660,9 @@ def test_decoding_gives_the_rules_candidates_or_leaves_them_the_judging(
 ) -> None:
     import random as _random
 
+    from assembler.hunt.generate import Shape, generate
     from assembler.model.decode import decoded_candidates
     from assembler.model.fields import CANDIDATE_FIELDS
-    from assembler.tooling.generate import Shape, generate
 
     rng = _random.Random(seed)
     candidates = generate(rng, Shape.small(rng.randint(1, 14)))["candidates"]

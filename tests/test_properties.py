@@ -20,15 +20,16 @@ from tests_support import solve_exact
 import assembler
 from assembler.deadline import Deadline
 from assembler.exact import fixings as fixings_module
-from assembler.exact.backend import Ask, SolveStatus
-from assembler.exact.closure import build_problem
-from assembler.exact.core_search import CoreSearch
+from assembler.exact.backend import UNBOUNDED, Ask, SolveOutcome, SolveStatus
+from assembler.exact.closure import Problem, build_problem
+from assembler.exact.core_search import CoreSearch, _SmallCoreSolvers
 from assembler.exact.cpsat import CpSat
 from assembler.exact.search import SmallSearch
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.generate import Shape, generate
+from benchmarks.scenarios.adversarial import tangled
 
 FAST = settings(
     max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -103,23 +104,85 @@ def test_every_strategy_result_is_judged_and_greedy_is_always_legal(
 @given(requests(), st.sampled_from([400, 4, 1, 0]))
 def test_the_lp_reduction_keeps_the_exact_optimum(req: dict[str, Any], tight_core: int) -> None:
     # Small requests never reach the LP, nor the second (cost) reduction, nor the
-    # hypothetical threshold (a core of ``tight_core`` forms) on their own; force all
-    # three so their fixings are tested against the oracle.
-    original = fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE
-    fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = 0, 0, tight_core
+    # hypothetical thresholds (a core of ``tight_core`` forms, at the value level and at
+    # the cost and tie-break levels) on their own; force them all so their fixings are
+    # tested against the oracle.
+    _assert_reduced_is_plain(req, tight_core)
+
+
+def _assert_reduced_is_plain(
+    req: dict[str, Any], tight_core: int, monkeypatch: pytest.MonkeyPatch | None = None
+) -> None:
+    """CoreSearch (its reductions and thresholds forced) answers as brute force; with
+    ``monkeypatch``, the knapsack program and the small search hand every core on, so
+    that the levels' reductions and thresholds do the work."""
+    if monkeypatch is not None:
+        monkeypatch.setattr(_SmallCoreSolvers, "solve", lambda self, core, worth=None: None)
+    forced = (0, 0, tight_core, tight_core)
+    original = (fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE,
+                CoreSearch.TIE_CORE)  # fmt: skip
+    (fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE,
+     CoreSearch.TIE_CORE) = forced  # fmt: skip
     try:
         request = parse_request(req)
         problem = build_problem(request, apply_gates(request))
         plain = BruteForce().solve(problem)
-        reduced = CoreSearch(BruteForce()).solve(problem, Ask(Deadline.after(10), 1))
+        inner = _Careless() if monkeypatch is not None else BruteForce()
+        reduced = CoreSearch(inner).solve(problem, Ask(Deadline.after(10), 1))
     finally:
-        fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE = original
+        (fixings_module.LP_MIN_FORMS, CoreSearch.SMALL_CORE, CoreSearch.TIGHT_CORE,
+         CoreSearch.TIE_CORE) = original  # fmt: skip
     assert reduced.status == plain.status
     if plain.status is SolveStatus.INFEASIBLE and reduced.selection:
         # the closure it priced on the way, proven too dear: the cheapest one
         assert reduced.selection == BruteForce().solve(problem.mandatory()).selection
     else:
         assert reduced.selection == plain.selection
+
+
+class _Careless(BruteForce):
+    """Brute force that answers a question asked of fewer levels than the whole order
+    (value only, or value then cost) with the worst selection that still answers it:
+    the heaviest, then the last in canonical order. Each answer is right, and the
+    levels below start from the worst incumbent there is."""
+
+    def solve(self, problem: Problem, ask: Ask = UNBOUNDED) -> SolveOutcome:
+        if ask.tiebreak and not ask.value_only:
+            return super().solve(problem, ask)
+        legal = list(self._legal(problem))
+        if not legal:
+            return SolveOutcome(SolveStatus.INFEASIBLE)
+
+        def level(selection: tuple[int, ...]) -> tuple[int, ...]:
+            value = sum(problem.value[f] for f in selection)
+            cost = sum(problem.cost[f] for f in selection)
+            return (value,) if ask.value_only else (value, -cost)
+
+        top = max(map(level, legal))
+        worst = max((s for s in legal if level(s) == top),
+                    key=lambda s: (sum(problem.weight[f] for f in s), s))  # fmt: skip
+        return SolveOutcome(SolveStatus.OPTIMAL, worst, bound=top[0])
+
+
+@settings(max_examples=examples(160), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(1, 30), st.integers(0, 2)), min_size=2, max_size=14),
+    st.floats(0.2, 0.8),
+    st.sampled_from([8, 4, 2]),
+)
+def test_the_tie_levels_thresholds_keep_the_exact_optimum(
+    items: list[tuple[int, int]], share: float, tight_core: int
+) -> None:
+    # costs that follow values (a value plus a little): many selections of the optimal
+    # value, and of the optimal cost, differ only in their tie-break weight, so the cost
+    # and weight levels' hypothetical thresholds (``_tighten_level``) have work to do
+    candidates = [{"id": f"f{i:02}", "cost": 10 * v + noise, "relevance": v / 30}
+                  for i, (v, noise) in enumerate(items)]  # fmt: skip
+    budget = int(share * sum(c["cost"] for c in candidates))
+    with pytest.MonkeyPatch.context() as patch:
+        _assert_reduced_is_plain(
+            {"task": {"id": "t", "budget": budget}, "candidates": candidates}, tight_core, patch
+        )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -190,7 +253,7 @@ def test_worker_counts_give_the_same_answer_where_the_cp_sat_search_decides(
     # answer must still be the one unique optimum.
     monkeypatch.setattr(CpSat, "ALONE", 0.0)
     rng = random.Random(seed)
-    request = parse_request(generate(rng, Shape.tangled(rng.randint(400, 600))))
+    request = parse_request(generate(rng, tangled(rng.randint(400, 600))))
     gates = apply_gates(request)
     answers = {}
     for workers in (1, 2, 4):

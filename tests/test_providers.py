@@ -1,9 +1,10 @@
 """The providers' rooms: one per API, one interface, every figure in one data file.
 
-Each test fails when a provider's fact gets a second home: a module outside
-``assembler/providers/`` (and the verifiers, which keep their own copies on purpose)
-naming a provider, a number written into a room's code instead of its data file, a
-format without a room, a figure without a source, a body parsed back from its JSON.
+Each test fails when a provider's fact gets a second home: a module outside the rooms
+(``assembler/providers/``) and the figures (``assembler/facts/``) naming a provider
+(the verifiers keep their own copies on purpose), a number written into a room's code
+instead of its data file, a format without a room, a figure without a source, a body
+parsed back from its JSON.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import pytest
 
 import assembler
 from assembler import shipped
+from assembler.facts import Provider, format_facts, provider_facts, provider_of
 from assembler.model.rendering import RenderFormat, Rendering
 from assembler.providers import interface
-from assembler.providers.facts import Provider, facts, format_facts, provider_of
 from assembler.providers.registry import APIS, FRAMEWORKS, api_for
 
 PACKAGE = Path(assembler.__file__).resolve().parent
@@ -46,17 +47,17 @@ def test_every_format_but_the_text_has_one_room_and_its_provider_data() -> None:
     assert sorted(api.FORMAT for api in APIS) == sorted(set(RenderFormat) - {RenderFormat.TEXT})
     for api in APIS:
         assert api_for(api.FORMAT) is api and api.FORMAT.value == api.NAME
-        assert api.FORMAT in (f.format for f in facts(provider_of(api.FORMAT)).formats)
+        assert api.FORMAT in (f.format for f in provider_facts(provider_of(api.FORMAT)).formats)
 
 
 def test_no_module_outside_the_rooms_names_a_provider() -> None:
     named = sorted(
         path.relative_to(PACKAGE).as_posix()
         for path in PACKAGE.rglob("*.py")
-        if path.relative_to(PACKAGE).parts[0] not in ("providers", "verifiers")
+        if path.relative_to(PACKAGE).parts[0] not in ("providers", "facts", "verifiers")
         and NAMED.search(path.read_text(encoding="utf-8"))
     )
-    assert named == [], "a provider's fact belongs in its room (assembler/providers/)"
+    assert named == [], "a provider's fact belongs in its room or its data file (facts/)"
 
 
 def test_the_rooms_hold_no_figure_of_their_own() -> None:
@@ -77,7 +78,7 @@ def test_the_rooms_hold_no_figure_of_their_own() -> None:
 
 def test_every_figure_of_the_data_files_names_its_source() -> None:
     for provider in Provider:
-        found = facts(provider)
+        found = provider_facts(provider)
         for fmt in found.formats:
             figures = format_facts(fmt.format)
             assert figures is not None
@@ -92,7 +93,7 @@ def test_every_figure_of_the_data_files_names_its_source() -> None:
 
 def test_a_data_file_is_plain_json_with_one_provider() -> None:
     for provider in Provider:
-        path = PACKAGE / "providers" / "data" / f"{provider.value}.json"
+        path = PACKAGE / "facts" / f"{provider.value}.json"
         data = json.loads(path.read_text(encoding="utf-8"))
         assert data["provider"] == provider.value and data["read"]
 

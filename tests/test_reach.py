@@ -10,7 +10,7 @@ from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import Problem
 from assembler.exact.reach import required_reach
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.adversarial import Adversary, build
+from benchmarks.scenarios.adversarial import Adversary, build
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,8 +11,8 @@ import pytest
 import assembler
 from assembler import InvalidRequest
 from assembler.cache import Provider, UnknownCacheModel, cache_rules
+from assembler.facts import model_profile, profiles, provider_facts
 from assembler.providers import anthropic, gemini, openai_chat
-from assembler.providers.facts import facts, model_profile, profiles
 from assembler.providers.images import image_size
 from assembler.render.encodings import load_encoding
 from assembler.render.meters import counter_named, meter_for
@@ -41,7 +41,7 @@ def test_one_model_name_rule_serves_the_counter_registry_and_the_cache_rules() -
         for name in (profile.name, *profile.also):
             assert model_profile(f"{name}-20250929") is profile
     for provider in Provider:
-        for rules, names in facts(provider).families:
+        for rules, names in provider_facts(provider).families:
             for name in names:
                 assert cache_rules(provider, f"{name}-2025-09-29") is rules
 
@@ -88,7 +88,7 @@ def test_shipped_ranks_rebuild_the_official_file_byte_for_byte(name: str) -> Non
 
 def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -> None:
 
-    from assembler.providers.facts import RenderFormat, format_facts, framing
+    from assembler.facts import RenderFormat, format_facts, framing
 
     for fmt in RenderFormat:
         figures = format_facts(fmt)
@@ -105,10 +105,10 @@ def test_every_framing_figure_the_code_counts_is_in_the_data_with_its_source() -
     claude = meter_for("claude-sonnet-4", counter_named("utf8-bytes"))
     messages = RenderFormat.ANTHROPIC_MESSAGES
     assert anthropic.body.message_tokens(claude, {"content": []}) == framing(messages, "message")
-    tile = facts(Provider.GEMINI).images["tokens"]
+    tile = provider_facts(Provider.GEMINI).images["tokens"]
     assert gemini.body.image_tokens((100, 100)) == tile
     for provider in Provider:
-        assert facts(provider).model_sources and facts(provider).image_source.url
+        assert provider_facts(provider).model_sources and provider_facts(provider).image_source.url
 
 
 def test_openai_message_framing_follows_the_published_recipe() -> None:

@@ -95,7 +95,7 @@ def test_an_lp_started_from_a_foreign_basis_bounds_as_a_cold_one(
 def test_a_remembered_basis_takes_the_next_lp_of_a_session_in_a_few_iterations() -> None:
     # the LP of a request and that of the same request plus a tool call and its result:
     # the second, started from the first one's basis, needs a handful of iterations
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     request = generate(random.Random(7), Shape.scale(600))
     first = problem_of(request)

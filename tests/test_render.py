@@ -232,18 +232,24 @@ def test_a_conversation_opening_with_an_assistant_turn_is_refused_for_anthropic(
     req = request(100)
     req["candidates"] = [form("a", 10, 0.5, kind="assistant_turn", content="hello")]
     with pytest.raises(RenderError) as caught:
-        assembler.assemble(req, render="anthropic-messages")
+        assembler.render_bundle(req, assembler.assemble(req), format="anthropic-messages")
     assert caught.value.rule == "first-message-user"
     assert _rendered(req, "openai-chat").rendering is not None
+    # assembled for Anthropic, no bundle it can send exists: refused, naming the rules
+    refused = solve(req, render="anthropic-messages")
+    assert refused.refusal is not None and refused.refusal.code.value == "UNSENDABLE"
+    assert refused.refusal.rules == ("messages-non-empty", "first-message-user")
 
 
 def test_tool_call_arguments_must_be_a_json_object() -> None:
     req = _conversation()
     next(c for c in req["candidates"] if c["id"] == "call")["content"] = "not json"
     with pytest.raises(RenderError) as caught:
-        assembler.assemble(req, render="openai-chat")
+        assembler.render_bundle(req, assembler.assemble(req), format="openai-chat")
     assert caught.value.rule == "tool-call-arguments" and caught.value.items == ("call",)
-    assert _rendered(req, "text").rendering is not None
+    assert set(_rendered(req, "text").selected) >= {"call", "res"}
+    # assembled for Chat, the best bundle without the call (nor its result) is sent
+    assert not {"call", "res"} & set(_rendered(req, "openai-chat").selected)
 
 
 # -- tool call coupling in every strategy ------------------------------------------------

@@ -2,7 +2,7 @@
 
 Each stage (parse, gates, closure, greedy, trace, render, the two verifiers, explain
 with its two views, and ``ledger diff``) runs on each shape of
-``assembler.tooling.adversarial`` at two sizes, ``SCALE`` times apart; the work it does
+``benchmarks.scenarios.adversarial`` at two sizes, ``SCALE`` times apart; the work it does
 at the larger size must stay under ``GROWTH`` times its work at the smaller one. Work
 is counted, never timed: every line of Python the stage runs and every call it makes
 to a built-in (``sys.settrace``, ``sys.setprofile``), so the count is the same on any
@@ -38,7 +38,7 @@ from assembler.render.manifest import build_rendering
 from assembler.stages.gates import apply_gates
 from assembler.stages.trace import bundle_result
 from assembler.strategies.greedy import greedy_strategy
-from assembler.tooling.adversarial import Adversary, build, with_content
+from benchmarks.scenarios.adversarial import Adversary, build, with_content
 
 SMALL = 1_000
 SCALE = 4

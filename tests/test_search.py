@@ -10,10 +10,10 @@ from conftest import form, request
 from assembler.exact.backend import SolveStatus
 from assembler.exact.closure import build_problem
 from assembler.exact.search import SmallSearch
+from assembler.hunt.generate import Shape, generate
 from assembler.model.parse import parse_request
 from assembler.stages.gates import apply_gates
 from assembler.strategies.bruteforce import BruteForce
-from assembler.tooling.generate import Shape, generate
 
 
 def problem_of(req: dict) -> object:  # type: ignore[type-arg]

@@ -30,7 +30,7 @@ from serving import example as _example
 from serving import same as _same
 
 import assembler
-from assembler.tooling.agentloop import agent_loop
+from benchmarks.scenarios.agentloop import agent_loop
 
 
 @pytest.fixture

@@ -22,7 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serving import WAIT, Http, Lines, Starter, example, read_response, same, started
+from serving import (
+    WAIT,
+    Http,
+    Lines,
+    Starter,
+    example,
+    read_response,
+    same,
+    started,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -37,13 +47,6 @@ def _big_request(forms: int = 3000, size: int = 400) -> dict[str, Any]:
         for i in range(forms)
     ]
     return {"task": {"id": "big", "budget": forms}, "candidates": candidates}
-
-
-def _wait_until(check: Any, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 # ---------------------------------------------------------------------------
@@ -167,7 +170,7 @@ def test_stalled_bodies_do_not_keep_others_from_being_served(servers: Starter) -
     review = example("review-migration.json")
     stalled = _stalled(server, 64)
     try:
-        _wait_until(lambda: server.health()["reading"] == 64, "the stalled bodies are read")
+        wait_until(lambda: server.health()["reading"] == 64, "the stalled bodies are read")
         health = server.health()
         # 64 bodies being read are not 64 calls held: the server is not saturated by them
         assert health["status"] == "ok" and health["in_flight"] == 0, health
@@ -254,18 +257,21 @@ def test_healthz_says_saturated_when_a_call_would_be_refused(servers: Starter) -
     assert (status, health["status"]) == (200, "ok")
     slow = threading.Thread(target=server.call, args=("POST", "/assemble?strategy=sleepy", review))
     slow.start()
-    _wait_until(lambda: server.health()["in_flight"] == 1, "the slow call is in flight")
+    wait_until(lambda: server.health()["in_flight"] == 1, "the slow call is in flight")
     status, headers, health = server.call("GET", "/healthz")
     assert (status, health["status"], health["in_flight"]) == (503, "saturated", 1), health
     assert headers["x-assembler-exit"] == "3"
     waiting = threading.Thread(target=server.call, args=("POST", "/assemble", review))
     waiting.start()
-    _wait_until(lambda: server.health()["queued"] == 1, "the next call waits its turn")
+    wait_until(lambda: server.health()["queued"] == 1, "the next call waits its turn")
     status, _, busy = server.call("POST", "/assemble", review)
     assert (status, busy["error"]["code"]) == (503, "server-busy")
     slow.join()
     waiting.join()
-    assert server.call("GET", "/healthz")[2]["status"] == "ok"
+    # nothing is held now, and /healthz still says a client was refused, and why
+    health = server.call("GET", "/healthz")[2]
+    assert (health["status"], health["in_flight"], health["queued"]) == ("saturated", 0, 0)
+    assert "--max-queue" in health["refusing"]["why"], health
 
 
 def test_a_client_that_disconnects_during_its_body_is_not_a_bug(servers: Starter) -> None:
@@ -275,7 +281,7 @@ def test_a_client_that_disconnects_during_its_body_is_not_a_bug(servers: Starter
         sock.sendall(b'POST /assemble HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"t')
         time.sleep(0.2)
         sock.close()
-    _wait_until(
+    wait_until(
         lambda: server.health()["errors"].get("client-disconnected") == 3, "disconnects counted"
     )
     health = server.health()
@@ -363,6 +369,7 @@ def test_an_address_beyond_loopback_is_refused_without_a_flag_and_a_token(
 
     token = tmp_path / "token"
     token.write_text("s3cret-" + "x" * 20 + "\n")
+    token.chmod(0o600)
     for extra in ((), ("--allow-remote",), ("--token-file", str(token))):
         done = subprocess.run(
             argv(("--port", "0", "--host", host, *extra), False),
@@ -380,6 +387,7 @@ def test_a_remote_server_says_so_and_wants_its_token(servers: Starter, tmp_path:
     token = tmp_path / "token"
     secret = "s3cret-" + "x" * 20
     token.write_text(secret + "\n")
+    token.chmod(0o600)
     server: Http = servers(Http, "--host", "0.0.0.0", "--allow-remote", "--token-file", str(token))
     review = example("review-migration.json")
     status, headers, reply = server.call("POST", "/assemble", review)
@@ -405,6 +413,7 @@ def test_a_short_token_is_refused(tmp_path: Path) -> None:
 
     token = tmp_path / "token"
     token.write_text("short\n")
+    token.chmod(0o600)
     done = subprocess.run(
         argv(("--port", "0", "--token-file", str(token)), False),
         capture_output=True,

@@ -21,16 +21,16 @@ from typing import Any
 import pytest
 from conftest import judged_by_hook, judged_request
 from deltas import applied, deltas
-from drawn import requests
+from drawn import cache_settings, requests, transcripts
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
 import assembler
+from assembler.hunt.generate import Shape, generate
 from assembler.render import Utf8Bytes
 from assembler.session import RESET, Delta, Session, SessionConflict, delta_from_json, parse_delta
-from assembler.tooling.agentloop import agent_loop
-from assembler.tooling.generate import Shape, generate
+from benchmarks.scenarios.agentloop import agent_loop
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "models" / "examples"
 TIME_LIMIT = 60.0
@@ -176,6 +176,87 @@ def test_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
     _each_delta_like_fresh(base, data, data.draw(st.integers(2, 6)), size)
 
 
+def _with_content(request: dict[str, Any]) -> dict[str, Any]:
+    for c in request["candidates"]:
+        c.setdefault("content", f"content of {c['id']}")
+    return request
+
+
+@st.composite
+def _rescoring(draw: st.DrawFn, request: dict[str, Any]) -> dict[str, Any]:
+    """A re-scoring of a few candidates (the kind of delta a kept optimum may survive)."""
+    ids = [c["id"] for c in request["candidates"]]
+    if not ids:
+        return {}
+    chosen = draw(st.lists(st.sampled_from(ids), unique=True, min_size=1, max_size=3))
+    return {"relevance": {i: draw(st.sampled_from([0, 0.3, 0.9, 1])) for i in chosen}}
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(transcripts(4), requests(Shape.small(8)).map(_with_content)),
+    cache_settings(),
+    st.sampled_from([None, *(f.value for f in assembler.RenderFormat)]),
+    st.data(),
+)
+def test_a_cached_session_answers_each_delta_like_a_fresh_assemble(
+    base: dict[str, Any], cache: dict[str, Any], render: str | None, data: st.DataObject
+) -> None:
+    """A session with a cache section, rendered or not, after every kind of delta (an
+    empty one and re-scorings included: they leave the kept optimum standing), answers
+    what a fresh assemble() of the request it stands for answers, its cache section
+    included: the cache-aware order decides from the kept optimum as from a fresh one."""
+    options: dict[str, Any] = {"render": render} if render is not None else {}
+    _each_cached_delta_like_fresh(base, cache, data, data.draw(st.integers(1, 5)), **options)
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.builds(
+        lambda seed, forms: generate(random.Random(seed), Shape.scale(forms)),
+        st.integers(0, 2**32),
+        st.integers(24, 90),
+    ),
+    cache_settings(),
+    st.data(),
+)
+def test_cached_sessions_large_enough_for_the_lp_answer_like_fresh_assembles(
+    base: dict[str, Any], cache: dict[str, Any], data: st.DataObject
+) -> None:
+    """A cached session of a few dozen forms: the kept LP memory and trace beside the
+    cache-aware decision, after every kind of delta, each answer a fresh call's."""
+    _each_cached_delta_like_fresh(base, cache, data, data.draw(st.integers(2, 5)))
+
+
+def _each_cached_delta_like_fresh(
+    base: dict[str, Any], cache: dict[str, Any], data: st.DataObject, steps: int, **options: Any
+) -> None:
+    """A session with ``cache``: its first answer and one after each of ``steps`` drawn
+    deltas (an empty one and re-scorings among them) against a fresh assemble() of the
+    request it stands for (``Session.to_dict``: what the provider holds after its last
+    answer), cache record included."""
+    if isinstance(_fresh({**base, "cache": cache}, **options), Exception):
+        return
+    session = Session(base, time_limit=TIME_LIMIT, cache=cache, **options)
+    expected = _fresh(session.to_dict(), **options)
+    assert not isinstance(expected, Exception)
+    assert _answer(session.answer()) == _answer(expected)
+    for step in range(steps):
+        current = session.to_dict()
+        delta = data.draw(st.just({}) | _rescoring(current) | deltas(current, step))
+        expected_request = applied(current, delta)
+        expected = _fresh(expected_request, **options)
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected)):
+                session.apply(delta)
+            continue
+        got = session.apply(delta)
+        timed = dict(got.timings)
+        event(f"{'kept-optimum' if 'kept-optimum' in timed else 'solved'}, {got.status.value}")
+        assert _answer(got) == _answer(expected)
+        assert (got.cache is None) == (got.status is not assembler.Status.BUNDLE)
+
+
 # ---------------------------------------------------------------------------
 # the delta format and its errors
 
@@ -274,7 +355,8 @@ def test_an_update_keeps_arrival_order_and_an_add_comes_last() -> None:
 
 def test_a_failing_answer_leaves_the_session_unchanged() -> None:
     # a selected tool call whose arguments are not a JSON object breaks a provider rule
-    session = Session(_example("agent-tool-call.json"), render="openai-chat")
+    # (a baseline blind to the format's rules selects it; the exact strategy would not)
+    session = Session(_example("agent-tool-call.json"), render="openai-chat", strategy="greedy")
     before = session.state
     broken = dict(session.to_dict()["candidates"][0])
     call = next(c for c in session.to_dict()["candidates"] if c.get("kind") == "tool_call")

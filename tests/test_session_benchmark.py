@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from assembler.tooling.agentloop import agent_loop
+from benchmarks.scenarios.agentloop import agent_loop
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 if str(CHECKOUT) not in sys.path:

@@ -194,7 +194,7 @@ def test_a_tiny_limit_on_a_large_realistic_request_answers_with_a_proven_bound(
     limit: float,
 ) -> None:
     # Not a timed assertion: what the answer says must be true whenever it comes.
-    from assembler.tooling.generate import Shape, generate
+    from assembler.hunt.generate import Shape, generate
 
     req = generate(random.Random(11), Shape.scale(8000))
     result = assembler.assemble(req, time_limit=limit)
@@ -215,8 +215,8 @@ def test_a_build_past_its_deadline_gives_up_and_one_in_time_is_the_whole_problem
     # deadline, so the build may stop as soon as the deadline has passed
     from assembler.deadline import Deadline
     from assembler.exact.closure import _CHUNK, build_problem, build_problem_by
+    from assembler.hunt.generate import Shape, generate
     from assembler.stages.gates import apply_gates
-    from assembler.tooling.generate import Shape, generate
 
     for n in (5, _CHUNK, 2 * _CHUNK + 3):
         parsed = assembler.parse_request(generate(random.Random(n), Shape.scale(n)))
@@ -229,11 +229,12 @@ def test_a_build_past_its_deadline_gives_up_and_one_in_time_is_the_whole_problem
 _CTRL_C_CHILD = """
 import os, random, signal, sys, time
 import assembler
-from assembler.tooling.generate import Shape, generate
-from assembler.tooling.stopping import StopOnInterrupt
+from assembler.hunt.generate import generate
+from assembler.cli.stopping import StopOnInterrupt
+from benchmarks.scenarios.adversarial import tangled
 
 rng = random.Random(0)
-request = generate(rng, Shape.tangled(rng.randint(400, 600)))  # its core goes to CP-SAT
+request = generate(rng, tangled(rng.randint(400, 600)))  # its core goes to CP-SAT
 with StopOnInterrupt() as stop:
     result = assembler.assemble(request, workers=int(sys.argv[1]))
     os.kill(os.getpid(), signal.SIGINT)  # a first Ctrl-C: asks the run to stop
@@ -268,7 +269,7 @@ def test_ctrl_c_after_a_cp_sat_solve_reaches_python(workers: int) -> None:
 _LONG_SOLVE_CHILD = """
 import signal, sys
 import assembler
-from assembler.tooling.adversarial import Adversary, build
+from benchmarks.scenarios.adversarial import Adversary, build
 
 # a runner started in the background (SIGINT ignored) hands that on: a terminal's is the default
 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -58,7 +58,7 @@ def test_the_command_line_offers_the_registered_names_only() -> None:
 
 
 def test_sweeps_take_each_strategy_once() -> None:
-    from assembler.tooling.sweep.command import _config, _parser
+    from assembler.cli.sweep import _config, _parser
 
     args = _parser().parse_args(["--strategies", "exact,greedy,exact"])
     assert _config(args).strategies == ("exact", "greedy")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from assembler.cli import main
-from assembler.tooling.structure import load_suite, run_suite
+from assembler.conformance import load_suite, run_suite
 from assembler.verifiers.structure import RULES, judge
 from benchmarks import structure_suite
 

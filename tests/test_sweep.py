@@ -1,4 +1,4 @@
-"""Sweeps (assembler.tooling.sweep, issue 15).
+"""Sweeps (assembler.sweep, issue 15).
 
 A sweep's cell counts what the hunt counts on the same examples (one judge); its
 answer is the same in this process, on a local pool and on a Dask LocalCluster; the
@@ -13,17 +13,11 @@ from typing import Any
 
 import pytest
 
-from assembler.tooling.engine import EngineKind, EngineSpec, SerialEngine, open_engine
-from assembler.tooling.hunt import HuntConfig, hunt
-from assembler.tooling.sweep import (
-    COLUMNS,
-    SweepConfig,
-    main,
-    parse_budget,
-    parse_shape,
-    sweep,
-)
-from assembler.tooling.sweep.grid import example_request
+from assembler.cli.sweep import COLUMNS, main
+from assembler.engines import EngineKind, EngineSpec, SerialEngine, open_engine
+from assembler.hunt import HuntConfig, hunt
+from assembler.sweep import SweepConfig, parse_budget, parse_shape, sweep
+from assembler.sweep.grid import example_request
 
 SEED = 2
 EXAMPLES = 80

@@ -9,7 +9,7 @@ from conftest import form, request, solve
 
 import assembler
 from assembler.cli.table import render_text
-from assembler.tooling.generate import Shape, generate
+from assembler.hunt.generate import Shape, generate
 
 
 def base() -> dict:  # type: ignore[type-arg]

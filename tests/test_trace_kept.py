@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
+from assembler.hunt.generate import Shape
 from assembler.model.errors import InvalidRequest
 from assembler.model.parse import parse_request
 from assembler.model.types import Result
@@ -27,7 +28,6 @@ from assembler.session.state import State, apply_delta, initial_state
 from assembler.stages.choice import Choice
 from assembler.stages.gates import GateReport, apply_gates
 from assembler.stages.trace import TraceKept, bundle_result, trace
-from assembler.tooling.generate import Shape
 
 
 def _selection(data: st.DataObject, state: State, gates: GateReport) -> list[str]:

@@ -217,3 +217,20 @@ def test_rejected_content_repeated_inside_selected_material_is_allowed() -> None
     result = solve(req, render="text")
     assert result.selected == ("long",)
     assert result.rendering is not None and "def" in result.rendering.text
+
+
+def test_a_cache_aware_breakpoint_on_a_tool_definition_ends_a_block() -> None:
+    # a tool definition alone before the query, with a cache section: the layout marks
+    # the tool's block, which the verifier took for no block's end (issue 47's hunt)
+    req = {
+        "task": {"id": "t", "budget": 10, "query": "What next?"},
+        "candidates": [{"id": "tool", "kind": "tool_definition", "cost": 0, "relevance": 0.1,
+                        "content": '{"name": "read", "parameters": {"type": "object"}}'},
+                       {"id": "gone", "cost": 0, "content": "gone"}],
+        "cache": {"provider": "anthropic", "min_prefix_tokens": 1, "previous": {"blocks": [
+            {"id": "gone", "content_sha256": hashlib.sha256(b"was").hexdigest(),
+             "tokens": 0, "breakpoint": True}]}},
+    }  # fmt: skip
+    result = assembler.assemble(req, render="anthropic-messages")
+    assert result.rendering is not None and result.rendering.manifest.breakpoints
+    assert assembler.verify_rendering(req, result, result.rendering) == []

@@ -137,14 +137,13 @@ def test_the_wheel_carries_its_contract_byte_for_byte(wheel: Path) -> None:
             "assembler/contract/" + p.name: p for p in (ROOT / "models").glob("*.schema.json")
         }
         for folder, inside in (("models/examples", "examples"), ("corpus", "corpus"),
-                               ("corpus/register", "corpus/register"),
                                ("models/structure", "structure")):  # fmt: skip
             for path in (ROOT / folder).glob("*.json"):
                 expected[f"assembler/contract/{inside}/{path.name}"] = path
         assert shipped == set(expected)
         # the providers' figures: each provider's data file, byte for byte
-        for path in (ROOT / "assembler" / "providers" / "data").glob("*.json"):
-            assert archive.read(f"assembler/providers/data/{path.name}") == path.read_bytes()
+        for path in (ROOT / "assembler" / "facts").glob("*.json"):
+            assert archive.read(f"assembler/facts/{path.name}") == path.read_bytes()
         # OpenAI's encodings, compact: counted as billed without any download
         for name in ("o200k_base", "cl100k_base"):
             ranks = ROOT / "assembler" / "render" / "ranks" / f"{name}.ranks.xz"

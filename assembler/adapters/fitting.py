@@ -11,12 +11,14 @@ time limit ended the search before any selection), or ``InvalidRequest`` naming
 
 The steps: the list's room (``providers.registry.recognised``: one per provider API,
 ``assembler.providers.<name>``) checks its shapes and cuts it into units, each with its
-forms priced by the model's meter (``render.meters``); the exact solver picks the most
+forms priced by the model's meter (``render.meters``); their request is made and
+validated once, typed (``selection.request_of``); the exact solver picks the most
 valuable legal selection within the budget less the body's fixed framing; the chosen
 forms go back into a list; the whole body is counted again, and while it exceeds the
-budget (merged turns can only lower it) the excess comes off the items' budget and the
-solver runs again (``render.budget.Rounds``: the rendering's own measure-reserve rule).
-The provider's rules are checked on the body before it is returned.
+budget the excess comes off the items' budget and the solver runs again on the same
+typed request with that budget (``render.budget.measured``: the rendering's own
+measure-reserve loop). The provider's rules are checked on the body before it is
+returned.
 
 With ``ledger``, every solve is recorded, and the ledger's calibration for the model
 (from ``Ledger.record_usage``: the provider's billed ``usage`` against our count)
@@ -29,24 +31,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..model.errors import AssemblerError, InvalidRequest
-from ..model.types import Result, Status
-from ..providers import registry
-from ..providers.facts import (
+from ..errors import FitRefused
+from ..facts import (
     ModelProfile,
     compatible,
     compatible_profile,
     model_profile,
     profiles,
 )
+from ..model.errors import InvalidRequest
+from ..model.numbers import is_number, is_whole
+from ..model.types import Request, Result, Status
+from ..providers import registry
 from ..providers.interface import Api
 from ..providers.meter import Meter
 from ..providers.units import ELIDE_ABOVE, Unit
-from ..render.budget import Rounds
+from ..render.budget import measured
 from ..render.counters import Counter
 from ..render.meters import meter_for
 from .refusals import refusal_message
-from .selection import chosen_forms, recency, request_of
+from .selection import chosen_forms, recency, request_of, with_budget
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -56,21 +60,11 @@ __all__ = ["FitRefused", "Fitted", "fit"]
 Relevance = Callable[[int, Any], float]
 
 
-class FitRefused(AssemblerError):
-    """The required material (system prompt, tools, the first and last user turns,
-    the newest turn) does not fit the budget, or the search found nothing in time.
-    ``result`` is the assembler's answer, with its refusal."""
-
-    def __init__(self, message: str, result: Result) -> None:
-        super().__init__(message)
-        self.result = result
-
-
 @dataclass(frozen=True)
 class Fitted:
     """What ``fit`` kept. ``format`` is the list's (the ``NAME`` of its room: a provider
     API's format, or ``langchain``), ``provider`` the model's, whose cache and prices
-    apply (``providers.facts.Provider``); ``messages`` is the same kind of list as given
+    apply (``facts.Provider``); ``messages`` is the same kind of list as given
     (the very message objects, a shortened tool result as a copy); ``body()`` the
     provider body; ``tokens`` that body's count as billed by ``counter`` (calibration
     included), at most ``budget``."""
@@ -84,7 +78,8 @@ class Fitted:
     budget: int
     counter: str
     result: Result
-    request: dict[str, Any] = field(repr=False)
+    # the typed request the solver was given (the last measuring round's budget)
+    request: Request = field(repr=False)
     # indices into the given messages: left out, and sent in a shorter form
     dropped: tuple[int, ...] = ()
     shortened: tuple[int, ...] = ()
@@ -105,11 +100,11 @@ class Fitted:
 
         cached = parse_usage(usage)
         billed = cached.input
-        selected = set(self.result.selected)
+        # the selected forms in their render order: the provider's (tools, system, turns)
+        by_id = {c.id: c for c in self.request.candidates}
         blocks = [
-            SentBlock(str(c["id"]), _sha(str(c.get("content", ""))), int(c["cost"]))
-            for c in self.request["candidates"]
-            if c["id"] in selected
+            SentBlock(form, _sha(by_id[form].content or ""), by_id[form].cost)
+            for form in self.result.selected
         ]
         record = cache_record(blocks, cached, provider=self.provider, model=self.model, at=at)
         ledger.record_usage(
@@ -157,7 +152,7 @@ def fit(
     not. ``budget`` (tokens for the whole request body) defaults to the model's context
     window less ``output_tokens`` (default: the model's output limit), and may not
     exceed it; a model this package does not know is fitted as compatible
-    (``providers.facts.compatible``: a chat of the provider whose data says so) given
+    (``facts.compatible``: a chat of the provider whose data says so) given
     ``counter`` and ``budget`` (its window). ``relevance(index, message)`` in [0, 1]
     values each message (default: recency, from 0.1 for the oldest to 1.0 for the
     newest). Tool results above ``elide_above`` tokens may be sent as head and tail, or
@@ -171,13 +166,13 @@ def fit(
     )
     if budget is None:
         budget = window
-    elif not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+    elif not is_whole(budget) or budget < 0:
         raise InvalidRequest("budget", f"must be a whole number of tokens >= 0, not {budget!r}")
     elif budget > window:
         raise InvalidRequest(
             "budget", f"{budget} is above {profile.name}'s input window of {window} tokens"
         )
-    if isinstance(elide_above, bool) or not isinstance(elide_above, int) or elide_above < 0:
+    if not is_whole(elide_above) or elide_above < 0:
         raise InvalidRequest(
             "elide_above", f"must be a whole number of tokens >= 0, not {elide_above!r}"
         )
@@ -220,12 +215,12 @@ def _profile(model: str, counter: Counter | None, budget: int | None) -> ModelPr
                 f" window) to fit it as {compatible()[1]}, or one of the known families:"
                 f" {', '.join(sorted(p.name for p in profiles()))}",
             ) from None
-        window = budget if isinstance(budget, int) and not isinstance(budget, bool) else 0
+        window = budget if is_whole(budget) else 0
         return compatible_profile(model, max(window, 0))
 
 
 def _relevance(value: Any, index: int) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+    if not is_number(value) or not 0 <= value <= 1:
         raise InvalidRequest(f"relevance({index})", f"must be a number in [0, 1], not {value!r}")
     return float(value)
 
@@ -248,14 +243,14 @@ def _solve(
     from ..api import assemble
 
     fixed = sum(tokens for _, tokens in overheads)
-    rounds = Rounds(budget)
-    while True:
-        request = request_of(units, budget - fixed - rounds.reserve, weights)
-        result = assemble(request, time_limit=time_limit, ledger=ledger)
+    # the typed request, made and validated once; each round changes only its budget
+    request = request_of(units, budget - fixed, weights)
+
+    def attempt(reserve: int) -> tuple[tuple[Fitted, dict[str, Any], int], int]:
+        trial = with_budget(request, budget - fixed - reserve)
+        result = assemble(trial, time_limit=time_limit, ledger=ledger)
         if result.status is not Status.BUNDLE:
-            message = refusal_message(
-                result, units, budget, overheads, rounds.reserve, meter, where
-            )
+            message = refusal_message(result, units, budget, overheads, reserve, meter, where)
             raise FitRefused(message, result)
         chosen = chosen_forms(units, result)
         fitted = Fitted(
@@ -268,7 +263,7 @@ def _solve(
             budget=budget,
             counter=meter.counter.name,
             result=result,
-            request=request,
+            request=trial,
             dropped=tuple(
                 sorted({u.message for u in units if u.message >= 0 and u.key not in chosen})
             ),
@@ -282,6 +277,9 @@ def _solve(
         body = fitted.body()
         api.check(body, system_first=False)
         total = api.tokens(meter, body)
-        if rounds.fits(total):
-            raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
-            return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)
+        return (fitted, body, total), total
+
+    # the one measure-reserve loop (render.budget.measured), on the provider body's count
+    fitted, body, total = measured(budget, attempt)
+    raw = api.tokens(meter.calibrated(1.0), body) if meter.factor != 1 else total
+    return replace(fitted, tokens=total, model=meter.profile.name, counted=raw)

@@ -1,7 +1,7 @@
 """Provider prompt caches: what a previous call left in one, and what a session costs.
 
-The rules themselves are the providers' figures (``assembler/providers/data/``, read
-by ``assembler.providers.facts``; ``models/cache-providers.md`` shows them as a table).
+The rules themselves are the providers' figures (``assembler/facts/``, read
+by ``assembler.facts``; ``models/cache-providers.md`` shows them as a table).
 ``prefix`` maps a previous rendering onto the forms of a request: the blocks a
 selection keeps, in the provider's order, and their price (the cache-aware decision,
 the renderer, the ledger and the hunts read it; ``assembler.exact.cached`` optimises
@@ -12,8 +12,8 @@ that objective, so that each checks the other. The cache feature's map of files:
 
 from __future__ import annotations
 
+from ..facts import CacheMode, CacheRules, Provider, Source, TtlRule, cache_rules
 from ..model.errors import UnknownCacheModel, UnknownCacheProvider
-from ..providers.facts import CacheMode, CacheRules, Provider, Source, TtlRule, cache_rules
 from .simulator import (
     CacheBlock,
     CacheSimulator,

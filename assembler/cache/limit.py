@@ -31,15 +31,14 @@ two-stack queue of whole rows); ``lower_bound`` runs a fixed number of them.
 from __future__ import annotations
 
 import bisect
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from ..providers.facts import CacheMode, CacheRules
+from ..facts import CacheMode, CacheRules
 
-__all__ = ["LimitBound", "Offers", "chain_rates", "lower_bound", "relaxed_price"]
+__all__ = ["LimitBound", "Offers", "chain_rates", "lower_bound"]
 
 Floats = npt.NDArray[np.float64]
 
@@ -240,35 +239,6 @@ def _plans(
         at[alive] = prev_call[at_alive, st_alive, forms]
         st[alive] = prev_state[at_alive, st_alive, forms]
     return best, sends
-
-
-def relaxed_price(offers: Offers, rules: CacheRules, sends: npt.NDArray[np.bool_]) -> float:
-    """The relaxed price of given sends (each form's cheapest chain over exactly its
-    sends): what ``_plans`` minimises, for a check against the simulator."""
-    opens, read, plain = chain_rates(rules)
-    total = 0.0
-    for i in range(sends.shape[1]):
-        at = [offers.times[t] for t in np.flatnonzero(sends[:, i])]
-        if not at:
-            continue
-        tokens = float(offers.tokens[i])
-        # per TTL: the cheapest plan ending with a live entry of it; and overall
-        live = [rate * tokens for _ttl, rate in opens]
-        overall = min([*live, tokens] if plain else live)
-        for previous, now in itertools.pairwise(at):
-            gap = now - previous
-            alive = [
-                cost if gap < ttl else np.inf for (ttl, _r), cost in zip(opens, live, strict=True)
-            ]
-            live = [
-                min(overall + rate * tokens,
-                    min(c for (t_j, _r), c in zip(opens, alive, strict=True) if t_j <= ttl)
-                    + read * tokens)
-                for ttl, rate in opens
-            ]  # fmt: skip
-            overall = min([*live, overall + tokens] if plain else live)
-        total += overall
-    return total
 
 
 def _marginal_prices(offers: Offers, lam: float, read: float) -> Floats:

@@ -43,7 +43,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..providers.facts import CacheRules
+from ..facts import CacheRules
 
 __all__ = ["HEADROOMS", "KEEPS", "Compaction", "Planner", "Terms", "compaction", "expected_price"]
 

@@ -18,7 +18,9 @@ follows stays in the provider's order: tool definitions, then the system prompt 
 instruction, system, developer and memory items), then the messages (``rank``), and no
 conversation item before a kept one in ``(turn, id)`` order. The matchable run ends at
 the first block no selection can keep: a candidate no longer offered or eligible, a
-content that changed, or a block the previous call itself had out of that order.
+content that changed, or a block the previous call itself had out of that order (a
+block between a tool call and its result among them: the layout puts a result right
+after its call).
 """
 
 from __future__ import annotations
@@ -188,6 +190,8 @@ def build_prefix(request: Request, form_ids: Sequence[str], cost: Sequence[int])
     ranks: list[int] = []
     keys: list[tuple[int, str, int] | None] = []
     instruction: int | None = cache.instruction_tokens
+    # the tool call the last block of the run made, when it did (its result comes next)
+    open_call: str | None = None
     for block in cache.previous:
         key = None
         if block.id is None:
@@ -213,6 +217,16 @@ def build_prefix(request: Request, form_ids: Sequence[str], cost: Sequence[int])
         # a previous call out of the layout's order: what follows cannot be kept
         if ranks and place < ranks[-1]:
             break
+        # (a tool call is directly followed by its result: a block between them ends it)
+        if open_call is not None and not (
+            block.id is not None
+            and by_id[block.id].kind is Kind.TOOL_RESULT
+            and by_id[block.id].tool_call_id == open_call
+        ):
+            break
+        open_call = None
+        if block.id is not None and by_id[block.id].kind is Kind.TOOL_CALL:
+            open_call = by_id[block.id].tool_call_id
         if key is not None:
             last = next((k for k in reversed(keys) if k is not None), None)
             if last is not None and key <= last:

@@ -1,6 +1,6 @@
 """A provider's prompt cache, replayed over a session of calls.
 
-Input: ``CacheRules`` (``assembler.providers.facts``) and a sequence of ``Call``: a
+Input: ``CacheRules`` (``assembler.facts``) and a sequence of ``Call``: a
 time in seconds and the prompt as ``CacheBlock`` values in provider order (a ``key``
 naming the block's exact bytes, e.g. the sha256 of its rendered text; its token
 count; the TTL of a cache breakpoint that ends it, if any; and ``span``, how many
@@ -77,9 +77,10 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ..model.errors import AssemblerError, UnknownCacheModel
+from ..errors import SessionError
+from ..facts import CacheMode, CacheRules, format_facts
+from ..model.errors import UnknownCacheModel
 from ..model.rendering import Rendering
-from ..providers.facts import CacheMode, CacheRules, format_facts
 
 __all__ = [
     "CacheBlock",
@@ -91,15 +92,6 @@ __all__ = [
     "blocks_of_rendering",
     "simulate",
 ]
-
-
-class SessionError(AssemblerError, ValueError):
-    """A call the rules cannot take: ``call`` is its index, ``field`` what is wrong."""
-
-    def __init__(self, call: int, field: str, message: str) -> None:
-        self.call = call
-        self.field = field
-        super().__init__(f"calls[{call}].{field}: {message}")
 
 
 @dataclass(frozen=True, slots=True)

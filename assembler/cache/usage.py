@@ -3,7 +3,7 @@
 Input: a provider's ``usage`` (an SDK response's ``usage`` or ``usage_metadata``, or
 its dict), in any of the shapes the providers' data files name (the fields that tell
 the shape, and those of its input, read and written tokens:
-``providers/data/<provider>.json``, ``usage``); LangChain's ``usage_metadata``
+``assembler/facts/<provider>.json``, ``usage``); LangChain's ``usage_metadata``
 (``input_tokens``, ``input_token_details.cache_read`` / ``cache_creation``).
 Output: ``BilledUsage`` (the input tokens billed, of them read from the cache and
 written to it); ``sent_blocks`` (the blocks a rendering sent, as the ledger keeps them);
@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..facts import CacheRules, Provider, provider_facts
 from ..model.errors import InvalidRequest
+from ..model.numbers import is_whole
 from ..model.types import Result
-from ..providers.facts import CacheRules, Provider, facts
 from .simulator import CacheBlock, CacheSimulator, Call
 
 __all__ = [
@@ -67,12 +68,12 @@ def _get(usage: Any, *keys: str) -> Any:
 
 def _count(usage: Any, *keys: str) -> int:
     value = _get(usage, *keys)
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+    return int(value) if is_whole(value) else 0
 
 
 def parse_usage(usage: Any) -> BilledUsage:
     """The billed input of ``usage``, by the first of the providers' usage shapes it has
-    (their fields: ``providers/data/<provider>.json``), or LangChain's
+    (their fields: ``assembler/facts/<provider>.json``), or LangChain's
     ``usage_metadata``, else its ``input_tokens``; ``InvalidRequest`` naming ``usage``
     when it reports no input at all."""
     if usage is None:
@@ -81,7 +82,7 @@ def parse_usage(usage: Any) -> BilledUsage:
     if inner is not None and not isinstance(inner, int | float | str):
         usage = inner
     for provider in Provider:
-        for shape in facts(provider).usage:
+        for shape in provider_facts(provider).usage:
             if _get(usage, *shape.when) is None:
                 continue
             read, written = _count(usage, *shape.read), _count(usage, *shape.written)

@@ -8,9 +8,10 @@ one line saying how to report it, never 1 (a refusal) and never a traceback, unl
 One module per command, each imported only when called: ``compile`` (assemble one
 request), ``explain`` (inspect a compilation), ``serve`` (the warm server),
 ``cache plan`` (a session's clairvoyant limit), ``schema`` and ``example`` (the
-contract's files the package carries), ``bench``
-(the benchmarks of a source clone: a development command);
-``corpus run``, ``hunt`` and ``sweep`` are the command lines of ``assembler.tooling``.
+contract's files the package carries), ``bench`` (where the benchmarks are:
+``python -m benchmarks`` of a source clone);
+``corpus run``, ``conformance``, ``hunt`` and ``sweep`` are the command lines of
+``assembler.corpus``, ``assembler.conformance``, ``assembler.hunt`` and ``assembler.sweep``.
 A new command is a module here and one branch in ``_run``.
 """
 
@@ -46,8 +47,8 @@ commands:
   sweep                  tabulate strategies' losses over shapes x budgets
   schema [NAME]          print a JSON Schema (request, result, delta, ...)
   example [NAME]         print a shipped example request
-  bench                  run the benchmarks (a development command: needs a
-                         source clone)
+  bench                  where the benchmarks are (a development command:
+                         python -m benchmarks in a source clone)
 
 'assembler <command> --help' describes each command; 'assembler --version'
 prints the version.
@@ -156,21 +157,21 @@ def _run(command: str, rest: list[str]) -> int:
 
         return serve_command(rest)
     if command == "corpus":
-        from ..tooling.conformance import main as corpus_main
+        from .corpus import main as corpus_main
 
-        return int(corpus_main(rest))
+        return corpus_main(rest)
     if command == "conformance":
-        from ..tooling.structure import main as structure_main
+        from .conformance import main as conformance_main
 
-        return structure_main(rest)
+        return conformance_main(rest)
     if command == "hunt":
-        from ..tooling.hunt import main as hunt_main
+        from .hunt import main as hunt_main
 
-        return int(hunt_main(rest))
+        return hunt_main(rest)
     if command == "sweep":
-        from ..tooling.sweep import main as sweep_main
+        from .sweep import main as sweep_main
 
-        return int(sweep_main(rest))
+        return sweep_main(rest)
     if command in ("schema", "example"):
         from .contract import example_command, schema_command
 

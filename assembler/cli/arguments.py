@@ -1,9 +1,11 @@
 """What every command of the command line shares to read its arguments and its input.
 
-Input: a command's options (through ``CommandParser`` and the option types here) and
-the path of a request file. Output: the parsed options (a usage error prints the
-usage and one line, and exits 2), the size ``Limits`` the limit options ask for, and
-the file's bytes, read no further than the request limit allows.
+Input: a command's options (through ``CommandParser`` or ``Parser`` and the option
+types here) and the path of a request file. Output: the parsed options (a usage error
+prints the usage and one line, and exits 2; ``Parser``, for the commands whose
+``main`` returns its code, raises ``UsageError`` or ``ExitRequest`` instead), the size
+``Limits`` the limit options ask for, and the file's bytes, read no further than the
+request limit allows.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import IO, NoReturn
 from ..exits import EXIT_INVALID
 from ..model.errors import RequestTooLarge
 from ..model.limits import DEFAULT_LIMITS, Limits
-from ..tooling.arguments import UsageError
 
 __all__ = [
     "CommandParser",
+    "ExitRequest",
+    "Parser",
     "UsageError",
     "add_limit_options",
     "bounded_int",
@@ -37,6 +40,31 @@ _LIMIT_OPTIONS = {
     "max_name_length": "characters of any id or other name",
     "max_depth": "nesting of JSON arrays and objects",
 }
+
+
+class UsageError(Exception):
+    """A bad argument; its message is the one line the user sees."""
+
+
+class ExitRequest(Exception):
+    """``--help`` asked a command to end with ``code`` (its help printed)."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser for a command whose ``main(argv)`` returns its exit code: a bad argument
+    is a ``UsageError`` (the command prints it and returns 2), ``--help`` an
+    ``ExitRequest``, never an interpreter exit from inside a library call."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise ExitRequest(status)
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -39,7 +39,7 @@ def cache_command(argv: Sequence[str]) -> int:
     kind.add_argument("--bound", action="store_true", help="only the proven lower bound")
     planned.add_argument("--json", action="store_true", help="print the plan as JSON")
     args = parser.parse_args(argv)
-    from ..tooling.clairvoyant import TooLarge, load, plan
+    from ..cacheplan import PlanTooLarge, load, plan
 
     try:
         text = sys.stdin.read() if args.session == "-" else Path(args.session).read_text("utf-8")
@@ -49,7 +49,7 @@ def cache_command(argv: Sequence[str]) -> int:
     try:
         session = load(text)
         found = plan(session, exact=True if args.exact else False if args.bound else None)
-    except (InvalidRequest, TooLarge) as error:
+    except (InvalidRequest, PlanTooLarge) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_INVALID
     if args.json:

@@ -21,12 +21,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..exits import EXIT, EXIT_INVALID
 from ..model.arguments import MAX_WORKERS
 from ..model.errors import AssemblerError, InternalError, SolverError
-from ..model.rendering import RenderFormat
+from ..model.rendering import DEFAULT_HEADERS, Headers, RenderFormat
 from ..strategies import STRATEGIES
 from .arguments import (
     CommandParser,
@@ -52,29 +52,9 @@ def _compile_parser() -> argparse.ArgumentParser:
         " 4 internal error (a bug: please report it)",
     )
     parser.add_argument("request", help="request JSON file, or - for standard input")
-    parser.add_argument(
-        "--strategy",
-        default="exact",
-        choices=sorted(STRATEGIES),
-        help="how the bundle is chosen: exact (the default, proven optimal) or a baseline"
-        " to compare with",
-    )
-    parser.add_argument(
-        "--time-limit",
-        type=positive_float,
-        default=None,
-        metavar="SEC",
-        help="seconds for the whole call, parsing included (default 10); at the limit the"
-        " best legal bundle found so far, with its gap, or exit 3 undecided",
-    )
-    parser.add_argument(
-        "--workers",
-        type=bounded_int(1, MAX_WORKERS),
-        default=None,
-        metavar="N",
-        help=f"solver searches raced on a long solve, 1 to {MAX_WORKERS} (default 1); the"
-        " answer is the same for every N",
-    )
+    # the call's settings: an option per field of Settings, named as the field
+    for name, spec in setting_options().items():
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, **spec)
     parser.add_argument(
         "--format",
         choices=("json", "text"),
@@ -83,20 +63,7 @@ def _compile_parser() -> argparse.ArgumentParser:
         " candidates with their reasons",
     )
     parser.add_argument(
-        "--render",
-        choices=[f.value for f in RenderFormat],
-        default=None,
-        help="print the rendered model input instead of the result",
-    )
-    parser.add_argument(
         "--manifest", action="store_true", help="with --render: print the manifest instead"
-    )
-    parser.add_argument(
-        "--counter",
-        metavar="NAME",
-        help="with --render: count costs with this counter (utf8-bytes, o200k_base,"
-        " cl100k_base, tiktoken:PATH, tokenizers:PATH); the real encodings ship with the"
-        " package: nothing is downloaded",
     )
     parser.add_argument(
         "--model",
@@ -104,14 +71,59 @@ def _compile_parser() -> argparse.ArgumentParser:
         help="with --render: count costs as this model bills them (its tokenizer, or a"
         " calibrated estimate) and refuse a budget above its input window",
     )
-    parser.add_argument(
-        "--ledger",
-        metavar="PATH",
-        help="record the compilation in this ledger (a file, or postgresql://...)",
-    )
     parser.add_argument("--session", metavar="KEY", help="the ledger session (default: task id)")
     add_limit_options(parser, "size limits (defaults in parentheses)")
     return parser
+
+
+def setting_options() -> dict[str, dict[str, Any]]:
+    """How the command line reads each setting, by its ``Settings`` field (``limits`` is
+    a group of its own, ``add_limit_options``): its option is ``--`` and the field's
+    name."""
+    return {
+        "strategy": dict(
+            default="exact",
+            choices=sorted(STRATEGIES),
+            help="how the bundle is chosen: exact (the default, proven optimal) or a"
+            " baseline to compare with",
+        ),
+        "time_limit": dict(
+            type=positive_float,
+            default=None,
+            metavar="SEC",
+            help="seconds for the whole call, parsing included (default 10); at the limit"
+            " the best legal bundle found so far, with its gap, or exit 3 undecided",
+        ),
+        "workers": dict(
+            type=bounded_int(1, MAX_WORKERS),
+            default=None,
+            metavar="N",
+            help=f"solver searches raced on a long solve, 1 to {MAX_WORKERS} (default 1);"
+            " the answer is the same for every N",
+        ),
+        "render": dict(
+            choices=[f.value for f in RenderFormat],
+            default=None,
+            help="print the rendered model input instead of the result",
+        ),
+        "headers": dict(
+            choices=[h.value for h in Headers],
+            default=DEFAULT_HEADERS.value,
+            help="with --render: how an item that is not a conversation turn is framed:"
+            " none (the default: its content and a line break), minimal (its id) or"
+            " provenance (id, kind, form, sha256 and length)",
+        ),
+        "counter": dict(
+            metavar="NAME",
+            help="with --render: count costs with this counter (utf8-bytes, o200k_base,"
+            " cl100k_base, tiktoken:PATH, tokenizers:PATH); the real encodings ship with"
+            " the package: nothing is downloaded",
+        ),
+        "ledger": dict(
+            metavar="PATH",
+            help="record the compilation in this ledger (a file, or postgresql://...)",
+        ),
+    }
 
 
 def _text(data: str | bytes) -> str:
@@ -142,6 +154,7 @@ def compile_command(argv: Sequence[str]) -> int:
             time_limit=args.time_limit,
             workers=args.workers,
             render=args.render,
+            headers=args.headers,
             counter=_counter(args),
             ledger=ledger,
             limits=limits,
@@ -196,8 +209,8 @@ def _counter(args: argparse.Namespace) -> Counter | None:
 
 def _check_window(args: argparse.Namespace, budget: int) -> None:
     """With ``--model``, a budget above the model's input window is refused."""
+    from ..facts import model_profile
     from ..model.errors import InvalidRequest
-    from ..providers.facts import model_profile
 
     if args.model is not None:
         profile = model_profile(args.model)

@@ -23,17 +23,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..exits import EXIT_BUNDLE, EXIT_INVALID
+from ..exits import EXIT_INVALID, EXIT_OK, EXIT_PROBLEM
 from ..ledger import Compilation, CompilationOutcome, Ledger, LedgerError
 from ..model.arguments import DEFAULT_TIME_LIMIT
 from ..model.errors import AssemblerError
+from ..model.keys import shown as shown_key
 from ..model.rules import printable
 from .arguments import CommandParser
 
-__all__ = ["EXIT_FOUND", "ledger_command"]
-
-# a replay that differs (or has no recorded outcome), or verify finding a problem
-EXIT_FOUND = 1
+__all__ = ["ledger_command"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -112,13 +110,13 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
     rows = [s for s in ledger.summaries() if args.session is None or s.session == args.session]
     if args.json:
         _json([{**_asdict(s), "outcome": s.outcome.value} for s in rows])
-        return EXIT_BUNDLE
+        return EXIT_OK
     lines = [f"{'#':>6}  {'session':<24} {'requested':<27} {'outcome':<11} {'status':<9}"
              f" {'offered':>7} {'sel':>4} {'cost/budget':>13}  package"]  # fmt: skip
     for s in rows:
         spent = "-" if s.cost is None else f"{s.cost}/{s.budget}"
         lines.append(
-            f"{s.number:>6}  {printable(s.session or '-')[:24]:<24} {s.requested_at:<27}"
+            f"{s.number:>6}  {_shown(s.session)[:24]:<24} {s.requested_at:<27}"
             f" {s.outcome.value:<11}"
             f" {s.status or '-':<9} {_dash(s.candidates):>7} {_dash(s.selected):>4}"
             f" {spent:>13}  {_short(s.package_id)}"
@@ -126,11 +124,17 @@ def _list(ledger: Ledger, args: argparse.Namespace) -> int:
         if s.error:
             lines.append(f"{'':>8}{printable(s.error)}")
     sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 def _session(session: str | None) -> str:
-    return "-" if session is None else repr(session)
+    return "-" if session is None else f"'{shown_key(session)}'"
+
+
+def _shown(session: str | None) -> str:
+    """A session as ``list`` prints it: as it is when it keeps the rule of keys, else
+    marked and escaped (``model.keys.shown``: no two sessions print alike)."""
+    return "-" if session is None else shown_key(session)
 
 
 def _dash(value: int | None) -> str:
@@ -156,10 +160,10 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
             return EXIT_INVALID
         sys.stdout.flush()
         sys.stdout.buffer.write(record.rendering.data if args.rendered else record.rendering.body)
-        return EXIT_BUNDLE
+        return EXIT_OK
     if args.json:
         _json(_record_dict(record))
-        return EXIT_BUNDLE
+        return EXIT_OK
     run = record.run
     limit = _setting(run["time_limit"], f"{DEFAULT_TIME_LIMIT:g} s")
     lines = [
@@ -187,6 +191,13 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
             "no outcome was recorded: the process ended during the compilation (interrupted;"
             " this is not a success)"
         )
+    elif record.outcome is CompilationOutcome.ABANDONED:
+        why = (record.events[1].data().get("reason") if len(record.events) > 1 else None) or "-"
+        lines.append(
+            f"abandoned ({why}): this answer was made but not given to its caller (its call"
+            " was answered otherwise, or another call moved its session first); it moved"
+            " nothing on"
+        )
     elif record.outcome is CompilationOutcome.FAILED:
         error = record.error or {}
         lines.append(f"failed: {error.get('type')}: {error.get('message')}")
@@ -195,7 +206,7 @@ def _show(ledger: Ledger, args: argparse.Namespace) -> int:
     sys.stdout.write("\n".join(lines) + "\n")
     if record.result is not None:
         sys.stdout.write("\n" + render_text(result_from_dict(record.result)))
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 def _record_dict(record: Compilation) -> dict[str, Any]:
@@ -245,7 +256,7 @@ def _replay(ledger: Ledger, args: argparse.Namespace) -> int:
         if found.note:
             lines.append(f"note: {found.note}")
         sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_BUNDLE if found.identical else EXIT_FOUND
+    return EXIT_OK if found.identical else EXIT_PROBLEM
 
 
 def _diff(ledger: Ledger, args: argparse.Namespace) -> int:
@@ -266,9 +277,9 @@ def _diff(ledger: Ledger, args: argparse.Namespace) -> int:
     found = diff(ledger.compilation(a), ledger.compilation(b))
     if args.json:
         _json(found.to_dict())
-        return EXIT_BUNDLE
+        return EXIT_OK
     sys.stdout.write(_diff_text(found))
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 def _diff_text(d: Any) -> str:
@@ -333,7 +344,7 @@ def _verify(ledger: Ledger, args: argparse.Namespace) -> int:
             lines = [f"ledger DAMAGED: {len(report.problems)} problem(s); {counts}"]
             lines += [f"  {p.where}: {p.kind.value}: {p.detail}" for p in report.problems]
             sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_BUNDLE if report.ok else EXIT_FOUND
+    return EXIT_OK if report.ok else EXIT_PROBLEM
 
 
 def _copy(ledger: Ledger, args: argparse.Namespace) -> int:
@@ -347,7 +358,7 @@ def _copy(ledger: Ledger, args: argparse.Namespace) -> int:
         f" head {report.head_seq} {_short(report.head_hash)}",
         file=sys.stderr,
     )
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 def _export(ledger: Ledger, args: argparse.Namespace) -> int:
@@ -355,7 +366,7 @@ def _export(ledger: Ledger, args: argparse.Namespace) -> int:
 
     if args.out is None:
         export(ledger, sys.stdout, artifacts=not args.no_artifacts)
-        return EXIT_BUNDLE
+        return EXIT_OK
     from ..ledger.store import PRIVATE_FILE_MODE
 
     # an export holds every request's content, as the ledger does: created 0600
@@ -363,7 +374,7 @@ def _export(ledger: Ledger, args: argparse.Namespace) -> int:
     with open(os.open(args.out, flags, PRIVATE_FILE_MODE), "w", encoding="utf-8") as out:
         count = export(ledger, out, artifacts=not args.no_artifacts)
     print(f"wrote {count} lines to {args.out}", file=sys.stderr)
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 def _cache(ledger: Ledger, args: argparse.Namespace) -> int:
@@ -372,7 +383,7 @@ def _cache(ledger: Ledger, args: argparse.Namespace) -> int:
     report = cache_usage(ledger, args.session)
     if args.json:
         _json(report.to_dict())
-        return EXIT_BUNDLE
+        return EXIT_OK
     reads = report.reads()
     lines = [
         f"{len(report.rows)} sent bodies: {report.hits} hits, {report.misses} misses;"
@@ -391,7 +402,7 @@ def _cache(ledger: Ledger, args: argparse.Namespace) -> int:
         lines.append(f"{r.seq:<6} {_dash(r.of):<6} {billed:<27} {predicted:<11} {replayed:<11}"
                      f" {state}")  # fmt: skip
     sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_BUNDLE
+    return EXIT_OK
 
 
 _COMMANDS = {

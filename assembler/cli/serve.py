@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
+import shlex
 import socket
+import stat
 import sys
 from collections.abc import Sequence
 from importlib.util import find_spec
@@ -30,6 +33,7 @@ def _serve_parser() -> argparse.ArgumentParser:
     from ..serve.service import (
         DEFAULT_BODY_TIMEOUT,
         DEFAULT_HEADER_TIMEOUT,
+        DEFAULT_LEDGER_WAIT,
         DEFAULT_MAX_BODY_MEMORY,
         DEFAULT_MAX_CONNECTIONS,
         DEFAULT_MAX_SESSION_MEMORY,
@@ -62,8 +66,9 @@ def _serve_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--token-file",
         metavar="PATH",
-        help="a file holding the shared secret every HTTP call but /healthz must send as"
-        " 'Authorization: Bearer <token>' (at least 16 characters)",
+        help="a file readable by its owner only, holding the shared secret every HTTP call"
+        " but /healthz must send as 'Authorization: Bearer <token>' (at least 16 characters"
+        " of visible ASCII)",
     )
     parser.add_argument(
         "--time-limit",
@@ -168,12 +173,17 @@ def _serve_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="record every compilation here (a file, or postgresql://... shared by replicas)",
     )
+    parser.add_argument(
+        "--ledger-wait",
+        type=positive_float,
+        default=DEFAULT_LEDGER_WAIT,
+        metavar="SEC",
+        help="the longest wait for the ledger (a database connection, a writer's lock);"
+        f" beyond, a call is told ledger-error, retryable, having changed nothing"
+        f" ({DEFAULT_LEDGER_WAIT:g})",
+    )
     add_limit_options(parser, "size limits of each call (defaults in parentheses)")
     return parser
-
-
-# a shared secret shorter than this is refused: it could be guessed
-_LEAST_TOKEN = 16
 
 
 def serve_command(argv: Sequence[str]) -> int:
@@ -229,6 +239,7 @@ def serve_command(argv: Sequence[str]) -> int:
         max_queue=args.max_connections if args.max_queue is None else args.max_queue,
         write_timeout=args.write_timeout,
         token=token,
+        ledger_wait=args.ledger_wait,
     )
     try:
         service = Service(config)
@@ -259,20 +270,29 @@ def _refuse(message: str) -> int:
 
 def _token(path: str) -> str | None:
     """The shared secret in ``path`` (surrounding whitespace dropped), or None after
-    saying why it cannot be used."""
+    saying why it cannot be used: a file others may read, or text that is not a token
+    (``model.keys.token``: at least 16 characters of visible ASCII)."""
+    from ..model.keys import token as token_rule
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            token = handle.read().strip()
+        with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            text = handle.read().decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         _refuse(f"--token-file {path}: {getattr(exc, 'strerror', None) or exc}")
         return None
-    if len(token) < _LEAST_TOKEN or not token.isprintable() or " " in token:
+    if mode & 0o077:
         _refuse(
-            f"--token-file {path}: the token must be at least {_LEAST_TOKEN} printable"
-            " characters without spaces"
+            f"--token-file {path}: the file is readable or writable by others (mode"
+            f" {stat.S_IMODE(mode):04o}): a shared secret must be its owner's alone;"
+            f" chmod 600 {shlex.quote(path)}"
         )
         return None
-    return token
+    checked = token_rule(text)
+    if isinstance(checked, str):
+        _refuse(f"--token-file {path}: {checked}")
+        return None
+    return text
 
 
 def _loopback(host: str) -> bool:

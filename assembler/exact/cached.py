@@ -156,7 +156,8 @@ def _reaching(
     if bound < floor:
         return None
     grown = build_incumbent(problem, every, preference, deadline=deadline)
-    if grown is not None and selection_value(problem, grown) >= floor:
+    # (the greedy is blind to the format's rules: its selection must keep them)
+    if grown is not None and selection_value(problem, grown) >= floor and is_legal(problem, grown):
         return grown
     best = backend.solve(problem, Ask(deadline, workers, value_only=True))
     if best.status is SolveStatus.OPTIMAL and selection_value(problem, best.selection) >= floor:

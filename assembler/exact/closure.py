@@ -4,7 +4,8 @@ Input: a validated ``Request`` and its ``GateReport``.
 Output: a ``Problem``: eligible forms in canonical order with integer cost,
 value and tie-break weight; the identity of each form; the identities each form
 needs (dependency closure); the coupled groups as sets of identities; the
-required identities; the budget.
+required identities; the budget; and, when the bundle is rendered in a format, the
+rules a selection keeps for the format to send it (``sendable.py``).
 
 Nothing here knows about any solver (the CP-SAT encoding and the brute-force
 oracle both read a ``Problem``). Gates have already removed every form whose
@@ -21,8 +22,11 @@ from operator import attrgetter
 
 from ..deadline import Deadline
 from ..model.objective import form_value, tiebreak_weights
+from ..model.rendering import RenderFormat
+from ..model.sendable import Leading, Rule, broken
 from ..model.types import Candidate, Request
 from ..stages.gates import GateReport
+from .sendable import form_rules
 
 __all__ = ["Problem", "build_problem", "build_problem_by"]
 
@@ -44,6 +48,9 @@ class Problem:
     required: tuple[int, ...]
     # None: no budget (used to price the mandatory closure)
     budget: int | None
+    # the format's rules over form indices (``sendable.py``): a selection breaking one
+    # cannot be sent; none when the bundle is not rendered
+    rules: tuple[Rule[int], ...] = ()
 
     @property
     def size(self) -> int:
@@ -51,9 +58,20 @@ class Problem:
 
     @property
     def entries(self) -> int:
-        """Forms, dependency edges and group memberships: what the LP's rows and the
-        CP-SAT model's constraints follow (a dense request has a hundred edges a form)."""
-        return self.size + sum(map(len, self.needs)) + sum(map(len, self.groups))
+        """Forms, dependency edges, group memberships and the rules' terms: what the
+        LP's rows and the CP-SAT model's constraints follow (a dense request has a
+        hundred edges a form)."""
+        terms = (len(r.order) if isinstance(r, Leading) else len(r.some) + len(r.unless)
+                 for r in self.rules)  # fmt: skip
+        return self.size + sum(map(len, self.needs)) + sum(map(len, self.groups)) + sum(terms)
+
+    def blind(self) -> Problem:
+        """The same problem without the format's rules."""
+        return replace(self, rules=()) if self.rules else self
+
+    def breaks(self, selection: Iterable[int]) -> str | None:
+        """The first of the format's rules ``selection`` breaks, or None."""
+        return broken(self.rules, set(selection)) if self.rules else None
 
     def forms_of(self) -> tuple[tuple[int, ...], ...]:
         """Form indices of each identity, in canonical order."""
@@ -78,11 +96,17 @@ class Problem:
         )
 
 
-def build_problem(request: Request, gates: GateReport, before: Problem | None = None) -> Problem:
-    """The problem of ``request``; ``before``, a problem built earlier (a session's
-    previous request), lends the tie-break weights of the forms it shares (a weight
-    depends on the id alone, and hashing every id was a third of the build)."""
-    problem = _build(request, gates, before, None)
+def build_problem(
+    request: Request,
+    gates: GateReport,
+    before: Problem | None = None,
+    render: RenderFormat | None = None,
+) -> Problem:
+    """The problem of ``request``, rendered in ``render`` (None: not rendered);
+    ``before``, a problem built earlier (a session's previous request), lends the
+    tie-break weights of the forms it shares (a weight depends on the id alone, and
+    hashing every id was a third of the build)."""
+    problem = _build(request, gates, before, None, render)
     assert problem is not None, "with no deadline the build always ends"
     return problem
 
@@ -99,13 +123,15 @@ def index_by(size: int, pairs: Iterable[tuple[int, int]]) -> tuple[tuple[int, ..
     return tuple(tuple(found[key]) if key in found else () for key in range(size))
 
 
-def build_problem_by(deadline: Deadline, request: Request, gates: GateReport) -> Problem | None:
+def build_problem_by(
+    deadline: Deadline, request: Request, gates: GateReport, render: RenderFormat | None = None
+) -> Problem | None:
     """``build_problem``, or None once ``deadline`` has passed
     during its first pass over the forms (checked every ``_CHUNK`` forms). A problem
     finished past its deadline is never searched, so a call whose time is already spent
     (the pipeline's floor of 1 ms, after a parse longer than the limit) stops within a
     chunk instead of building the whole problem only to answer undecided."""
-    return _build(request, gates, None, deadline)
+    return _build(request, gates, None, deadline, render)
 
 
 # forms read between two looks at the clock in build_problem_by (about a millisecond)
@@ -113,7 +139,11 @@ _CHUNK = 4096
 
 
 def _build(
-    request: Request, gates: GateReport, before: Problem | None, deadline: Deadline | None
+    request: Request,
+    gates: GateReport,
+    before: Problem | None,
+    deadline: Deadline | None,
+    render: RenderFormat | None,
 ) -> Problem | None:
     eligible_ids = gates.notes
     candidates = request.candidates
@@ -135,11 +165,12 @@ def _build(
             groups.append(present)
     # each column read in C (map over attrgetters)
     form_ids = tuple(map(_ID, eligible))
+    cost = tuple(map(_COST, eligible))
     return Problem(
         form_ids=form_ids,
         identity_of=tuple(map(index.__getitem__, map(_IDENTITY, eligible))),
         identities=identities,
-        cost=tuple(map(_COST, eligible)),
+        cost=cost,
         value=tuple(map(form_value, map(_RELEVANCE, eligible), repeat(threshold))),
         weight=_weights(form_ids, before),
         needs=tuple(
@@ -151,6 +182,7 @@ def _build(
         groups=tuple(sorted(set(groups))),
         required=tuple(sorted(index[r] for r in gates.required_identities(request) if r in index)),
         budget=request.task.budget,
+        rules=form_rules(request, render, form_ids, cost),
     )
 
 

@@ -89,6 +89,9 @@ def core_of(
     if budget is not None and budget < 0:
         raise Contradiction
     needs = problem.needs
+    # the fixings and the core are rule-blind: a problem with the format's rules is
+    # searched whole (``core_search.CoreSearch``)
+    assert not problem.rules, "a reduction of a problem with the format's rules"
     core = replace(
         problem,
         form_ids=tuple(problem.form_ids[f] for f in free),

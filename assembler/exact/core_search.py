@@ -7,9 +7,21 @@ legal selection found, with its proven value bound), INFEASIBLE or UNKNOWN.
 It chains ``fixings`` and ``core`` (exact reduction to a core), ``knapsack`` (a program over the
 budget for cores whose needs and groups join few identities), ``search`` (a small branch
 and bound for small cores) and an inner backend (CP-SAT) level by level: value, then
-cost, then tie-break weight, reducing again between levels. Every stage gets what is
+cost, then tie-break weight, reducing again between levels. At the cost and tie-break
+levels, when the level's fixings leave a large core, a hypothetical threshold near the
+level's bound leaves a small one: its optimum is the answer when it reaches the
+threshold, else a better incumbent to fix by (``_tighten_level``: the face of the
+optimum can hold a great many selections of equal value and cost, and the weight's
+proof on them was CP-SAT's longest). Every stage gets what is
 left of one deadline, the LP included, and a stage that runs out of it leaves the
 best legal selection found so far with the proven bound.
+
+A problem with the format's rules (``Problem.rules``) is solved without them first, on
+these fast paths: when that optimum keeps every rule it is also the optimum among the
+selections that keep them (the order has one optimum, and the rules only take
+selections away). Otherwise the inner backend, which encodes the rules, searches the
+whole problem with them (the reductions are rule-blind); the optimum found without
+them stays a bound.
 """
 
 from __future__ import annotations
@@ -52,6 +64,9 @@ class CoreSearch:
     # enough to solve in a few milliseconds, large enough to hold the optimum on most
     # requests
     TIGHT_CORE = 250
+    # The same at the cost and tie-break levels (``_tighten_level``): their bounds are
+    # closer, so a smaller core still holds the optimum, and its proof is the cheaper
+    TIE_CORE = 60
     # Seconds to build a CP-SAT model, per entry of its problem (a form, a dependency
     # edge, a group membership), with a margin of two: a core that cannot be modelled
     # in what is left is not handed to CP-SAT
@@ -70,6 +85,8 @@ class CoreSearch:
     def solve(self, problem: Problem, ask: Ask) -> SolveOutcome:
         # this backend answers the whole order (or, without tiebreak, value then cost);
         # hints, value-only searches and proven levels it asks of its inner backend
+        if problem.rules:
+            return self._sendable(problem, ask)
         deadline, workers, tiebreak = ask.deadline, ask.workers, ask.tiebreak
         if problem.budget is None:
             return self._priced(problem, deadline, workers, tiebreak)
@@ -112,6 +129,41 @@ class CoreSearch:
             reduction, value_known = tightened
         optimum = [selection_value(problem, reduction.incumbent or ())] if value_known else []
         return self._levels(problem, reduction, optimum, deadline, workers, tiebreak, small)
+
+    def _sendable(self, problem: Problem, ask: Ask) -> SolveOutcome:
+        """The answer among the selections that keep the format's rules (module
+        docstring): the problem without them first, then, unless that answer keeps
+        them and is proven, the inner backend on the whole problem with them."""
+        blind = self.solve(problem.blind(), ask)
+        if blind.status is SolveStatus.INFEASIBLE:
+            return blind  # nothing legal fits, sendable or not
+        keeps = blind.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) and (
+            problem.breaks(blind.selection) is None
+        )
+        if keeps and blind.status is SolveStatus.OPTIMAL:
+            return blind
+        found = SolveOutcome(SolveStatus.UNKNOWN)
+        if not ask.deadline.passed:
+            hint = blind.selection if keeps else None
+            found = self.inner.solve(problem, replace(ask, hint=hint, proven=()))
+        if found.status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            return found
+        # stopped: the better sendable selection in hand, under both proven bounds
+        # (the optimum without the rules bounds the one with them)
+        bounds = [b for b in (blind.bound, found.bound) if b is not None]
+        floors = [c for c in (blind.cost_floor, found.cost_floor) if c is not None]
+        best = found.selection if found.status is SolveStatus.FEASIBLE else None
+        if keeps and (
+            best is None
+            or selection_value(problem, blind.selection) > selection_value(problem, best)
+        ):
+            best = blind.selection
+        return SolveOutcome(
+            SolveStatus.UNKNOWN if best is None else SolveStatus.FEASIBLE,
+            () if best is None else best,
+            bound=min(bounds) if bounds else None,
+            cost_floor=max(floors) if floors else None,
+        )
 
     def solve_cached(
         self, problem: Problem, prefix: Prefix, terms: CacheTerms, ask: Ask
@@ -191,6 +243,13 @@ class CoreSearch:
                 known = found.selection
             # Reduce the core (which carries the earlier fixings) at the next level.
             step = plan(core, known=known, level=level, deadline=deadline)
+            if not step.proven and not deadline.passed:
+                tightened = self._tighten_level(
+                    problem, reduction, step, optimum, deadline, workers, small
+                )
+                if isinstance(tightened, SolveOutcome):
+                    return tightened
+                step = tightened or step
             again = step.reduction()
             if again is None:
                 break
@@ -297,6 +356,62 @@ class CoreSearch:
         better = _with_incumbent(first, best).reduction()
         return unchanged if better is None else (better, False)
 
+    def _tighten_level(
+        self,
+        problem: Problem,
+        reduction: Reduction,
+        step: Plan,
+        optimum: list[int],
+        deadline: Deadline,
+        workers: int,
+        small: _SmallCoreSolvers,
+    ) -> SolveOutcome | Plan | None:
+        """``_tighten`` at the cost or the tie-break level: the face of the optimum (the
+        selections of optimal value, and cost) reduced at a hypothetical threshold t
+        better than the incumbent's, to a core of about ``TIGHT_CORE`` forms that holds
+        every selection of the face at least that good at this level. When that core's
+        optimum under the whole order reaches t, every selection that could beat or tie
+        it is in the core, so it is the optimum (returned). Otherwise, when it lies on
+        the face and beats the incumbent at this level, the level's fixings are drawn
+        again at it (returned: far fewer forms survive a threshold near the bound; on a
+        knapsack whose costs follow its values the weight level's core went from 1,012
+        forms to 45). None when neither helps. ``step`` is the level's plan of
+        ``reduction``'s core, ``optimum`` the levels proven so far."""
+        threshold = step.threshold_for(self.TIE_CORE)
+        if threshold is None or step.threshold is None:
+            return None
+        trial = step.reduction(threshold)
+        left = deadline.left()
+        if trial is None or trial.core.size > 4 * self.TIGHT_CORE or left < (
+            self.MODEL_SECONDS_PER_ENTRY * trial.core.entries
+        ):
+            return None
+        composed = reduction.compose(trial)
+        fixed = composed.chosen
+        proven = tuple(
+            level - sum((problem.value, problem.cost)[k][f] for f in fixed)
+            for k, level in enumerate(optimum[:2])
+        )
+        found = small.solve(trial.core)
+        if found is None or found.status is not SolveStatus.OPTIMAL:
+            # a quarter of the time left at most, as ``_tighten``'s trial
+            share = deadline.within(max(0.02, left / 4))
+            found = self.inner.solve(trial.core, Ask(share, workers, proven=proven))
+        if found.status is not SolveStatus.OPTIMAL:
+            return None
+        best = composed.lift(found.selection)
+        face = (problem.value, problem.cost)
+        if any(sum(face[k][f] for f in best) != level for k, level in enumerate(optimum[:2])):
+            return None  # the trial core holds nothing of the face
+        # this level's objective of ``best``, in the terms of ``step`` (the core's)
+        within = tuple(reduction.core_forms.index(f) for f in best if f not in reduction.chosen)
+        reached = sum(step_objective(step, f) for f in within)
+        if reached >= threshold:
+            return SolveOutcome(SolveStatus.OPTIMAL, best, bound=selection_value(problem, best))
+        if reached <= step.threshold:
+            return None
+        return plan(step.problem, known=within, level=step.level, deadline=deadline)
+
     @staticmethod
     def _lifted(problem: Problem, reduction: Reduction, found: SolveOutcome) -> SolveOutcome:
         """A proven answer on the core as the answer to the whole problem."""
@@ -372,6 +487,17 @@ class _SmallCoreSolvers:
             self.gave_up = core.size
             self.failed = core
         return found
+
+
+def step_objective(step: Plan, form: int) -> int:
+    """A core form's term in ``step``'s level objective (``fixings``: value, minus the
+    cost, minus the weight), the sign the thresholds read."""
+    core = step.problem
+    if step.level is Level.COST:
+        return -core.cost[form]
+    if step.level is Level.WEIGHT:
+        return -core.weight[form]
+    return core.value[form]
 
 
 def _worth(problem: Problem, reduction: Reduction) -> int | None:

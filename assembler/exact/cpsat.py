@@ -20,9 +20,14 @@ Encoding (one Boolean x_f per eligible form, canonical order):
       by several forms is one set of variables, so it is paid once, and cycles
       need no special case (both or neither);
   C5  the form counts of all identities of a coupled group are equal;
-  C6  sum(cost * x) <= budget.
-Phases (one model, re-solved with the previous answer as a hint, each fixing its
-objective before the next):
+  C6  sum(cost * x) <= budget;
+  the format's rules (``Problem.rules``): a clause as one Boolean OR; a leading rule
+      as a chain, one Boolean per form that may not open the conversation, "a form
+      that may is selected before it", implied by the one before or a form between.
+Phases (one model, re-solved with the previous answer as a hint, each keeping its
+objective's optimum as a bound before the next: the value at least V*, the cost at most
+C*, which on the optimal face are the equalities, and which CP-SAT searches several
+times faster than an equality on a sum):
   1. max V;  2. min C;  3. min H (tie-break weights);
   4. prove the optimum unique (with the answer forbidden, the least weight is
      higher); only if it is not, fix forms in canonical order (lexicographic rule).
@@ -52,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deadline import Deadline
 from ..model.errors import SolverError
+from ..model.sendable import Leading
 from .backend import Ask, SolveOutcome, SolveStatus
 from .closure import Problem
 from .cpmodel import Linear, ProtoModel, cp_helper
@@ -152,6 +158,29 @@ class CpSatSearch:
                 model.fix(first - _count(forms_of[identity]), 0)
         if problem.budget is not None and sum(problem.cost) > problem.budget:
             model.at_most(self._sum(problem.cost), problem.budget)
+        for rule in problem.rules:
+            if isinstance(rule, Leading):
+                self._lead(rule)
+            else:
+                model.bool_or([*rule.some, *(-f - 1 for f in rule.unless)])
+
+    def _lead(self, rule: Leading[int]) -> None:
+        """The first selected form of ``rule.order`` is a good one: each form that is
+        not needs a good one selected before it. ``before`` is a Boolean that may be
+        true only when a good form before is selected (the one of the bad form before,
+        or a good form since): linear in the order."""
+        model = self.model
+        before: int | None = None
+        since: list[int] = []
+        for form, good in zip(rule.order, rule.good, strict=True):
+            if good:
+                since.append(form)
+                continue
+            if since:
+                chained = model.new_bool(f"lead{form}")
+                model.bool_or([-chained - 1, *since, *([] if before is None else [before])])
+                before, since = chained, []
+            model.bool_or([-form - 1] if before is None else [-form - 1, before])
 
     def _sum(self, coefficients: Sequence[int]) -> Linear:
         return Linear.sum(range(self.problem.size), coefficients)
@@ -242,6 +271,8 @@ class CpSatSearch:
         assert not (value_only and proven), "a proven value needs no value-only search"
         problem = self.problem
         if problem.size == 0:
+            if problem.breaks(()) is not None:
+                return SolveOutcome(SolveStatus.INFEASIBLE)  # nothing the format can send
             return SolveOutcome(SolveStatus.OPTIMAL, (), bound=0)
         selection: tuple[int, ...] = ()
         held = False  # whether ``selection`` is a legal answer already
@@ -264,10 +295,10 @@ class CpSatSearch:
             value = round(response.objective_value)
         if value_only:
             return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
-        self.model.fix(values, value)
+        self.model.at_least(values, value)
         # Phase 2: cost.
         if len(proven) > 1:
-            self.model.fix(self._sum(problem.cost), proven[1])
+            self.model.at_most(self._sum(problem.cost), proven[1])
             if hint is not None and _meets(problem, hint, value, proven[1]):
                 selection, held = hint, True
         else:
@@ -309,7 +340,7 @@ class CpSatSearch:
             if other is None or weight is None or weight > mine:
                 return SolveOutcome(SolveStatus.OPTIMAL, selection, bound=value)
             if weight == mine:
-                self.model.fix(weights, mine)
+                self.model.at_most(weights, mine)
                 lexmin = self._lexicographic(selection)
                 if lexmin is None:
                     return SolveOutcome(SolveStatus.FEASIBLE, selection, bound=value)
@@ -338,7 +369,7 @@ class CpSatSearch:
         if status == self.optimal:
             best = round(response.objective_value)
             if fix:
-                self.model.fix(expr, best)
+                self.model.at_most(expr, best)
             return self._selection(response), True, True
         bound = response.best_objective_bound
         # a minimisation stopped early still proves its objective is at least this
@@ -495,7 +526,9 @@ class CachedSearch(CpSatSearch):
         if status != self.optimal:
             floor = int(response.best_objective_bound + 0.5)
             return SolveOutcome(SolveStatus.FEASIBLE, selection, cost_floor=floor)
-        self.model.fix(self.price, round(response.objective_value))
+        # each level proven is kept as a bound (the least price, then the most value):
+        # equal to an equality on its face, and an inequality CP-SAT searches better
+        self.model.at_most(self.price, round(response.objective_value))
         values = Linear.sum(range(problem.size), problem.value)
         self.model.objective(values, maximize=True)
         self.hint(selection)
@@ -504,7 +537,7 @@ class CachedSearch(CpSatSearch):
             return SolveOutcome(SolveStatus.FEASIBLE, selection)
         selection = self._selection(response)
         value = round(response.objective_value)
-        self.model.fix(values, value)
+        self.model.at_least(values, value)
         self.hint(selection)
         selection, done, held = self._minimise(list(problem.cost), selection, True)
         if not done:

@@ -237,7 +237,8 @@ def rounded_selection(
 
 def is_legal(problem: Problem, selection: tuple[int, ...]) -> bool:
     """C2-C6 for a selection of eligible forms: one form per identity, the required
-    identities, the closure, the groups and the budget."""
+    identities, the closure, the groups and the budget; and the format's rules, when
+    the problem has them (``Problem.rules``)."""
     identity_of = problem.identity_of
     admitted = {identity_of[f] for f in selection}
     if len(admitted) != len(selection) or not admitted.issuperset(problem.required):
@@ -248,7 +249,9 @@ def is_legal(problem: Problem, selection: tuple[int, ...]) -> bool:
         inside = sum(1 for identity in group if identity in admitted)
         if inside and inside != len(group):
             return False
-    return problem.budget is None or sum(problem.cost[f] for f in selection) <= problem.budget
+    if problem.budget is not None and sum(problem.cost[f] for f in selection) > problem.budget:
+        return False
+    return problem.breaks(selection) is None
 
 
 def _first_of_each(problem: Problem, forms: list[int]) -> list[int]:

@@ -63,6 +63,8 @@ def reach(
 
 
 def required_reach(problem: Problem) -> tuple[Problem, tuple[int, ...]]:
+    # the format's rules reach past the required material: such a problem stays whole
+    assert not problem.rules, "the required reach of a problem with the format's rules"
     reached, expanded = reach(problem, problem.required, problem.forms_of())
     if all(reached):
         return problem, tuple(range(problem.size))

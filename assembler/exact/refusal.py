@@ -11,11 +11,24 @@ made minimal by a deletion filter over the required identities in canonical
 order: each deletion test prices the cheapest closure of the remaining ones. Under a
 time limit the refusal states what was proven: an interval for the mandatory cost,
 and a conflict that is proven but perhaps not minimal.
+
+One pass decides first, whatever the time limit (``linear_refusal``): every required
+identity needs a form of its own, so the sum of each one's cheapest eligible cost is a
+lower bound on the closure. Over the budget, that alone proves the refusal. When the
+cheapest form of each required identity (section 6's rules 2-4 within the identity)
+needs nothing outside the required identities and no group reaches past them, those
+forms are the cheapest closure itself (nothing cheaper or lighter admits them all), so
+the refusal is fully proven; when moreover no required identity needs another or shares
+a group, each identity's cost is its own and the deletion filter is a subtraction per
+identity: linear. Otherwise the pass states what it proved (the lower bound, a closure
+grown from those forms as the upper end, a conflict proven by the bound).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from ..deadline import Deadline
 from ..model.types import Refusal, RefusalCode, Request, RequiredIdentity
@@ -24,7 +37,7 @@ from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost
 from .closure import Problem
 from .reach import group_index, reach
 
-__all__ = ["over_budget_refusal", "required_refusal"]
+__all__ = ["linear_refusal", "over_budget_refusal", "required_refusal", "unsendable_refusal"]
 
 
 def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
@@ -73,6 +86,103 @@ def required_refusal(request: Request, gates: GateReport) -> Refusal | None:
     return None
 
 
+def linear_refusal(problem: Problem) -> Refusal | None:
+    """MANDATORY_OVER_BUDGET when one pass over the forms proves it (module docstring):
+    the required identities' cheapest costs alone exceed the budget. None otherwise
+    (the search decides). Linear in forms, needs and group memberships."""
+    budget = problem.budget
+    if budget is None or not problem.required:
+        return None
+    required = set(problem.required)
+    cost, weight = problem.cost, problem.weight
+    # each identity's best form for a closure: least cost, then least weight, then the
+    # later in canonical order (the selection without the earlier form wins)
+    best: dict[int, int] = {}
+    for form, identity in enumerate(problem.identity_of):
+        found = best.get(identity)
+        if found is None or (cost[form], weight[form]) <= (cost[found], weight[found]):
+            best[identity] = form
+    if any(r not in best for r in required):
+        return None  # never: the gates left every required identity an eligible form
+    lower = sum(cost[best[r]] for r in problem.required)
+    if lower <= budget:
+        return None
+    groups_of = group_index(problem)
+    own = [best[r] for r in problem.required]
+    closed = all(set(problem.needs[f]) <= required for f in own) and all(
+        set(problem.groups[g]) <= required for r in problem.required for g in groups_of[r]
+    )
+    independent = closed and not any(problem.needs[f] for f in own) and not any(
+        groups_of[r] for r in problem.required
+    )
+    closure = own if closed else _grown(problem, best, groups_of)
+    upper = selection_cost(problem, tuple(closure))
+    # the deletion filter on the bound: each identity dropped is dropped on a proof
+    # that the rest still cannot fit; with independent identities the bound is the
+    # rest's cheapest closure itself, so the filter is exact and the conflict minimal
+    conflict = []
+    total = lower
+    for r in problem.required:
+        if total - cost[best[r]] > budget:
+            total -= cost[best[r]]
+        else:
+            conflict.append(r)
+    names = ", ".join(problem.identities[i] for i in conflict)
+    forms = tuple(sorted(problem.form_ids[f] for f in closure))
+    # the grown closure may cost just the bound (what it added costs nothing): its cost
+    # is then proven, its tie-break among closures of that cost is not
+    proven = closed or upper == lower
+    if proven:
+        message = f"mandatory closure {upper} > budget {budget}, excess {upper - budget}"
+        if not closed:
+            message += (
+                " (a closure of least cost grown in one pass: its tie-break among closures"
+                " of that cost was not searched)"
+            )
+    else:
+        message = (
+            f"mandatory closure between {lower} and {upper} > budget {budget}, excess between"
+            f" {lower - budget} and {upper - budget} (proven by the required identities'"
+            " cheapest costs alone: the closure was not priced further)"
+        )
+    message += f"; these required identities alone cannot fit: {names}"
+    if not independent:
+        message += " (proven by their cheapest costs alone: not proven a minimal conflict)"
+    return Refusal(
+        code=RefusalCode.MANDATORY_OVER_BUDGET,
+        budget=budget,
+        mandatory_cost=upper if proven else None,
+        excess=upper - budget if proven else None,
+        mandatory_cost_lower=lower,
+        mandatory_cost_upper=upper,
+        forms=forms,
+        conflict=tuple(problem.identities[i] for i in conflict),
+        message=message,
+    )
+
+
+def _grown(
+    problem: Problem, best: dict[int, int], groups_of: Sequence[Sequence[int]]
+) -> list[int]:
+    """A legal closure of the required identities: each one's best form, then the best
+    form of every identity those need or share a group with, and so on (the gates left
+    every such identity an eligible form). Breadth-first: linear."""
+    admitted = set(problem.required)
+    queue = list(problem.required)
+    expanded = [False] * len(problem.groups)
+    for identity in queue:
+        neighbours = list(problem.needs[best[identity]])
+        for g in groups_of[identity]:
+            if not expanded[g]:
+                expanded[g] = True
+                neighbours.extend(problem.groups[g])
+        for other in neighbours:
+            if other not in admitted:
+                admitted.add(other)
+                queue.append(other)
+    return sorted(best[i] for i in admitted)
+
+
 def over_budget_refusal(
     problem: Problem,
     backend: Backend,
@@ -88,9 +198,15 @@ def over_budget_refusal(
     floor when higher, at most the cost of the best closure found. ``mandatory_cost``
     and ``excess`` are set only when the two meet. ``priced`` is that closure when the
     solve already proved it cheapest (the backend's INFEASIBLE outcome carries it);
-    otherwise it is searched for, unless ``deadline`` has passed."""
-    assert problem.budget is not None, "a problem without a budget always fits"
+    otherwise it is searched for, unless ``deadline`` has passed.
+
+    With the format's rules (``Problem.rules``), the mandatory closure is priced without
+    them: when it fits the budget, only the rules stand in the way and the refusal is
+    UNSENDABLE (``unsendable_refusal``); so it is too when the closure could not be
+    priced in time, as that is all the search proved."""
     budget = problem.budget
+    assert budget is not None, "a problem without a budget always fits"
+    ruled, problem = problem, problem.blind()
     lower = budget + 1
     closure = None
     if priced:
@@ -99,6 +215,12 @@ def over_budget_refusal(
         closure = backend.solve(problem.mandatory(), Ask(deadline, workers))
         if closure.cost_floor is not None:
             lower = max(lower, closure.cost_floor)
+    if ruled.rules and (
+        closure is None
+        or not closure.selection
+        or selection_cost(problem, closure.selection) <= budget
+    ):
+        return unsendable_refusal(ruled, backend, deadline=deadline, workers=workers)
     if closure is None or not closure.selection:
         # Infeasibility is proven, but no closure was priced in time: say so rather
         # than report a cost that is not one.
@@ -127,18 +249,97 @@ def over_budget_refusal(
     message += f"; these required identities alone cannot fit: {names}"
     if not minimal:
         message += " (time limit reached: not proven a minimal conflict)"
-    proven = lower == upper
     return Refusal(
         code=RefusalCode.MANDATORY_OVER_BUDGET,
-        budget=budget,
-        mandatory_cost=upper if proven else None,
-        excess=upper - budget if proven else None,
-        mandatory_cost_lower=lower,
-        mandatory_cost_upper=upper,
-        forms=tuple(sorted(problem.form_ids[f] for f in closure.selection)),
         conflict=tuple(problem.identities[i] for i in conflict),
         message=message,
+        **_priced(problem, budget, lower, closure.selection),
     )
+
+
+def unsendable_refusal(
+    problem: Problem, backend: Backend, *, deadline: Deadline, workers: int
+) -> Refusal:
+    """The refusal for a problem proven to have no legal selection within its budget
+    that keeps the format's rules, while the required material alone is not proven too
+    dear (``over_budget_refusal``): the rules no such selection keeps together (a
+    deletion filter over the rules' names, in the format's order) and the cheapest
+    selection meeting C1-C5 that keeps them all, priced as far as the time allows (the
+    shapes of section 7), or none when none exists at any budget."""
+    assert problem.budget is not None
+    budget = problem.budget
+    names = list(dict.fromkeys(rule.rule for rule in problem.rules))
+    minimal = True
+    for name in list(names):
+        if len(names) == 1:
+            break
+        if deadline.passed:
+            minimal = False
+            break
+        rest = tuple(rule for rule in problem.rules if rule.rule != name and rule.rule in names)
+        found = backend.solve(replace(problem, rules=rest), Ask(deadline, workers, value_only=True))
+        if found.status is SolveStatus.INFEASIBLE:
+            names.remove(name)  # the rest alone leave nothing sendable within the budget
+        elif found.status is SolveStatus.UNKNOWN:
+            minimal = False
+            break
+    rules = tuple(names)
+    said = ", ".join(rules) + ("" if minimal else " (time limit reached: not proven minimal)")
+    closure = SolveOutcome(SolveStatus.UNKNOWN)
+    if not deadline.passed:
+        closure = backend.solve(problem.mandatory(), Ask(deadline, workers))
+    if closure.status is SolveStatus.INFEASIBLE:
+        return Refusal(
+            code=RefusalCode.UNSENDABLE,
+            budget=budget,
+            rules=rules,
+            message=f"no legal selection at any budget keeps the format's rules: {said}",
+        )
+    lower = budget + 1
+    if closure.cost_floor is not None:
+        lower = max(lower, closure.cost_floor)
+    if not closure.selection:
+        return Refusal(
+            code=RefusalCode.UNSENDABLE,
+            budget=budget,
+            mandatory_cost_lower=lower,
+            rules=rules,
+            message=(
+                f"no legal selection within the budget {budget} keeps the format's rules:"
+                f" {said}; the time limit was reached before the cheapest one that does"
+                f" was priced (it costs at least {lower})"
+            ),
+        )
+    upper = selection_cost(problem, closure.selection)
+    if closure.status is SolveStatus.OPTIMAL:
+        lower = upper
+    cost = str(upper) if lower == upper else f"between {lower} and {upper}"
+    return Refusal(
+        code=RefusalCode.UNSENDABLE,
+        rules=rules,
+        message=(
+            f"no legal selection within the budget {budget} keeps the format's rules:"
+            f" {said}; the cheapest that does costs {cost}"
+        ),
+        **_priced(problem, budget, lower, closure.selection),
+    )
+
+
+def _priced(
+    problem: Problem, budget: int, lower: int, selection: Sequence[int]
+) -> dict[str, Any]:
+    """A priced refusal's figures: ``selection``'s cost the upper end of the interval
+    proven, ``mandatory_cost`` and ``excess`` set only when ``lower`` meets it."""
+    upper = sum(problem.cost[f] for f in selection)
+    proven = lower == upper
+    return {
+        "budget": budget,
+        "mandatory_cost": upper if proven else None,
+        "excess": upper - budget if proven else None,
+        "mandatory_cost_lower": lower,
+        "mandatory_cost_upper": upper,
+        "forms": tuple(sorted(problem.form_ids[f] for f in selection)),
+    }
 
 
 def _conflict(

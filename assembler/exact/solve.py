@@ -7,7 +7,7 @@ Output: a ``Choice`` (a bundle with its proof, a refusal with the mandatory cost
 conflict, or undecided) carrying the ``ExactKept`` for the next call.
 
 The chain is visible and each link a pure stage:
-required refusals -> closure/groups -> backend solve -> refusal pricing.
+required refusals -> closure/groups -> the linear refusal -> backend solve -> refusal pricing.
 
 What is kept, and why reusing it is exact: the problem and the backend's outcome. When
 the new problem is equal to the kept one and the outcome was proven OPTIMAL, no backend
@@ -16,6 +16,8 @@ holds when only values moved, none of the optimum's forms lost value and none of
 others gained any (``still_optimal``: every other selection gains at most what the
 optimum gains, so none overtakes it, and a tie on value leaves cost and weight as they
 were). Anything less than a proof (a time-out's incumbent, a refusal) is never reused.
+The kept optimum is the cache-blind one: with a cache section the cache-aware order
+(``cached.py``) decides from it exactly as from a fresh solve's.
 A session's result says which: its timings hold ``kept-optimum`` (the seconds the
 check took) when the previous optimum answered, ``fresh-solve`` when a backend ran. The kept problem
 also lends the tie-break weights of the forms both share, and a session's LP starts from
@@ -28,13 +30,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..deadline import Deadline, Stopwatch
+from ..model.rendering import RenderFormat
 from ..model.types import Request
 from ..stages.choice import Choice
 from ..stages.gates import GateReport
 from .backend import Ask, Backend, SolveOutcome, SolveStatus
 from .closure import Problem, build_problem, build_problem_by
 from .mckp import solve_mckp
-from .refusal import over_budget_refusal, required_refusal
+from .refusal import linear_refusal, over_budget_refusal, required_refusal
 
 if TYPE_CHECKING:
     from .relaxation import LpMemory
@@ -60,9 +63,11 @@ def decide_exact(
     deadline: Deadline,
     workers: int,
     kept: ExactKept | None = None,
+    render: RenderFormat | None = None,
 ) -> Choice:
     """The exact decision after the gates: past ``deadline`` nothing more is searched,
-    and the answer is what was proven by then."""
+    and the answer is what was proven by then. With ``render``, the optimum among the
+    selections that format can send (``sendable.py``)."""
     memory = None if kept is None else kept.memory
     clock = Stopwatch()
     refusal = required_refusal(request, gates)
@@ -75,13 +80,18 @@ def decide_exact(
     # finished past it is answered undecided, unsearched); a kept problem is built whole,
     # as its outcome may answer this call.
     problem = (
-        build_problem_by(deadline, request, gates)
+        build_problem_by(deadline, request, gates, render)
         if known is None
-        else build_problem(request, gates, known)
+        else build_problem(request, gates, known, render)
     )
     clock.lap("closure")
     if problem is None:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
+    # a refusal one pass proves is answered by that pass, whatever the time limit
+    refusal = linear_refusal(problem)
+    if refusal is not None:
+        clock.lap("refusal")
+        return Choice.refused(refusal, timings=clock.timings, kept=ExactKept(memory=memory))
     if (
         kept is not None
         and known is not None
@@ -95,11 +105,14 @@ def decide_exact(
         outcome = SolveOutcome(
             SolveStatus.OPTIMAL, selection, bound=sum(problem.value[f] for f in selection)
         )
-        return _chosen(problem, outcome, clock.timings, ExactKept(problem, outcome, memory))
+        # the kept optimum is the cache-blind one: with a cache section, the cache-aware
+        # order still decides from it, as after a fresh solve
+        after = ExactKept(problem, outcome, memory)
+        return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
     if deadline.passed:
         return Choice.undecided(timings=clock.timings, kept=ExactKept(memory=memory))
     # the multiple-choice kernel answers the shapes it proves (an oracle's backend, never)
-    answered = solve_mckp(problem, deadline) if backend.name == "exact" else None
+    answered = _kernel_answer(problem, deadline) if backend.name == "exact" else None
     outcome = backend.solve(problem, Ask(deadline, workers)) if answered is None else answered
     clock.lap("solve")
     clock.mark("path-general" if answered is None else "path-mckp", 0.0)
@@ -121,6 +134,16 @@ def decide_exact(
     return _bundle(request, problem, outcome, backend, deadline, workers, clock, after)
 
 
+def _kernel_answer(problem: Problem, deadline: Deadline) -> SolveOutcome | None:
+    """The multiple-choice kernel's optimum of the problem without the format's rules,
+    when it answers and that optimum keeps them: the optimum of a relaxation that is
+    feasible is the optimum (otherwise None, and the general path answers)."""
+    outcome = solve_mckp(problem.blind(), deadline)
+    if outcome is None or problem.breaks(outcome.selection) is not None:
+        return None
+    return outcome
+
+
 def still_optimal(before: Problem, after: Problem, selection: tuple[int, ...]) -> bool:
     """Whether ``selection``, the unique optimum of ``before``, is that of ``after``
     without a search: the same problem, or one whose values alone moved, the selected
@@ -137,6 +160,7 @@ def still_optimal(before: Problem, after: Problem, selection: tuple[int, ...]) -
         or before.required != after.required
         or before.weight != after.weight
         or before.identities != after.identities
+        or before.rules != after.rules
     ):
         return False
     chosen = set(selection)
@@ -197,9 +221,11 @@ def exact_strategy(
     *,
     kept: ExactKept | None = None,
     keep: bool = False,
+    render: RenderFormat | None = None,
 ) -> Choice:
-    """The exact strategy: ``decide_exact`` with the backend of ``exact_backend``. A session
-    (``keep``) gets an LP memory on its first call and keeps it."""
+    """The exact strategy: ``decide_exact`` with the backend of ``exact_backend``, for
+    a bundle rendered in ``render`` when set. A session (``keep``) gets an LP memory on
+    its first call and keeps it."""
     memory = None if kept is None else kept.memory
     if memory is None and keep:
         from .relaxation import LpMemory
@@ -209,4 +235,4 @@ def exact_strategy(
         kept = ExactKept(memory=memory)
     elif kept.memory is not memory:
         kept = ExactKept(kept.problem, kept.outcome, memory)
-    return decide_exact(request, gates, exact_backend(memory), deadline, workers, kept)
+    return decide_exact(request, gates, exact_backend(memory), deadline, workers, kept, render)

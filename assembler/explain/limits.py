@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ..api import assemble
 from ..deadline import Deadline, Stopwatch
 from ..model.errors import InvalidRequest
+from ..model.numbers import is_number, is_whole
 from ..model.rendering import RenderFormat
 from ..model.types import Request, Result
 from ..settings import Settings
@@ -40,11 +41,11 @@ class ExplainLimits:
     settings: Settings = field(default_factory=Settings)
 
     def __post_init__(self) -> None:
-        if isinstance(self.top, bool) or not isinstance(self.top, int) or self.top < 0:
+        if not is_whole(self.top) or self.top < 0:
             raise InvalidRequest("top", f"must be a whole number >= 0, not {self.top!r}")
         for name in ("per_figure", "total"):
             seconds = getattr(self, name)
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            if not is_number(seconds):
                 raise InvalidRequest(name, f"must be a number of seconds, not {seconds!r}")
             if not 0 < seconds < float("inf"):
                 raise InvalidRequest(name, f"must be a positive number of seconds, not {seconds}")

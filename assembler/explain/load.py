@@ -14,26 +14,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..errors import InvalidResult
 from ..ledger.documents import result_from_dict as stored_result
-from ..model.errors import AssemblerError
 from ..model.lookalikes import not_a_result
 from ..model.rendering import Headers, Manifest, ManifestItem, RenderFormat, Rendering
 from ..model.types import Request, Result
 from ..stages.identities import canonical_json
 
 __all__ = ["InvalidResult", "paired", "rendering_from_dict", "result_from_dict"]
-
-
-class InvalidResult(AssemblerError, ValueError):
-    """The result is not a result, or not a result of this request.
-
-    ``field`` is the JSON path of the offending value (``decisions``, ``budget``...).
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        self.reason = message
-        super().__init__(f"result {field}: {message}")
 
 
 def result_from_dict(data: Mapping[str, Any]) -> Result:

@@ -16,7 +16,7 @@ sqlite3 is imported when a ledger is opened, psycopg when a PostgreSQL one is.
 
 from __future__ import annotations
 
-from .errors import LedgerError, UnknownCompilation
+from .errors import LedgerError, LedgerUnavailable, UnknownCompilation
 from .events import CompilationOutcome, Event, EventKind
 from .ledger import Compilation, Ledger, RecordedRendering, Summary
 
@@ -27,6 +27,7 @@ __all__ = [
     "EventKind",
     "Ledger",
     "LedgerError",
+    "LedgerUnavailable",
     "RecordedRendering",
     "Summary",
     "UnknownCompilation",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from operator import attrgetter
@@ -36,6 +37,7 @@ from ..model.types import (
     Status,
     Verdict,
 )
+from ..settings import RECORDED, WITH_RENDER
 from .events import canonical, sha256_hex
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "result_from_dict",
     "run_document",
     "run_from_document",
+    "storable",
+    "storable_name",
 ]
 
 
@@ -194,17 +198,41 @@ def _jsonable(value: Any) -> Any:
 
 def raw_document(request: object) -> tuple[bytes, bool]:
     """A request that did not parse, as JSON bytes; False when JSON could not hold it
-    exactly (then replaying it is not meaningful)."""
+    exactly (then replaying it is not meaningful). A string the JSON decoder accepts
+    but UTF-8 cannot hold (a lone surrogate) is written escaped: read back, it is the
+    same string."""
     try:
         text = json.dumps(request, sort_keys=True, ensure_ascii=False, allow_nan=True)
-        return text.encode("utf-8"), True
     except (TypeError, ValueError):
-        return canonical(_jsonable(request)).encode("utf-8"), False
+        return storable(canonical(_jsonable(request))).encode("utf-8"), False
+    return storable(text).encode("utf-8"), True
 
 
-_SETTINGS = ("strategy", "time_limit", "workers", "render", "counter")
-# settings recorded only when not their default (older ledgers have none of them)
-_OPTIONAL_SETTINGS = ("headers",)
+# a UTF-16 surrogate on its own: JSON's decoder makes one of "\ud800", UTF-8 holds none
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """JSON text with every lone surrogate written as its escape (``\\ud800``): the
+    same JSON value, and text that UTF-8 (a file, PostgreSQL) can hold."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def storable_name(name: str) -> str:
+    """A name to record beside events (a compilation's session) that is text a store can
+    hold: as it is, or, when it holds a lone surrogate or NUL (which PostgreSQL's text
+    cannot), its JSON escape without the quotes (``t\\u0000``)."""
+    if "\x00" not in name and (name.isascii() or _SURROGATE.search(name) is None):
+        return name
+    return json.dumps(name)[1:-1]
+
+
+# the settings a recorder writes down (``settings.RECORDED``), and those written with a
+# render format only (older ledgers have none of them)
+_OPTIONAL_SETTINGS = WITH_RENDER
+_SETTINGS = tuple(name for name in RECORDED if name not in WITH_RENDER)
 
 
 def run_document(given: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,33 +1,15 @@
-"""The ledger's errors, rooted in ``AssemblerError``.
+"""The ledger's errors, as the ledger's modules and users import them.
 
 Input: nothing. Output: ``LedgerError`` (the ledger cannot be opened, read or written:
 a missing or foreign file, a newer schema, a read-only or full disk, a damaged
-database) and ``UnknownCompilation`` (an id the ledger does not hold; also a
-``ValueError``, since it is the caller's input).
-
-Each carries its facts as attributes: ``path`` and ``reason`` for every ledger error,
-``compilation`` for an unknown id.
+database), ``LedgerUnavailable`` (a ``LedgerError`` that may pass: the store did not
+answer in time) and ``UnknownCompilation`` (an id the ledger does not hold; also a
+``ValueError``, since it is the caller's input), each defined once in
+``assembler/errors.py`` and handed on here.
 """
 
 from __future__ import annotations
 
-from ..model.errors import AssemblerError
+from ..errors import LedgerError, LedgerUnavailable, UnknownCompilation
 
-__all__ = ["LedgerError", "UnknownCompilation"]
-
-
-class LedgerError(AssemblerError):
-    """The ledger at ``path`` cannot do what was asked; ``reason`` says why."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"ledger {path}: {reason}")
-
-
-class UnknownCompilation(LedgerError, ValueError):
-    """The ledger holds no compilation with this id."""
-
-    def __init__(self, path: str, compilation: str, reason: str) -> None:
-        self.compilation = compilation
-        super().__init__(path, reason)
+__all__ = ["LedgerError", "LedgerUnavailable", "UnknownCompilation"]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GENESIS",
+    "AbandonReason",
     "CompilationOutcome",
     "Entry",
     "Event",
@@ -49,6 +50,9 @@ class EventKind(StrEnum):
     COMPILED = "compiled"
     REFUSED = "refused"
     FAILED = "failed"
+    # an answer its caller was not given (a server's reply said otherwise first, or
+    # another call moved its session on): recorded, and it changed nothing
+    ABANDONED = "abandoned"
     # a provider's billed usage for a sent body, against our count of it: numbered like
     # a request (its own compilation number), so it is never a compilation's outcome
     USAGE = "usage_reported"
@@ -60,14 +64,26 @@ class CompilationOutcome(StrEnum):
     COMPILED = "compiled"
     REFUSED = "refused"
     FAILED = "failed"
+    # an answer made but not given: it moved no session on (``EventKind.ABANDONED``)
+    ABANDONED = "abandoned"
     # a request whose outcome never arrived (the process died): never a success
     INTERRUPTED = "interrupted"
+
+
+class AbandonReason(StrEnum):
+    """Why an answer was recorded ``abandoned`` (its payload's ``reason``)."""
+
+    # its call had been answered otherwise when it came (a server's time-limit reply)
+    ANSWERED = "answered-otherwise"
+    # another call moved the session on first (a replica that lost a race for it)
+    MOVED = "session-moved"
 
 
 OUTCOME_OF = {
     EventKind.COMPILED: CompilationOutcome.COMPILED,
     EventKind.REFUSED: CompilationOutcome.REFUSED,
     EventKind.FAILED: CompilationOutcome.FAILED,
+    EventKind.ABANDONED: CompilationOutcome.ABANDONED,
 }
 
 

@@ -16,13 +16,16 @@ prepared; it never claims that a model received them.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..model.numbers import is_whole
 from ..model.types import Request, Result, Status
 from ..recorder import Recorded
 from .documents import (
@@ -35,13 +38,29 @@ from .documents import (
     result_document,
     run_document,
     run_from_document,
+    storable,
+    storable_name,
 )
 from .errors import LedgerError, UnknownCompilation
-from .events import OUTCOME_OF, CompilationOutcome, Entry, Event, EventKind, canonical, sha256_hex
-from .sessions import SessionCommit
+from .events import (
+    OUTCOME_OF,
+    AbandonReason,
+    CompilationOutcome,
+    Entry,
+    Event,
+    EventKind,
+    canonical,
+    sha256_hex,
+)
+from .sessions import SessionCommit, SessionMoved
 from .store import Store, open_store
 
 __all__ = ["Compilation", "Ledger", "RecordedRendering", "Summary"]
+
+
+def payload_text(payload: Mapping[str, Any]) -> str:
+    """An event's payload as stored: canonical JSON that UTF-8 can hold."""
+    return storable(canonical(payload))
 
 
 @cache
@@ -128,13 +147,20 @@ class _Recording:
     """One compilation being recorded; it accepts exactly one outcome."""
 
     def __init__(
-        self, ledger: Ledger, number: int, session: str | None, commit: SessionCommit | None
+        self,
+        ledger: Ledger,
+        number: int,
+        session: str | None,
+        commit: SessionCommit | None,
+        claim: Callable[[], bool] | None = None,
     ) -> None:
         self._ledger = ledger
         self.number = number
         self._session = session
-        # the ledger's commit when the request was recorded (it may change meanwhile)
+        # the ledger's commit and claim when the request was recorded (they may change
+        # meanwhile)
         self._commit = commit
+        self._claim = claim
         self._done = False
 
     def _append(
@@ -150,48 +176,68 @@ class _Recording:
             )
         self._done = True
         return self._ledger._store.append(
-            Entry(kind.value, self.number, self._session, canonical(payload), blobs, commit)
+            Entry(kind.value, self.number, self._session, payload_text(payload), blobs, commit)
         )
 
     def answered(self, result: Result) -> None:
-        document = result_document(result)
-        digest = sha256_hex(document)
-        blobs: dict[str, bytes | str] = {digest: document}
-        rendered: dict[str, Any] | None = None
-        rendering = result.rendering
-        if rendering is not None:
-            text, body = rendering.data, rendering.body_json.encode("utf-8")
-            rendered_sha, body_sha = sha256_hex(text), sha256_hex(body)
-            blobs[rendered_sha] = text
-            blobs[body_sha] = body
-            rendered = {
-                "format": rendering.format.value,
-                "rendered_sha256": rendered_sha,
-                "body_sha256": body_sha,
-                "size": len(text),
-                "manifest": rendering.manifest.to_dict(),
-            }
-        payload = {
-            "result": digest,
-            "status": result.status.value,
-            "strategy": result.strategy,
-            "selected": list(result.selected),
-            "cost": result.cost,
-            "value": result.value,
-            "budget": result.budget,
-            "optimal": result.optimal,
-            "package_id": result.package_id,
-            "trace_id": result.trace_id,
-            "refusal": None if result.refusal is None else result.refusal.code.value,
-            "rendering": rendered,
-        }
+        payload, blobs = _answer(result)
         kind = EventKind.REFUSED if result.status is Status.REFUSED else EventKind.COMPILED
-        # an answer moves a server session on (a failure leaves it where it was)
-        self._append(kind, payload, blobs, self._commit)
+        if self._claim is not None and not self._claim():
+            # its caller was answered otherwise (told time-limit): it moves nothing on
+            self._append(EventKind.ABANDONED, {**payload, "reason": AbandonReason.ANSWERED},
+                         blobs)  # fmt: skip
+            return
+        try:
+            # an answer moves a server session on (a failure leaves it where it was)
+            self._append(kind, payload, blobs, self._commit)
+        except SessionMoved:
+            # another call moved the session first: this answer is recorded as what it
+            # is, one nobody will act on, not left to read as a crash
+            self._done = False
+            with contextlib.suppress(LedgerError):
+                self._append(EventKind.ABANDONED, {**payload, "reason": AbandonReason.MOVED},
+                             blobs)  # fmt: skip
+            raise
         self._ledger.last_answer = self.number
 
     def failed(self, error: Exception) -> None:
         self._append(EventKind.FAILED, {"error": error_document(error)}, {})
+
+
+def _answer(result: Result) -> tuple[dict[str, Any], dict[str, bytes | str]]:
+    """An answer's outcome payload and the artifacts it references."""
+    document = result_document(result)
+    digest = sha256_hex(document)
+    blobs: dict[str, bytes | str] = {digest: document}
+    rendered: dict[str, Any] | None = None
+    rendering = result.rendering
+    if rendering is not None:
+        text, body = rendering.data, rendering.body_json.encode("utf-8")
+        rendered_sha, body_sha = sha256_hex(text), sha256_hex(body)
+        blobs[rendered_sha] = text
+        blobs[body_sha] = body
+        rendered = {
+            "format": rendering.format.value,
+            "rendered_sha256": rendered_sha,
+            "body_sha256": body_sha,
+            "size": len(text),
+            "manifest": rendering.manifest.to_dict(),
+        }
+    payload = {
+        "result": digest,
+        "status": result.status.value,
+        "strategy": result.strategy,
+        "selected": list(result.selected),
+        "cost": result.cost,
+        "value": result.value,
+        "budget": result.budget,
+        "optimal": result.optimal,
+        "package_id": result.package_id,
+        "trace_id": result.trace_id,
+        "refusal": None if result.refusal is None else result.refusal.code.value,
+        "rendering": rendered,
+    }
+    return payload, blobs
 
 
 class Ledger:
@@ -223,9 +269,21 @@ class Ledger:
         self.path = self._store.path
         self.session = session
         self.commit = commit
+        # asked just before an answer is recorded whether its caller will be given it
+        # (None: always); False records it ``abandoned``, moving no session on
+        self.claim: Callable[[], bool] | None = None
         # the compilation whose answer this object recorded last (None: none yet)
         self.last_answer: int | None = None
         self._fragments: Fragments = {}
+
+    def but(
+        self, *, commit: SessionCommit | None, claim: Callable[[], bool] | None
+    ) -> Ledger:
+        """This ledger (its store, its memo of what it recorded) recording with
+        ``commit`` and ``claim``: one call's recorder, whatever the others set."""
+        other = copy.copy(self)
+        other.commit, other.claim, other.last_answer = commit, claim, None
+        return other
 
     @classmethod
     def open(
@@ -265,11 +323,12 @@ class Ledger:
             "budget": request.task.budget,
             "candidates": len(request.candidates),
         }
-        session = self.session if self.session is not None else request.task.id
+        session = storable_name(self.session if self.session is not None else request.task.id)
         event = self._store.append(
-            Entry(EventKind.REQUESTED.value, None, session, canonical(payload), blobs, self.commit)
-        )
-        return _Recording(self, event.seq, session, self.commit)
+            Entry(EventKind.REQUESTED.value, None, session, payload_text(payload), blobs,
+                  self.commit)
+        )  # fmt: skip
+        return _Recording(self, event.seq, session, self.commit, self.claim)
 
     def invalid(self, request: object, given: Mapping[str, Any], error: Exception) -> None:
         """A call rejected before a request existed: the raw input, then ``failed``."""
@@ -292,9 +351,11 @@ class Ledger:
                 "candidates": None,
             }
             session = self.session if self.session is not None else task_id
+            session = None if session is None else storable_name(session)
             event = self._store.append(
-                Entry(EventKind.REQUESTED.value, None, session, canonical(payload), {digest: raw})
-            )
+                Entry(EventKind.REQUESTED.value, None, session, payload_text(payload),
+                      {digest: raw})
+            )  # fmt: skip
             recording = _Recording(self, event.seq, session, None)
         recording.failed(error)
 
@@ -317,14 +378,14 @@ class Ledger:
         body's blocks (``ledger.usage.cache_record``; ``assembler ledger cache`` reads
         it back). Through the store protocol, so on every store."""
         for name, value in (("counted", counted), ("billed", billed)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise ValueError(f"{name} must be a whole number of tokens >= 1, not {value!r}")
         payload: dict[str, Any] = {"model": model, "counter": counter, "counted": counted,
                                    "billed": billed, "of": of}  # fmt: skip
         if cache is not None:
             payload["cache"] = dict(cache)
         self._store.append(
-            Entry(EventKind.USAGE.value, None, self.session, canonical(payload), {})
+            Entry(EventKind.USAGE.value, None, self.session, payload_text(payload), {})
         )
 
     def calibration(self, model: str, counter: str, *, last: int = 20) -> float:

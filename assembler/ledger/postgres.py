@@ -27,6 +27,7 @@ event, and a single statement in autocommit when there is no new artifact.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import threading
@@ -38,7 +39,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from . import artifacts
 from .artifacts import BUSY_TIMEOUT_SECONDS
-from .errors import LedgerError
+from .errors import LedgerError, LedgerUnavailable
 from .events import GENESIS, Entry, Event, sha256_hex
 from .pgschema import DDL, INDEXES, SCHEMA_VERSION
 from .schema import FORMAT
@@ -58,6 +59,8 @@ LOCK_MODES = ("advisory", "serializable")
 POOL_SIZE = 4
 # a serialisable append retried at most this often before it reports the ledger busy
 _RETRIES = 200
+# a pool that found no connection within the wait is replaced at most this often
+_RENEW_SECONDS = 2.0
 
 T = TypeVar("T")
 
@@ -101,6 +104,7 @@ class PostgresStore(artifacts.SharedReads):
         readonly: bool = False,
         lock: str = "advisory",
         pool_size: int = POOL_SIZE,
+        wait: float = BUSY_TIMEOUT_SECONDS,
     ) -> None:
         if lock not in LOCK_MODES:
             raise ValueError(f"lock must be one of {', '.join(LOCK_MODES)}, not {lock!r}")
@@ -109,9 +113,13 @@ class PostgresStore(artifacts.SharedReads):
         self.readonly = readonly
         self.lock = lock
         self.pool_size = pool_size
+        # the longest wait for a connection of the pool (the database down: a new one)
+        self.wait = wait
         # serialisable appends that had to start again (the benchmark reads it)
         self.retries = 0
         self._guard = threading.Lock()
+        # when the pool was last replaced for want of a connection (time.monotonic())
+        self._renewed = -math.inf
         self._pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] | None = None
         self._pid = -1
         self._key = 0
@@ -133,7 +141,7 @@ class PostgresStore(artifacts.SharedReads):
     def _open(self) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
         try:
             import psycopg
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401  (the pool is made by _new_pool)
         except ImportError:
             raise LedgerError(
                 self.path,
@@ -154,18 +162,37 @@ class PostgresStore(artifacts.SharedReads):
                 self._check_format(conn)
         except psycopg.Error as exc:
             raise self._error(exc, "cannot open") from None
+        return self._new_pool()
+
+    def _new_pool(self) -> ConnectionPool[psycopg.Connection[tuple[Any, ...]]]:
+        from psycopg_pool import ConnectionPool
+
         pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]] = ConnectionPool(
             self.url,
             min_size=1,
             max_size=self.pool_size,
             kwargs={"autocommit": True, "connect_timeout": 10},
             configure=self._configure,
-            timeout=BUSY_TIMEOUT_SECONDS,
+            timeout=self.wait,
             open=False,
             name="assembler-ledger",
         )
         pool.open(wait=False)
         return pool
+
+    def _renew(self) -> None:
+        """No connection came within the wait (the database down): a new pool, whose
+        first connection is tried at once, takes the place of this one, whose retries
+        back off (1, 2, 4, ... s) and would keep a database that is back unused for as
+        long; at most one every ``_RENEW_SECONDS``."""
+        with self._guard:
+            now = time.monotonic()
+            fresh = now - self._renewed < _RENEW_SECONDS
+            if self._pool is None or self._pid != os.getpid() or fresh:
+                return
+            self._renewed = now
+            old, self._pool = self._pool, self._new_pool()
+        old.close(timeout=0)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         # a writer waits for another's lock as long as SQLite's busy timeout, no longer
@@ -368,17 +395,20 @@ class PostgresStore(artifacts.SharedReads):
                     raise self._error(exc, "nothing was recorded") from None
                 self.retries += 1  # another serialisable writer took the same seq
             except PoolTimeout:
-                raise LedgerError(
+                self._renew()
+                raise LedgerUnavailable(
                     self.path,
                     f"nothing was recorded: no connection to the database within"
-                    f" {BUSY_TIMEOUT_SECONDS:g} s",
+                    f" {self.wait:g} s",
                 ) from None
             except psycopg.Error as exc:
                 if commit is not None and exc.sqlstate == "AS001":
                     raise SessionMoved(self.path, _found(commit.key, exc), commit) from None
                 if isinstance(exc, psycopg.OperationalError):
                     # the connection broke: the commit may or may not have reached it
-                    raise self._error(exc, "the event may not have been recorded") from None
+                    raise LedgerUnavailable(
+                        self.path, self._error(exc, "the event may not have been recorded").reason
+                    ) from None
                 raise self._error(exc, "nothing was recorded") from None
         raise AssertionError("unreachable")
 
@@ -397,12 +427,16 @@ class PostgresStore(artifacts.SharedReads):
             try:
                 with pool.connection() as conn, conn.cursor(binary=binary) as cursor:
                     return cursor.execute(sql, args).fetchall()
-            except PoolTimeout as exc:
-                raise self._error(exc, "cannot read") from None
+            except PoolTimeout:
+                self._renew()
+                raise LedgerUnavailable(
+                    self.path, f"cannot read: no connection to the database within {self.wait:g} s"
+                ) from None
             except psycopg.OperationalError as exc:
                 # a connection the server closed (a restart) is replaced, once
                 if attempt == 2:
-                    raise self._error(exc, "cannot read") from None
+                    reason = self._error(exc, "cannot read").reason
+                    raise LedgerUnavailable(self.path, reason) from None
             except psycopg.Error as exc:
                 raise self._error(exc, "cannot read") from None
         raise AssertionError("unreachable")

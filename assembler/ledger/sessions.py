@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import LedgerError
+from ..errors import SessionMoved
 
 __all__ = ["SessionCommit", "SessionEntry", "SessionMoved", "check_commit"]
 
@@ -49,26 +49,6 @@ class SessionEntry:
     version: int
     compilation: int
     delta: str | None
-
-
-class SessionMoved(LedgerError):
-    """The session is not at the version a commit was made from: another replica moved
-    it on, opened it again or closed it. ``found`` is where it is (None: closed, or
-    never opened). The message never names the key."""
-
-    def __init__(self, path: str, found: SessionEntry | None, commit: SessionCommit) -> None:
-        self.found = found
-        where = (
-            "the session is closed"
-            if found is None
-            else f"the session is at version {found.version} of its opening by compilation"
-            f" {found.opened}"
-        )
-        super().__init__(
-            path,
-            f"{where}, not at version {commit.base} of its opening by compilation"
-            f" {commit.opened}: another call moved it on",
-        )
 
 
 def check_commit(path: str, found: SessionEntry | None, commit: SessionCommit) -> None:

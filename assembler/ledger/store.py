@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from . import artifacts
 from .artifacts import BUSY_TIMEOUT_SECONDS
-from .errors import LedgerError
+from .errors import LedgerError, LedgerUnavailable
 from .events import GENESIS, Entry, Event, chain_hash
 from .schema import FORMAT, MIGRATIONS, READABLE_FROM, SCHEMA_VERSION
 from .sessions import SessionEntry, check_commit
@@ -80,20 +80,25 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(address: str | os.PathLike[str], *, readonly: bool = False) -> Store:
+def open_store(
+    address: str | os.PathLike[str], *, readonly: bool = False, wait: float | None = None
+) -> Store:
     """The store at ``address``: a ``postgresql://`` (or ``postgres://``) URL, an
-    ``sqlite:///PATH`` URL (``sqlite:////abs/path`` for an absolute path), or a path."""
+    ``sqlite:///PATH`` URL (``sqlite:////abs/path`` for an absolute path), or a path.
+    ``wait``: the longest wait for the store (a pool's connection, another writer's
+    lock) before a ``LedgerUnavailable`` (None: ``BUSY_TIMEOUT_SECONDS``)."""
     text = os.fspath(address)
+    wait = BUSY_TIMEOUT_SECONDS if wait is None else wait
     scheme, sep, rest = text.partition("://")
     if sep and scheme.lower() in ("postgresql", "postgres"):
         from .postgres import PostgresStore
 
-        return PostgresStore(text, readonly=readonly)
+        return PostgresStore(text, readonly=readonly, wait=wait)
     if sep and scheme.lower() == "sqlite":
         if not rest.startswith("/") or rest == "/":
             raise LedgerError(text, "an SQLite address is sqlite:///PATH (three slashes)")
-        return SqliteStore(rest[1:], readonly=readonly)
-    return SqliteStore(text, readonly=readonly)
+        return SqliteStore(rest[1:], readonly=readonly, wait=wait)
+    return SqliteStore(text, readonly=readonly, wait=wait)
 
 
 def _write_ahead(conn: sqlite3.Connection) -> None:
@@ -127,9 +132,17 @@ def create_private(path: str) -> None:
 class SqliteStore(artifacts.SharedReads):
     """A ledger in one SQLite file (WAL mode)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        readonly: bool = False,
+        wait: float = BUSY_TIMEOUT_SECONDS,
+    ) -> None:
         self.path = os.fspath(path)
         self.readonly = readonly
+        # the longest wait for another writer's lock
+        self.wait = wait
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
@@ -198,7 +211,7 @@ class SqliteStore(artifacts.SharedReads):
         conn = sqlite3.connect(
             uri,
             uri=True,
-            timeout=BUSY_TIMEOUT_SECONDS,
+            timeout=self.wait,
             isolation_level=None,
             check_same_thread=False,
         )
@@ -279,7 +292,10 @@ class SqliteStore(artifacts.SharedReads):
             full = self._disk_is_full()
             reason = "the disk is full" if full else "the database reached its size limit"
         elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
-            reason = f"another process held the ledger for more than {BUSY_TIMEOUT_SECONDS:g} s"
+            return LedgerUnavailable(
+                self.path, f"{doing}: another process held the ledger for more than"
+                f" {self.wait:g} s"
+            )  # fmt: skip
         elif name == "SQLITE_NOTADB":
             reason = "is not a ledger (not an SQLite database)"
             return LedgerError(self.path, reason)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..cache.usage import BilledUsage, SentBlock, divergence, replay
-from ..providers.facts import cache_rules
+from ..facts import cache_rules
 from .events import EventKind
 
 if TYPE_CHECKING:

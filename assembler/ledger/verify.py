@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .documents import storable
 from .errors import LedgerError
 from .events import GENESIS, Event, EventKind, canonical, sha256_hex
 from .ledger import Ledger
@@ -94,7 +95,7 @@ def references(event: Event, data: dict[str, Any], ledger: Ledger) -> Iterator[t
             for candidate in document.get("candidates", []):
                 if candidate.get("content_sha256"):
                     yield candidate["content_sha256"], f"content of {candidate['id']!r}"
-    elif event.kind in (EventKind.COMPILED, EventKind.REFUSED):
+    elif event.kind in (EventKind.COMPILED, EventKind.REFUSED, EventKind.ABANDONED):
         yield data["result"], "the result document"
         if data.get("rendering"):
             yield data["rendering"]["rendered_sha256"], "the rendered bytes"
@@ -107,6 +108,7 @@ _NEEDS = {
     EventKind.COMPILED: ("result", "status", "package_id", "trace_id", "selected"),
     EventKind.REFUSED: ("result", "status", "refusal", "trace_id"),
     EventKind.FAILED: ("error",),
+    EventKind.ABANDONED: ("result", "status", "reason"),
     EventKind.USAGE: ("model", "counter", "counted", "billed", "of"),
 }
 
@@ -118,7 +120,7 @@ def _payload(event: Event) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"payload is not JSON: {exc}"
     if not isinstance(data, dict):
         return None, "payload is not a JSON object"
-    if canonical(data) != event.payload:
+    if storable(canonical(data)) != event.payload:
         return data, "payload is not in canonical JSON"
     if event.kind not in _KINDS:
         return data, f"unknown event kind {event.kind!r}"

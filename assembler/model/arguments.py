@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from .errors import InvalidRequest
+from .numbers import is_number, is_whole
 from .rules import kind, shown
 
 __all__ = ["DEFAULT_TIME_LIMIT", "MAX_WORKERS", "check_arguments"]
@@ -32,7 +33,7 @@ def check_arguments(strategy: Any, time_limit: Any, workers: Any) -> None:
             "strategy", f"must be a strategy name (a string), not {kind(strategy)}"
         )
     if time_limit is not None:
-        if isinstance(time_limit, bool) or not isinstance(time_limit, int | float):
+        if not is_number(time_limit):
             raise InvalidRequest(
                 "time_limit", f"must be a number of seconds, not {kind(time_limit)}"
             )
@@ -47,7 +48,7 @@ def check_arguments(strategy: Any, time_limit: Any, workers: Any) -> None:
         if seconds <= 0:
             raise InvalidRequest("time_limit", f"must be positive, not {shown(time_limit)}")
     if workers is not None:
-        if isinstance(workers, bool) or not isinstance(workers, int):
+        if not is_whole(workers):
             raise InvalidRequest("workers", f"must be a positive integer, not {kind(workers)}")
         if not 1 <= workers <= MAX_WORKERS:
             raise InvalidRequest(

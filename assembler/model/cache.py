@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from ..providers.facts import CacheMode, Provider, cache_rules, providers_listed
+from ..facts import CacheMode, Provider, cache_rules, providers_listed
 from .errors import UnknownCacheModel
 from .limits import Limits
+from .numbers import is_number
 from .rules import (
     MAX_INTEGER,
     REQUEST_FIELDS,
@@ -232,7 +233,7 @@ def _seconds(record: Mapping[Any, Any], place: Place, key: str) -> float | None:
     if key not in record:
         return None
     value = record[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         place.fail(key, f"must be a number of seconds, not {kind(value)}")
     if not math.isfinite(value) or value < 0:
         place.fail(key, f"must be a finite number of seconds >= 0, not {shown(value)}")
@@ -248,11 +249,7 @@ def _pricing(record: Mapping[Any, Any], place: Place, default: Pricing) -> Prici
     for key, value in given.items():
         if key not in values:
             unknown_field(inner, key, ("input", "read", "write"), "input, read or write")
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if not is_number(value) or not math.isfinite(value):
             inner.fail(key, f"must be a finite number, not {kind(value)}")
         exact = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
         if (

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from .errors import InvalidRequest
+from .numbers import is_whole
 
 __all__ = ["DEFAULT_LIMITS", "Limits"]
 
@@ -39,7 +40,7 @@ class Limits:
     def __post_init__(self) -> None:
         for spec in fields(self):
             value = getattr(self, spec.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole(value) or value < 1:
                 raise InvalidRequest(
                     f"limits.{spec.name}", f"must be a positive integer, not {value!r:.60}"
                 )

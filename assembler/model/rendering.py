@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..providers.facts import RenderFormat
+from ..facts import RenderFormat
 from .later import later_fields
 
 __all__ = [

@@ -22,13 +22,13 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from enum import StrEnum
 from typing import Any, NoReturn, TypeVar
 
 from .errors import InvalidRequest, RequestTooLarge
 from .limits import Limits
+from .numbers import is_number, is_whole
 
 __all__ = [
     "MAX_INTEGER",
@@ -39,7 +39,6 @@ __all__ = [
     "enum_rule",
     "flag",
     "integer",
-    "key",
     "kind",
     "label",
     "label_list",
@@ -140,7 +139,7 @@ def closest(key: object, known: Collection[str]) -> str | None:
 
 def member(base: str, key: object) -> str:
     """The JSON path of ``key`` inside ``base`` (``$`` is the document itself)."""
-    if isinstance(key, int) and not isinstance(key, bool):
+    if is_whole(key):
         return f"{base}[{shown(key)}]"
     if isinstance(key, str) and _PLAIN_KEY.fullmatch(key):
         return key if base == "$" else f"{base}.{key}"
@@ -233,50 +232,9 @@ def name(value: Any, place: Place, key: Any, limits: Limits) -> str:
     return str(value)  # a subclass of str, as a plain str
 
 
-def key(value: Any, place: Place, field: Any, limits: Limits) -> str:
-    """A name that is also safe to print and shows only itself (the server's session
-    keys, which ``ledger list`` and logs show as they are): every character printable
-    by ``str.isprintable`` (no control, format, separator but the space, private-use,
-    surrogate or unassigned character: no bidirectional override, zero width or
-    no-break space can make one key look like another) and the text in Unicode NFC (a
-    letter and its accent, or the letter they compose, are one key, written one way)."""
-    checked: str = name(value, place, field, limits)
-    if checked.isascii() and checked.isprintable():
-        return checked
-    for at, character in enumerate(checked):
-        if not character.isprintable():
-            place.fail(
-                field,
-                f"holds {_described(character)} at character {at}; a key is printable text"
-                " (no control, format or separator character but the space)",
-            )
-    if not unicodedata.is_normalized("NFC", checked):
-        place.fail(
-            field,
-            "is not in Unicode NFC (a character is written decomposed); send it as"
-            f" {shown(unicodedata.normalize('NFC', checked))}",
-        )
-    return checked
-
-
-# what a character a key may not hold is, by its Unicode general category
-_KINDS = {"Cc": "control", "Cf": "format", "Cs": "surrogate", "Co": "private-use",
-          "Cn": "unassigned", "Zs": "space", "Zl": "line separator",
-          "Zp": "paragraph separator"}  # fmt: skip
-
-
-def _described(character: str) -> str:
-    """``U+202E (RIGHT-TO-LEFT OVERRIDE, a format character)``."""
-    kind = _KINDS.get(unicodedata.category(character), "")
-    described = unicodedata.name(character, "")
-    inside = ", ".join(part for part in (described, f"a {kind} character" if kind else "") if part)
-    return f"U+{ord(character):04X}" + (f" ({inside})" if inside else "")
-
-
 def printable(text: str) -> str:
-    """``text`` with each character a key may not hold escaped (``\\x1b``, ``\\u202e``),
-    for showing names that were never judged by ``key`` (a task id, a session named in
-    Python)."""
+    """``text`` with each character that is not printable escaped (``\\x1b``,
+    ``\\u202e``), for showing text on a terminal (a task id, an error)."""
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
@@ -399,7 +357,7 @@ def integer(value: Any, place: Place, key: Any, limits: Limits) -> int:
         return value
     if isinstance(value, Oversized):
         place.fail(key, f"is an integer of {value.digits} digits, above {MAX_INTEGER}")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         place.fail(key, f"must be an integer, not {kind(value)}")
     if isinstance(value, float):
         # JSON has one number type; 120.0 is accepted as 120 but 120.5 is not
@@ -422,7 +380,7 @@ def unit_number(value: Any, place: Place, key: Any, limits: Limits) -> float:
         return float(value)
     if isinstance(value, Oversized):
         place.fail(key, f"must be between 0 and 1, not an integer of {value.digits} digits")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         place.fail(key, f"must be a number, not {kind(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         place.fail(key, f"must be finite, not {shown(value)}")

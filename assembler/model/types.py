@@ -149,6 +149,8 @@ class RefusalCode(StrEnum):
     REQUIRED_MISSING = "REQUIRED_MISSING"
     REQUIRED_INELIGIBLE = "REQUIRED_INELIGIBLE"
     MANDATORY_OVER_BUDGET = "MANDATORY_OVER_BUDGET"
+    # a legal selection fits, but none the rendering's format can send (``rules``)
+    UNSENDABLE = "UNSENDABLE"
 
 
 # ---------------------------------------------------------------------------
@@ -374,6 +376,8 @@ class Refusal:
     message: str = ""
     mandatory_cost_lower: int | None = None
     mandatory_cost_upper: int | None = None
+    # UNSENDABLE: the format's rules no legal selection keeps together (section 14)
+    rules: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -386,6 +390,7 @@ class Refusal:
             "forms": list(self.forms),
             "conflict": list(self.conflict),
             "identities": [identity.to_dict() for identity in self.identities],
+            "rules": list(self.rules),
             "message": self.message,
         }
 

@@ -6,7 +6,7 @@ builder reads of a layout block; ``Body``, a built body (its value, its canonica
 made once, its cache breakpoints); and ``Problem``, a caller's entry's shape fault.
 
 An API's room answers, from the figures of its provider's data file
-(``providers/facts.py``):
+(``assembler.facts``):
 
 * the body: ``build`` (the blocks of a rendering -> the provider's body, checked),
   ``check`` (the provider's rules on a body), ``tokens`` (a body counted as the
@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .facts import RenderFormat
+from ..facts import RenderFormat
 from .meter import Meter
 from .units import Form, Unit
 

@@ -1,6 +1,6 @@
 """A meter: a model's text counter and calibration, which every room counts bodies with.
 
-Input: a model's ``ModelProfile`` (``providers/facts.py``), a text counter
+Input: a model's ``ModelProfile`` (``assembler.facts``), a text counter
 (``render.counters``: a real encoding, or an estimate scaled from one) and a
 calibration factor.
 Output: ``Meter``: ``text`` (a text's tokens), ``scaled`` (a count times the
@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from .facts import ModelProfile
+from ..facts import ModelProfile
 
 __all__ = ["Meter", "TextCounter", "json_text"]
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..model.errors import RenderError
+from ..errors import RenderError
 
 if TYPE_CHECKING:
     from .interface import Piece

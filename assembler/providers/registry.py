@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..model.errors import InvalidRequest
+from ..errors import InvalidRequest
+from ..facts import ModelProfile, RenderFormat, provider_of
 from . import anthropic, gemini, openai_chat, openai_responses
-from .facts import ModelProfile, RenderFormat, provider_of
 from .interface import Api
 from .openai_chat import langchain
 from .units import short

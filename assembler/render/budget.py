@@ -4,8 +4,8 @@ Input: a validated ``Request``, a format and a ``Counter``.
 Output: the pieces the chain (``pipeline.py``) loops over: ``envelope_fits`` (the
 envelope's tokens, or ``RenderError(RENDER_ENVELOPE_OVER_BUDGET)``), ``priced_request``
 (each form's cost counted from its block), ``counted_rendering`` (the rendering of a
-priced request's bundle, counted) and ``Rounds``, the measure-reserve loop's rule,
-which ``adapters.fitting.fit`` follows too.
+priced request's bundle, counted); and ``measured``, the one measure-reserve loop
+(its rule: ``Rounds``), which the chain's budget guarantee and ``fit`` both run.
 
 Pricing: each form costs the count of its whole block (header, content, closing
 line); the envelope (the task's instruction and query blocks) is counted and taken
@@ -21,7 +21,9 @@ fit is ever returned.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from ..model.errors import RenderError
 from ..model.rendering import DEFAULT_HEADERS, Headers, RenderFormat, Rendering
@@ -30,7 +32,16 @@ from .counters import Counter
 from .layout import block_text, envelope_blocks
 from .manifest import build_rendering
 
-__all__ = ["Rounds", "counted_rendering", "envelope_fits", "envelope_tokens", "priced_request"]
+__all__ = [
+    "Rounds",
+    "counted_rendering",
+    "envelope_fits",
+    "envelope_tokens",
+    "measured",
+    "priced_request",
+]
+
+T = TypeVar("T")
 
 
 def envelope_tokens(request: Request, counter: Counter) -> int:
@@ -113,3 +124,17 @@ class Rounds:
         excess = total - self.budget
         self.reserve += excess if self.rounds <= 3 else excess * 2 ** (self.rounds - 3)
         return False
+
+
+def measured(budget: int, attempt: Callable[[int], tuple[T, int | None]]) -> T:
+    """The measure-reserve loop, for every fit by measurement (the rendering's budget
+    guarantee, ``fit()``'s provider body): ``attempt(reserve)`` solves with ``reserve``
+    tokens kept off the items' budget and returns its outcome with the whole's measured
+    tokens (None: an outcome that ends the loop as it is, a refusal); while the measure
+    is over ``budget``, the next attempt reserves more by ``Rounds``' rule. Only an
+    outcome measured to fit (or one that ends the loop) is returned."""
+    rounds = Rounds(budget)
+    while True:
+        outcome, total = attempt(rounds.reserve)
+        if total is None or rounds.fits(total):
+            return outcome

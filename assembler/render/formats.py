@@ -17,7 +17,7 @@ text: the body is bound to the same bytes.
 
 from __future__ import annotations
 
-from ..model.errors import RenderError
+from ..errors import RenderError
 from ..model.rendering import RenderFormat
 from ..providers.interface import Body
 from ..providers.pieces import checked_calls

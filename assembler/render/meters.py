@@ -11,7 +11,7 @@ profile's ``estimate_factor``); its ``counter.name`` says which. An unknown name
 ``InvalidRequest`` naming ``model`` or ``counter`` and the known names.
 
 A model's profile, and every figure its provider's room counts a body with, are the
-data of ``assembler/providers/data/`` (``providers.facts``); each room's ``tokens``
+data of ``assembler/facts/`` (``assembler.facts``); each room's ``tokens``
 counts its bodies with the meter. Nothing is downloaded.
 """
 
@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.errors import InvalidRequest
-from ..providers.facts import ModelProfile, model_profile
+from ..errors import InvalidRequest
+from ..facts import ModelProfile, model_profile
 from ..providers.meter import Meter
 from .counters import Counter, TiktokenCounter, TokenizersCounter, Utf8Bytes
 from .encodings import ENCODINGS, load_encoding

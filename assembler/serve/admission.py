@@ -1,19 +1,20 @@
 """Which HTTP call is taken next: a bounded queue, served client by client in turn.
 
-Input: a call whose headers have arrived, its client (the peer's address), and how
-long it may wait for its turn; the end of each admitted call.
-Output: the call's turn (one of ``max_pending`` places: its body is then read and
-answered), or ``ServerBusy`` with ``retry_after``, the seconds after which a place is
+Input: a call whose body has arrived, its client (the peer's address), and how long
+it may wait for its turn (what is left of its time limit); the end of each admitted
+call.
+Output: the call's turn (one of ``max_pending`` places: it is then answered), or
+``ServerBusy`` with ``retry_after``, the seconds after which a place is
 expected to be free for it.
 
-Calls wait, without their bodies (a connection each, nothing more), in one queue per
-client; a place that frees goes to the first waiting call of the next client in the
+Calls wait, whole (a body that never ends never joins: it takes no place), in one
+queue per client; a place that frees goes to the first waiting call of the next client in the
 rotation, so that a client with many calls (many connections) gets one turn per round
 like a client with one, and a client that just came is served within one round. At
 most ``max_queue`` calls wait: beyond, a call of a client with fewer calls waiting than
 the client with the most takes the place of that client's newest call, which is told
-to retry; any other is refused at once. A call waits no longer than its ``wait`` (the
-server's time limit), then is told to retry; at a shutdown every call waiting is told
+to retry; any other is refused at once. A call waits no longer than its ``wait``
+(what is left of its time limit), then is told to retry; at a shutdown every call waiting is told
 so at once (``close``). The seconds to retry after are estimated
 from the rate at which places were given back lately.
 

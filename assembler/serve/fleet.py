@@ -4,7 +4,7 @@ Input: the server's ledger store, a session key, the server's limits; a delta's
 decoded value. Output: ``rebuilt(store, key, limits)``: the session at its ledger entry
 (``ledger.sessions``), whose next answer is the one the replica that gave the last
 would give, or None when the ledger holds no such session; ``Held`` (the entry a session stands
-at, and the ledger that records its answers); ``digest(delta)``, the
+at, and the recorder of each call's answer); ``digest(delta)``, the
 sha256 a commit names a delta by; ``replayed(...)``, the recorded answer of a delta
 already applied, as its reply's parts.
 
@@ -19,11 +19,13 @@ answered since) is told so by its next commit (``SessionMoved``) and rebuilds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..explain.load import rendering_from_dict
 from ..ledger import CompilationOutcome, Ledger
+from ..ledger.documents import storable
 from ..ledger.events import canonical, sha256_hex
 from ..ledger.sessions import SessionCommit, SessionEntry
 from ..ledger.store import Store
@@ -38,8 +40,8 @@ __all__ = ["Held", "digest", "rebuilt", "replayed"]
 @dataclass(slots=True)
 class Held:
     """What a replica keeps beside a session it holds: ``entry``, the ledger entry the
-    session's state is, and ``ledger``, the recorder its answers go through (its
-    ``commit`` set for each call: calls on one key run one at a time)."""
+    session's state is, and ``ledger``, the session's recorder (its memo of what it
+    recorded), from which each call gets its own (``recorder``)."""
 
     entry: SessionEntry
     ledger: Ledger = field(repr=False)
@@ -51,22 +53,26 @@ class Held:
         number = ledger.last_answer
         return cls(SessionEntry(key, number, 0, number, None), ledger)
 
-    def next(self, delta: str) -> None:
-        """The next answer moves the session on from this entry, by ``delta``."""
+    def recorder(self, delta: str, claim: Callable[[], bool]) -> Ledger:
+        """The recorder of the call whose answer moves the session on from this entry,
+        by ``delta``, if ``claim`` says its reply will state it."""
         entry = self.entry
-        self.ledger.commit = SessionCommit(entry.key, entry.opened, entry.version, delta)
+        commit = SessionCommit(entry.key, entry.opened, entry.version, delta)
+        return self.ledger.but(commit=commit, claim=claim)
 
-    def moved(self) -> None:
-        """The answer just recorded moved the session on (as the ledger's entry did)."""
-        commit, number = self.ledger.commit, self.ledger.last_answer
+    def moved(self, recorder: Ledger) -> None:
+        """The answer ``recorder`` just recorded moved the session on (as the ledger's
+        entry did)."""
+        commit, number = recorder.commit, recorder.last_answer
         assert commit is not None and commit.base is not None and number is not None
         entry = self.entry
         self.entry = SessionEntry(entry.key, entry.opened, commit.base + 1, number, commit.delta)
 
 
 def digest(delta: Any) -> str:
-    """The sha256 of a delta's canonical JSON: how a commit names the delta."""
-    return sha256_hex(canonical(delta).encode("utf-8"))
+    """The sha256 of a delta's canonical JSON (a lone surrogate escaped, as the ledger
+    stores it): how a commit names the delta."""
+    return sha256_hex(storable(canonical(delta)).encode("utf-8"))
 
 
 def ledger_for(store: Store, key: str) -> Ledger:

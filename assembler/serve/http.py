@@ -27,12 +27,15 @@ What a client can hold is bounded: its headers must arrive within ``header_timeo
 ``body_timeout`` of its headers, both cut with ``read-timeout`` (408) and the
 connection closed; its reply must be taken within ``write_timeout`` or the connection
 is cut. The bytes of bodies being read or answered and of replies not yet taken
-together within ``max_body_memory`` (``memory.py``: beyond, ``server-busy`` before a
-body is read further, and no solve starts). Calls wait for one of ``max_pending``
-places in a queue served client by client (``admission.py``); connections are capped
-in all and per client, idle ones given up first (``connections.py``). A body being
-read is not a call held: clients that stall their bodies take nothing from the others
-but a connection each, until their deadline. Replies are written in chunks, each
+together within ``max_body_memory`` (``memory.py``: beyond, the oldest body being
+read of the client with the most of them is cut for a body of a client with fewer, or
+the body is told ``server-busy`` before it is read further; and no solve starts). A
+call's body is read first; only a whole call waits for one of ``max_pending`` places
+in a queue served client by client (``admission.py``), its deadline (the time limit
+from the body's arrival) bounding the wait. Connections are capped in all and per
+client, the client holding the most giving way (``connections.py``): clients that
+stall their headers or bodies take nothing from the others but a connection each,
+until their deadline or a newer call's need. Replies are written in chunks, each
 waiting for the client to take the one before, so that a reply is held once, never
 copied whole into a transport's buffer. Starlette and Uvicorn are imported only here
 and in ``connections.py`` (the ``serve`` extra).
@@ -73,6 +76,8 @@ _ROUTES = (
 
 # a reply is handed to the transport this many bytes at a time
 _CHUNK = 1 << 18
+# at a shutdown, replies still unread this long before Uvicorn's grace ends are cut
+_LAST_WRITE_MARGIN = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +119,7 @@ def build_app(
         "body_timeout": config.body_timeout,
         "write_timeout": config.write_timeout,
     }
-    token = None if config.token is None else config.token.encode("utf-8")
+    token = None if config.token is None else config.token.encode("ascii")
 
     def respond(
         reply: Reply,
@@ -192,16 +197,20 @@ def build_app(
         return respond(service.count(error(wrong)), allowed, status)
 
     async def call(request: Request, op: Op, key: str | None) -> tuple[Reply, bool]:
-        """The call's reply, and whether its bytes are already held (a result's)."""
+        """The call's reply, and whether its bytes are already held (a result's). Its
+        body is read first (bounded by its deadline and the body memory); only a whole
+        call waits for one of the admission places."""
         peer = request.scope.get("client")
-        try:
-            await admission.turn(str(peer[0]) if peer else "", config.time_limit)
-        except ServerBusy as busy:
-            return service.count(error(busy)), False
+        connection = held.of(peer)
         taken = [0]
+        admitted = False
         try:
             try:
-                body = None if op is Op.CLOSE else await _body(request, service, held, taken)
+                body = (
+                    None
+                    if op is Op.CLOSE
+                    else await _body(request, service, held, connection, taken)
+                )
                 made = call_from_http(
                     op,
                     key,
@@ -210,6 +219,7 @@ def build_app(
                     cast(bytes | None, body),
                     config.limits,
                     config.time_limit,
+                    time.monotonic(),
                 )
             except ClientDisconnect:
                 return service.count(error(ClientDisconnected())), False
@@ -221,14 +231,22 @@ def build_app(
                 return service.count(error(ServerBusy(str(busy), after))), False
             except Exception as exc:
                 return service.count(error(exc)), False
-            reply = await service.handle(made, time.monotonic())
+            try:
+                await admission.turn(str(peer[0]) if peer else "", made.deadline.left())
+            except ServerBusy as busy:
+                return service.count(error(busy)), False
+            admitted = True
+            reply = await service.handle(made)
             # the reply is counted before its request is given back: the bytes held
             # never dip between the two, so no solve waiting for room starts in between
             service.bodies.hold_reply(len(reply.body))
             return reply, True
         finally:
             service.bodies.give(taken[0])
-            admission.done()
+            if connection is not None:
+                connection.body_bytes = 0
+            if admitted:
+                admission.done()
 
     async def write(answer: _Answer, scope: Any, send: Any) -> None:
         """``answer`` in chunks, each handed over once the client took the one before
@@ -270,7 +288,7 @@ def build_app(
     lifespan_app = Starlette(lifespan=lifespan)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await lifespan_app(scope, receive, send)
             return
         try:
@@ -279,21 +297,37 @@ def build_app(
             # a bug is one internal-error reply with its exit header, not the
             # transport's bare 500
             answer = respond(service.count(error(exc)))
-        await write(answer, scope, send)
+        try:
+            await write(answer, scope, send)
+        except asyncio.CancelledError:
+            # the shutdown's grace ended before the client took its reply: its
+            # connection is cut, as at its write deadline (no traceback: not a bug)
+            connection = held.of(scope.get("client"))
+            if connection is not None:
+                connection.transport.abort()
 
     return app
 
 
 def _authorised(request: Any, token: bytes) -> bool:
-    given = request.headers.get("authorization", "")
-    scheme, _, secret = given.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(secret.strip().encode(), token)
+    """Whether the ``Authorization`` header's bytes are ``Bearer`` and the token's
+    (visible ASCII, ``model.keys.token``), compared as bytes: what every client sends
+    the same, whatever the encoding it would give other text."""
+    given = b""
+    for name, value in request.scope["headers"]:
+        if name == b"authorization":
+            given = value
+    scheme, _, secret = given.partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(secret.strip(b" \t"), token)
 
 
-async def _body(request: Any, service: Service, held: Connections, taken: list[int]) -> bytearray:
+async def _body(
+    request: Any, service: Service, held: Connections, connection: Any, taken: list[int]
+) -> bytearray:
     """The body's bytes, read within the body deadline, no further than the size
     limit, each chunk taken from the server's body memory (``taken[0]`` says how much,
-    for the caller to give back once the call is answered)."""
+    for the caller to give back once the call is answered; ``connection.body_bytes``
+    too, for the choice of a body to cut when the memory is full)."""
     config = service.config
     limit = config.limits.max_request_bytes
     memory = service.bodies
@@ -301,7 +335,7 @@ async def _body(request: Any, service: Service, held: Connections, taken: list[i
     if declared is not None and declared.isdigit():
         if int(declared) > limit:
             raise _too_large(int(declared), limit)
-        if memory.held + int(declared) > memory.limit:
+        if memory.held + int(declared) > memory.limit and held.body_to_cut(connection) is None:
             raise _memory_full(memory.held, memory.limit)
     # one buffer grown in place (a large one is remapped, not copied): the body is held
     # once while it is read, not as its chunks and their join
@@ -314,15 +348,37 @@ async def _body(request: Any, service: Service, held: Connections, taken: list[i
                 total += len(chunk)
                 if total > limit:
                     raise _too_large(None, limit)
-                if not memory.try_take(len(chunk)):
+                if not memory.try_take(len(chunk)) and not await _make_room(
+                    held, memory, connection, len(chunk)
+                ):
                     raise _memory_full(memory.held, memory.limit)
                 taken[0] += len(chunk)
+                if connection is not None:
+                    connection.body_bytes = taken[0]
                 body += chunk
     except TimeoutError:
         raise ReadTimeout("body_timeout", config.body_timeout, total) from None
     finally:
         held.reading -= 1
     return body
+
+
+# how long a body waits for the bytes of the bodies cut to make room for it
+_ROOM_WAIT = 1.0
+
+
+async def _make_room(held: Connections, memory: Any, connection: Any, size: int) -> bool:
+    """The body memory is full: cut the oldest body being read of the client with the
+    most of them (``Connections.body_to_cut``), then take ``size`` bytes once they are
+    given back; whether they were taken."""
+    victim = held.body_to_cut(connection)
+    while victim is not None:
+        held.cut += 1
+        victim.cut(False)
+        if await memory.take_within(size, _ROOM_WAIT):
+            return True
+        victim = held.body_to_cut(connection)
+    return False
 
 
 def _too_large(size: int | None, limit: int) -> RequestTooLarge:
@@ -352,16 +408,18 @@ def serve_http(service: Service, host: str, port: int) -> int:
 
     held = Connections(service.config.max_connections, service.config.max_client_connections)
     admission = Admission(service.config.max_pending, service.config.max_queue)
+    grace = math.ceil(service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN)
     config = uvicorn.Config(
         build_app(service, announce, held, admission),
         lifespan="on",
         log_level="warning",
         access_log=False,
         http=protocol_class(service, held),
+        # upgrades are refused by the protocol; Uvicorn must not hand one to a
+        # websocket protocol of its own (``websockets`` comes with some SDKs)
+        ws="none",
         loop="asyncio",
-        timeout_graceful_shutdown=math.ceil(
-            service.config.time_limit + OVERRUN_GRACE + SHUTDOWN_MARGIN
-        ),
+        timeout_graceful_shutdown=grace,
     )
 
     class Server(uvicorn.Server):
@@ -370,9 +428,12 @@ def serve_http(service: Service, host: str, port: int) -> int:
                 # a second signal: leave now, unanswered calls and all
                 os._exit(EXIT_INTERRUPTED if sig == signal.SIGINT else 0)
             service.draining = True
-            # calls waiting for their turn are told at once; those admitted are answered
+            # calls waiting for their turn are told at once; those admitted are answered,
+            # and a reply still unread when the grace ends is cut then
             with contextlib.suppress(RuntimeError):  # no loop yet: nothing waits
-                asyncio.get_running_loop().call_soon_threadsafe(admission.close)
+                loop = asyncio.get_running_loop()
+                loop.call_soon_threadsafe(admission.close)
+                loop.call_soon_threadsafe(held.shutting_down, grace - _LAST_WRITE_MARGIN)
             super().handle_exit(sig, frame)
 
     server = Server(config)

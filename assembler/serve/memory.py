@@ -7,7 +7,8 @@ thread, or an HTTP body on the event loop) and given back once its reply exists;
 bytes of each reply from the moment it exists until its client has taken them (the
 last byte handed to the socket or the pipe) or was cut off.
 Output: whether a body fits (``try_take``), or a wait until it does (``take``, for
-the reader of a pipe, whose one client is simply read more slowly); a wait until
+the reader of a pipe, whose one client is simply read more slowly; ``take_within``,
+for an HTTP body once another was cut to make room for it); a wait until
 replies nobody reads no longer fill the bound (``room``: no solve starts before, so
 that what clients do not read stops growing); the bytes held now, for ``/healthz``.
 ``give_back()`` collects cyclic garbage and returns glibc's free pages
@@ -46,6 +47,8 @@ class BodyMemory:
         self.unread = 0  # replies being written, not yet taken whole
         self._room = threading.Condition()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        # bodies waiting for bytes given back (``take_within``), woken at every give
+        self._takers: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
 
     @property
     def held(self) -> int:
@@ -81,8 +84,29 @@ class BodyMemory:
                 waiters = self._waiters if self._held <= self.limit else []
                 if waiters:
                     self._waiters = []
+                waiters, self._takers = waiters + self._takers, []
             for loop, future in waiters:
                 loop.call_soon_threadsafe(_wake, future)
+
+    async def take_within(self, size: int, timeout: float) -> bool:
+        """Take ``size`` bytes once they fit, waiting at most ``timeout`` seconds for
+        bytes given back (a body cut to make room); whether they were taken."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not self.try_take(size):
+            left = end - loop.time()
+            if left <= 0:
+                return False
+            future: asyncio.Future[None] = loop.create_future()
+            with self._room:
+                self._takers.append((loop, future))
+            try:
+                await asyncio.wait_for(future, left)
+            except TimeoutError:
+                with self._room:
+                    if (loop, future) in self._takers:
+                        self._takers.remove((loop, future))
+        return True
 
     def hold_reply(self, size: int) -> None:
         """A reply of ``size`` bytes exists: counted until ``drop_reply``."""

@@ -3,10 +3,13 @@
 Input: a JSON-lines message (a decoded JSON value), or an HTTP route's path
 parameters, query parameters and body; the server's ``ServerConfig``.
 Output: a ``ServedCall`` (its operation, session key, payload, its ``assembler.Settings``,
-a session's cache and the ``id`` to echo), or ``InvalidRequest`` naming the field
+its deadline, a session's cache and the ``id`` to echo), or ``InvalidRequest`` naming the field
 (``session``, ``time_limit``, ``render``, ``strategy``, an unknown key). The options
 are ``Settings``' own fields, checked by ``Settings``; what is the server's alone is
 checked here: the time limit at most the server's (and, when not given, the server's).
+The time limit is read here once, as seconds, and becomes the call's ``Deadline``
+(counted from its arrival: the line read, or the HTTP body whole); only the deadline
+goes further in (the seconds stay in the settings, which the ledger records).
 
 One message, one operation (``models/session.md``, "The server"):
 
@@ -35,13 +38,15 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from ..deadline import Deadline
+from ..facts import Provider
 from ..model.errors import InvalidRequest
+from ..model.keys import key as key_rule
 from ..model.limits import Limits
 from ..model.lookalikes import not_a_message
+from ..model.numbers import is_whole
 from ..model.rules import Place, kind, shown, unknown_field
-from ..model.rules import key as key_rule
-from ..providers.facts import Provider
-from ..settings import Settings
+from ..settings import SERVED, Settings
 
 __all__ = ["Op", "ServedCall", "call_from_http", "call_from_message", "session_key"]
 
@@ -52,8 +57,8 @@ _MESSAGE_KEYS = (
 _QUERY_KEYS = ("strategy", "render", "headers", "cache", "time_limit", "version")
 # the options a session keeps from its opening call (a delta may not name them)
 _KEPT = ("strategy", "render", "headers", "cache")
-# the options that are the call's ``Settings``
-_SETTINGS = ("strategy", "render", "headers", "time_limit")
+# the options that are the call's ``Settings`` (the fields a served call may set)
+_SETTINGS = SERVED
 _PROVIDERS = tuple(p.value for p in Provider)
 
 
@@ -69,10 +74,12 @@ class ServedCall:
     """One operation: ``payload`` is the request (assemble, open) or the delta as JSON
     (a decoded value, or the body's bytes, decoded later off the event loop);
     ``settings`` how it is computed (a delta's and a close's: its time limit alone, the
-    rest is its session's)."""
+    rest is its session's); ``deadline`` when its answer is due (its time limit after
+    its arrival)."""
 
     op: Op
     settings: Settings
+    deadline: Deadline
     key: str | None = None
     payload: Any = None
     # a session's cache: a provider's name or a cache section (``Session(cache=...)``)
@@ -82,8 +89,11 @@ class ServedCall:
     version: int | None = None
 
 
-def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> ServedCall:
-    """A JSON-lines message as a call."""
+def call_from_message(
+    message: Any, limits: Limits, max_time_limit: float, arrived: float | None = None
+) -> ServedCall:
+    """A JSON-lines message as a call, read at ``arrived`` (``time.monotonic()``; None:
+    now)."""
     if not isinstance(message, Mapping):
         raise InvalidRequest("$", f"a message must be a JSON object, not {kind(message)}")
     looks = not_a_message(message)
@@ -120,6 +130,7 @@ def call_from_message(message: Any, limits: Limits, max_time_limit: float) -> Se
     return ServedCall(
         op=op,
         settings=settings,
+        deadline=Deadline.after(settings.seconds, since=arrived),
         key=key,
         payload=payload,
         cache=_cache(message.get("cache"), op, settings, sections=True),
@@ -135,8 +146,10 @@ def call_from_http(
     body: bytes | None,
     limits: Limits,
     max_time_limit: float,
+    arrived: float,
 ) -> ServedCall:
-    """An HTTP route's call: options from the query string, payload the body's bytes."""
+    """An HTTP route's call: options from the query string, payload the body's bytes,
+    whole at ``arrived`` (``time.monotonic()``)."""
     place = Place("query")
     for name_ in query:
         if name_ not in _QUERY_KEYS:
@@ -158,6 +171,7 @@ def call_from_http(
     return ServedCall(
         op=op,
         settings=settings,
+        deadline=Deadline.after(settings.seconds, since=arrived),
         key=None if key is None else session_key(key, limits),
         payload=body,
         cache=_cache(query.get("cache"), op, settings, sections=False),
@@ -166,8 +180,8 @@ def call_from_http(
 
 
 def session_key(value: Any, limits: Limits) -> str:
-    """A session key by the rule of keys (``model.rules.key``: a name with no control
-    character); from an HTTP path (bytes, percent-encoded), decoded as UTF-8 exactly,
+    """A session key by the rule of keys (``model.keys``: a name that shows only
+    itself); from an HTTP path (bytes, percent-encoded), decoded as UTF-8 exactly,
     so that two different paths never name one session."""
     if isinstance(value, bytes):
         raw = unquote_to_bytes(value)
@@ -197,7 +211,7 @@ def _version(value: Any, op: Op) -> int | None:
         return None
     if op is not Op.DELTA:
         raise InvalidRequest("version", "is an option of a delta (the version it was made for)")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_whole(value) or value < 0:
         raise InvalidRequest("version", f"must be a whole number >= 0, not {shown(value)}")
     return value
 

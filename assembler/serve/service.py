@@ -1,6 +1,6 @@
 """The server's core, shared by both transports: a call in, a reply out.
 
-Input: a ``ServedCall`` (``messages``) and the time it arrived; the ``ServerConfig``.
+Input: a ``ServedCall`` (``messages``: with its deadline); the ``ServerConfig``.
 Output: a ``Reply``: the exit code ``assembler compile`` would give (0 bundle, 1
 refused, 3 undecided; 2 invalid input, 3 no answer in time, 4 a bug), the HTTP
 status, and the reply's JSON as bytes (``{"exit", "result"}``, with ``"session"``
@@ -14,7 +14,12 @@ The time limit is the call's promise, counted from its arrival: waiting for its
 session's previous call and for a thread come off it, the solve gets what is left,
 and if no answer has come ``OVERRUN_GRACE`` seconds after the limit the call is
 answered ``time-limit`` (a delta is then not applied: a session changes only when its
-reply is a result).
+reply is a result). With a ledger the same holds there: an answer moves a session on in
+the ledger only if it is its call's reply (``Fate``); one that comes after its call was
+told ``time-limit`` is recorded ``abandoned`` and changes nothing. The ledger's store is
+waited for at most ``ledger_wait`` seconds (a connection of its pool): when it is down
+a call is told ``ledger-error`` (503, retryable) at once, having applied and recorded
+nothing, rather than solving with what is left of its time.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, TypeVar
 
 from ..deadline import Deadline
@@ -41,6 +48,7 @@ from ..pipeline import run
 from ..session import Session
 from . import fleet
 from .errors import (
+    Overdue,
     ServerBusy,
     SessionExpired,
     SessionUnknown,
@@ -56,12 +64,15 @@ from .text import load_utf8_json
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_LEDGER_WAIT",
     "DEFAULT_MAX_BODY_MEMORY",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_SESSION_MEMORY",
     "DEFAULT_WRITE_TIMEOUT",
     "OVERRUN_GRACE",
+    "REFUSING_SECONDS",
     "SHUTDOWN_MARGIN",
+    "Fate",
     "Reply",
     "ServerConfig",
     "Service",
@@ -83,6 +94,11 @@ DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 1000
 # HTTP: seconds for a client to take its whole reply once it is written
 DEFAULT_WRITE_TIMEOUT = 30.0
+# the longest wait for the ledger's store (a connection of PostgreSQL's pool, SQLite's
+# write lock) before a call is told ledger-error
+DEFAULT_LEDGER_WAIT = 1.0
+# /healthz says "refusing" (and saturated) for this long after a call was told server-busy
+REFUSING_SECONDS = 10.0
 # the sessions kept, by their estimated memory (``store.weight``)
 DEFAULT_MAX_SESSION_MEMORY = 4 * 2**30
 # below this much time left a solve is not started: it could only answer undecided
@@ -119,8 +135,11 @@ class ServerConfig:
     max_client_connections: int = DEFAULT_MAX_CONNECTIONS // 2
     max_queue: int = DEFAULT_MAX_CONNECTIONS
     write_timeout: float = DEFAULT_WRITE_TIMEOUT
-    # HTTP: the shared secret every call but /healthz must present (a Bearer token)
+    # HTTP: the shared secret every call but /healthz must present (a Bearer token:
+    # visible ASCII, ``model.keys.token``)
     token: str | None = None
+    # seconds a call waits for the ledger's store before it is told ledger-error
+    ledger_wait: float = DEFAULT_LEDGER_WAIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +164,9 @@ class Service:
         self.bodies = BodyMemory(config.max_body_memory)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._pool = ThreadPoolExecutor(config.concurrency, thread_name_prefix="solve")
-        self._store = None if config.ledger is None else open_store(config.ledger)
+        self._store = (
+            None if config.ledger is None else open_store(config.ledger, wait=config.ledger_wait)
+        )
         # beside each session held, with a ledger: the entry it stands at (fleet.py)
         self._held: weakref.WeakKeyDictionary[Session, fleet.Held] = weakref.WeakKeyDictionary()
         # calls being answered; of them, those on a solver thread; calls answered so far
@@ -158,6 +179,8 @@ class Service:
         self.transport_health: Callable[[], dict[str, Any]] = dict
         # replies by error code since the start (the soak and /healthz read them)
         self.errors: dict[str, int] = {}
+        # the last call told server-busy: when (time.monotonic()) and why
+        self._refused: tuple[float, str] | None = None
         self.started = time.monotonic()
 
     def close(self) -> None:
@@ -196,9 +219,17 @@ class Service:
             or transport.get("connections", 0) >= config.max_connections
             or transport.get("queued", 0) > 0
         )
+        refusing = None
+        if self._refused is not None:
+            ago = time.monotonic() - self._refused[0]
+            if ago <= REFUSING_SECONDS:
+                refusing = {"why": self._refused[1], "seconds_ago": round(ago, 3)}
+                saturated = True
         status = "draining" if self.draining else "saturated" if saturated else "ok"
         return {
             "status": status,
+            # a call told server-busy in the last REFUSING_SECONDS, and why (else null)
+            "refusing": refusing,
             "sessions": len(self.sessions),
             "max_sessions": config.max_sessions,
             "session_memory": self.sessions.memory,
@@ -221,24 +252,28 @@ class Service:
         """Count an error reply by its code (for ``/healthz``); the reply itself."""
         if reply.code is not None:
             self.errors[reply.code] = self.errors.get(reply.code, 0) + 1
+            if reply.code == "server-busy":
+                self._refused = (time.monotonic(), _message(reply.body))
         return reply
 
-    async def handle(self, call: ServedCall, arrived: float) -> Reply:
-        """Answer ``call``; any error becomes an error reply, never an exception."""
+    async def handle(self, call: ServedCall) -> Reply:
+        """Answer ``call`` by its deadline; any error becomes an error reply, never an
+        exception."""
         self.in_flight += 1
         try:
-            # the time limit is counted from the call's arrival, whatever it waits for
-            deadline = Deadline.after(call.settings.seconds, since=arrived)
             if call.op is Op.ASSEMBLE:
-                return await self._assemble(call, deadline)
+                return await self._assemble(call)
             assert call.key is not None
             # every call on a key, a close too, waits for the calls before it
-            async with self.sessions.key(call.key, deadline, call.settings.seconds):
+            async with self.sessions.key(call.key, call.deadline):
                 if call.op is Op.CLOSE:
                     return await self._close(call)
                 if call.op is Op.OPEN:
-                    return await self._open(call, call.key, deadline)
-                return await self._delta(call, call.key, deadline)
+                    return await self._open(call, call.key)
+                return await self._delta(call, call.key)
+        except Overdue as late:
+            # the one place the seconds are named: the call's time limit, as given
+            return self.count(error(TimeLimitReached(call.settings.seconds, late.what), call.id))
         except Exception as exc:
             return self.count(error(exc, call.id))
         finally:
@@ -247,23 +282,30 @@ class Service:
 
     # -- operations -------------------------------------------------------------
 
-    async def _assemble(self, call: ServedCall, deadline: Deadline) -> Reply:
-        settings = call.settings.but(ledger=self._ledger(None))
+    async def _assemble(self, call: ServedCall) -> Reply:
+        fate = Fate()
+        settings = call.settings.but(ledger=self._recorder(None, fate))
+        deadline = call.deadline
 
         def work() -> tuple[Result, str]:
             # the call's deadline covers decoding and parsing the request
             result, _ = run(_decoded(call.payload, settings.limits), settings, deadline=deadline)
             return result, _encoded(result)
 
-        result, encoded = await self._solve(work, deadline, call.settings.seconds)
+        result, encoded = await self._solve(work, deadline, fate)
         return _reply(result, encoded, call.id, None)
 
-    async def _open(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
+    async def _open(self, call: ServedCall, key: str) -> Reply:
         self.sessions.room(key)
-        ledger = None if self._store is None else fleet.ledger_for(self._store, key)
-        if ledger is not None:
-            ledger.commit = SessionCommit(key)  # opening: whatever the session was
+        fate = Fate()
+        ledger = None
+        if self._store is not None:
+            # opening: whatever the session was, if this reply is given
+            ledger = fleet.ledger_for(self._store, key).but(
+                commit=SessionCommit(key), claim=fate.claim
+            )
         settings = call.settings.but(ledger=ledger)
+        deadline = call.deadline
 
         def work() -> tuple[Session, Result, str]:
             session = Session(_decoded(call.payload, settings.limits), settings, cache=call.cache)
@@ -271,37 +313,40 @@ class Service:
             result = session.answer(deadline=deadline)
             return session, result, _encoded(result)
 
-        session, result, encoded = await self._solve(work, deadline, call.settings.seconds)
+        session, result, encoded = await self._solve(work, deadline, fate)
         if ledger is not None:
             self._held[session] = fleet.Held.opened(key, ledger)
         self.sessions.put(key, session, weight(session.state))
         return _reply(result, encoded, call.id, _about(key, session))
 
-    async def _delta(self, call: ServedCall, key: str, deadline: Deadline) -> Reply:
+    async def _delta(self, call: ServedCall, key: str) -> Reply:
         store = self._store
         if store is None:
             # no ledger: the session is this process's alone
-            return await self._step(call, key, deadline, self.sessions.get(key), None, None)
+            return await self._step(call, key, self.sessions.get(key), None, None)
         try:
             session = self.sessions.get(key)
         except (SessionUnknown, SessionExpired) as missing:
             # evicted, idle or never here: the ledger may hold it
-            return await self._step(call, key, deadline, None, None, missing)
-        return await self._step(call, key, deadline, session, self._held.get(session), None)
+            return await self._step(call, key, None, None, missing)
+        return await self._step(call, key, session, self._held.get(session), None)
 
     async def _step(
         self,
         call: ServedCall,
         key: str,
-        deadline: Deadline,
         session: Session | None,
         held: fleet.Held | None,
         missing: Exception | None,
     ) -> Reply:
         """Apply the call's delta to ``session`` (None: rebuilt from the ledger first,
-        or ``missing`` raised, what this replica knows of the key, when it holds none)."""
+        or ``missing`` raised, what this replica knows of the key, when it holds none).
+        With a ledger, the answer moves the session on there only if it is this call's
+        reply (``Fate``): one that comes after the call was told time-limit is
+        recorded ``abandoned``, and the session stays where the client knows it."""
         store, limits = self._store, self.config.limits
-        limit = call.settings.time_limit
+        limit, deadline = call.settings.time_limit, call.deadline
+        fate = Fate()
 
         def work() -> Any:
             delta = _decoded(call.payload, limits)
@@ -326,11 +371,14 @@ class Service:
                                               call.version)  # fmt: skip
                     # the same delta, already answered (here or by another replica)
                     return entry, *fleet.replayed(store, entry)
+                recorder = None
                 if kept is not None:
                     assert named is not None
-                    kept.next(named)
+                    recorder = kept.recorder(named, fate.claim)
                 try:
-                    proposal = current.propose(delta, time_limit=limit, deadline=deadline)
+                    proposal = current.propose(
+                        delta, time_limit=limit, deadline=deadline, ledger=recorder
+                    )
                 except SessionMoved as moved:
                     if attempt == 2 or moved.found is None:
                         raise VersionConflict(
@@ -339,11 +387,11 @@ class Service:
                         ) from None  # fmt: skip
                     current = None  # another replica answered since: rebuild, once
                     continue
-                return current, kept, proposal, _encoded(proposal.result)
+                return current, kept, recorder, proposal, _encoded(proposal.result)
             raise AssertionError("unreachable")
 
         try:
-            done = await self._solve(work, deadline, call.settings.seconds)
+            done = await self._solve(work, deadline, fate)
         except VersionConflict:
             self._forget(key, session)
             raise
@@ -353,7 +401,7 @@ class Service:
                 self._forget(key, session)  # it was behind: the next call rebuilds it
             about = {"key": key, "version": entry.version, "candidates": candidates}
             return _reply_encoded(_exit_of(encoded), encoded, call.id, about)
-        current, kept, proposal, encoded = done
+        current, kept, recorder, proposal, encoded = done
         try:
             # a session that grew must fit beside the others (ServerBusy leaves it as it
             # was); with a ledger it has moved on there, and is simply not kept here
@@ -366,7 +414,7 @@ class Service:
         # committed here, on the event loop, only now that the reply is a result
         current.commit(proposal)
         if kept is not None:
-            kept.moved()
+            kept.moved(recorder)
             if current is not session:
                 self._held[current] = kept
                 with contextlib.suppress(ServerBusy):
@@ -391,31 +439,32 @@ class Service:
 
     # -- time and threads ---------------------------------------------------------
 
-    async def _solve(self, work: Callable[[], T], deadline: Deadline, limit: float) -> T:
+    async def _solve(
+        self, work: Callable[[], T], deadline: Deadline, fate: Fate | None = None
+    ) -> T:
         """``work()`` on a solver thread, within the call's ``deadline`` (``work`` hands
-        it to the chain, which gives the solve what is left of it); ``limit``, the call's
-        time limit, is what an error reply names."""
+        it to the chain, which gives the solve what is left of it); ``Overdue`` when
+        the deadline passes first. ``fate``: what the recording of the answer claims
+        before it moves anything on, and the call abandons when its time is up (the
+        first one wins; an answer claimed is the reply, however late)."""
         if not self._slots.locked():
             await self._slots.acquire()  # at once: a free thread costs no time
         else:
             try:
                 await asyncio.wait_for(self._slots.acquire(), deadline.left())
             except TimeoutError:
-                raise TimeLimitReached(limit, "every solver thread was busy") from None
+                raise Overdue("every solver thread was busy") from None
         if not await self.bodies.room(deadline.left()):
             # what clients do not read stops growing: no solve starts while it fills
             # the memory bound (serve/memory.py), the thread held while it waits
             self._slots.release()
-            raise TimeLimitReached(
-                limit, "replies their clients had not read filled --max-body-memory"
-            )
+            raise Overdue("replies their clients had not read filled --max-body-memory")
         left = deadline.left()
         if left < _LEAST_SOLVE:
             self._slots.release()
-            raise TimeLimitReached(
-                limit,
+            raise Overdue(
                 f"{left * 1000:.1f} ms of it were left when the solve could start,"
-                f" under the {_LEAST_SOLVE * 1000:g} ms a solve needs",
+                f" under the {_LEAST_SOLVE * 1000:g} ms a solve needs"
             )
         loop = asyncio.get_running_loop()
         self.solving += 1
@@ -425,19 +474,59 @@ class Service:
         try:
             return await asyncio.wait_for(asyncio.shield(future), left + OVERRUN_GRACE)
         except TimeoutError:
-            future.add_done_callback(_retrieve)
-            raise TimeLimitReached(
-                limit, f"the solve had not returned {OVERRUN_GRACE:g} s after the limit"
-            ) from None
+            if fate is None or fate.abandon():
+                future.add_done_callback(_retrieve)
+                raise Overdue(
+                    f"the solve had not returned {OVERRUN_GRACE:g} s after the limit"
+                ) from None
+        # the answer was being recorded as this call's reply when the time ran out: it
+        # is the reply (its write is bounded by the ledger's own wait)
+        return await future
 
     def _solved(self, _: Any) -> None:
         self.solving -= 1
         self._slots.release()
 
-    def _ledger(self, key: str | None) -> Ledger | None:
+    def _recorder(self, key: str | None, fate: Fate) -> Ledger | None:
+        """A call's recorder: its answer recorded as given only if ``fate`` says so."""
         if self._store is None:
             return None
-        return Ledger(self._store.path, session=key, store=self._store)
+        ledger = Ledger(self._store.path, session=key, store=self._store)
+        ledger.claim = fate.claim
+        return ledger
+
+
+class _Given(Enum):
+    OPEN = "open"
+    CLAIMED = "claimed"
+    ABANDONED = "abandoned"
+
+
+class Fate:
+    """Whether a call's answer is its reply: claimed by the recording of the answer (on
+    the solver thread, just before it moves a session on) or abandoned by the call (on
+    the event loop, once its time is up and it is told time-limit), whichever comes
+    first; the other then knows."""
+
+    __slots__ = ("_lock", "_state")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = _Given.OPEN
+
+    def claim(self) -> bool:
+        """The answer is about to be recorded: whether it will be the reply."""
+        with self._lock:
+            if self._state is _Given.OPEN:
+                self._state = _Given.CLAIMED
+            return self._state is _Given.CLAIMED
+
+    def abandon(self) -> bool:
+        """The call's time is up: whether it may be told so (no answer claimed it)."""
+        with self._lock:
+            if self._state is _Given.OPEN:
+                self._state = _Given.ABANDONED
+            return self._state is _Given.ABANDONED
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
@@ -445,6 +534,12 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
     # asyncio from reporting an exception nobody awaited
     if not future.cancelled():
         future.exception()
+
+
+def _message(body: bytes) -> str:
+    """An error reply's message (for /healthz's ``refusing``)."""
+    message: str = json.loads(body)["error"]["message"]
+    return message
 
 
 def _decoded(payload: Any, limits: Limits) -> Any:

@@ -425,11 +425,11 @@ async def _answer(service: Service, line: bytes | RequestTooLarge, arrived: floa
     message: Any = None
     try:
         message = load_utf8_json(line, limits)
-        call = call_from_message(message, limits, service.config.time_limit)
+        call = call_from_message(message, limits, service.config.time_limit, arrived)
     except Exception as exc:
         id_ = message.get("id") if isinstance(message, dict) else None
         return service.count(error(exc, id_))
-    return await service.handle(call, arrived)
+    return await service.handle(call)
 
 
 async def _write(

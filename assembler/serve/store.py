@@ -4,7 +4,7 @@ Input: session keys and ``Session`` objects from the service, the clock.
 Output: the session of a key, or ``SessionUnknown`` / ``SessionExpired`` (which keeps
 saying *expired*, with the reason, for keys dropped recently); a per-key lock that
 serialises the calls on one key in the order they arrived, waited for no longer than
-the call's deadline (``TimeLimitReached``).
+the call's deadline (``Overdue``).
 
 Memory is bounded by ``max_sessions`` (each session by the request ``Limits``) and by
 ``max_memory``, the sessions' estimated bytes together (``weight``: a kept session
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ..deadline import Deadline
 from ..session import Session
 from ..session.state import State
-from .errors import ServerBusy, SessionExpired, SessionUnknown, TimeLimitReached
+from .errors import Overdue, ServerBusy, SessionExpired, SessionUnknown
 
 __all__ = ["BYTES_PER_FORM", "SessionStore", "weight"]
 
@@ -82,7 +82,7 @@ class SessionStore:
         return len(self._sessions)
 
     @asynccontextmanager
-    async def key(self, key: str, deadline: Deadline, limit: float) -> AsyncIterator[None]:
+    async def key(self, key: str, deadline: Deadline) -> AsyncIterator[None]:
         """Hold ``key``'s lock: calls on one key run one at a time, in arrival order."""
         held = self._locks.get(key)
         if held is None:
@@ -92,9 +92,7 @@ class SessionStore:
             try:
                 await asyncio.wait_for(held.lock.acquire(), deadline.left())
             except TimeoutError:
-                raise TimeLimitReached(
-                    limit, "the session's previous call was still running"
-                ) from None
+                raise Overdue("the session's previous call was still running") from None
             try:
                 yield
             finally:

@@ -31,15 +31,16 @@ from typing import Any
 
 from ..api import settings_for
 from ..deadline import Deadline
+from ..errors import SessionConflict
 from ..model.bugs import internal_errors
 from ..model.cache import PreviousBlock, parse_cache
-from ..model.errors import AssemblerError
 from ..model.limits import Limits
 from ..model.parse import parse_request, vouched
 from ..model.rendering import Rendering
 from ..model.serialise import request_as_json
 from ..model.types import Request, Result, Status
 from ..pipeline import Kept, run
+from ..recorder import Recorder
 from ..settings import Settings
 from .delta import Delta, parse_delta
 from .state import State, apply_delta, hand_on_memos, initial_state
@@ -57,10 +58,6 @@ class Proposal:
     state: State
     result: Result
     kept: Kept | None = None
-
-
-class SessionConflict(AssemblerError):
-    """A proposal was committed to a session that had changed since it was made."""
 
 
 class Session:
@@ -146,7 +143,7 @@ class Session:
         """The answer for the session's request as it is now (``time_limit`` and
         ``deadline`` as ``propose`` takes them)."""
         state, kept = self._state, self._kept
-        result, after, sent = self._run(state, kept, time_limit, deadline)
+        result, after, sent = self._run(state, kept, time_limit, deadline, self.settings)
         with self._lock:
             # kept only if no delta was committed meanwhile
             if self._state is state:
@@ -160,18 +157,21 @@ class Session:
         *,
         time_limit: float | None = None,
         deadline: Deadline | None = None,
+        ledger: Recorder | None = None,
     ) -> Proposal:
         """The state ``delta`` makes and its answer, without changing the session.
 
         ``time_limit``: this call's, in seconds (default: the session's settings').
         ``deadline``: when the call is due, when it began before the session saw it (a
         served call's, from its arrival): the answer gets what is left of it once the
-        delta is validated and applied (default: the time limit from now)."""
+        delta is validated and applied (default: the time limit from now).
+        ``ledger``: this call's recorder (default: the session's settings')."""
         base, kept = self._state, self._kept
         limits = self.settings.limits
         with internal_errors("session"):
             state = apply_delta(base, parse_delta(delta, limits=limits), limits)
-        result, after, sent = self._run(state, kept, time_limit, deadline)
+        settings = self.settings if ledger is None else self.settings.but(ledger=ledger)
+        result, after, sent = self._run(state, kept, time_limit, deadline, settings)
         return Proposal(base, sent, result, after)
 
     def commit(self, proposal: Proposal) -> None:
@@ -218,12 +218,13 @@ class Session:
         kept: Kept | None,
         time_limit: float | None,
         deadline: Deadline | None,
+        settings: Settings,
     ) -> tuple[Result, Kept, State]:
-        """The answer of ``state``, the stages' kept work, and the state the next call
-        starts from (with a cache section: what this answer's rendering sent). With a
-        summariser, the oldest span the answer left out is tried as its summary, and
-        kept when that answer is no dearer and keeps the value (``_summarised``)."""
-        settings = self.settings
+        """The answer of ``state`` under ``settings``, the stages' kept work, and the
+        state the next call starts from (with a cache section: what this answer's
+        rendering sent). With a summariser, the oldest span the answer left out is
+        tried as its summary, and kept when that answer is no dearer and keeps the
+        value (``_summarised``)."""
         if time_limit is not None and time_limit != settings.time_limit:
             settings = settings.but(time_limit=time_limit)
         answered = self._solve(state, kept, settings, deadline)

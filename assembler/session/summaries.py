@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..model.errors import InvalidRequest
+from ..model.numbers import is_number, is_whole
 from ..model.types import Kind, Request, Result
 
 __all__ = ["SUMMARY_PREFIX", "Summaries", "Summariser"]
@@ -116,10 +117,9 @@ class Summaries:
             "turn": int(first.get("turn", 0)),
             "scope": "shared",
             "content": content,
-            "cost": int(cost) if isinstance(cost, int) and not isinstance(cost, bool)
+            "cost": int(cost) if is_whole(cost)
             else max(1, math.ceil(len(content.encode("utf-8")) / 4)),
-            "relevance": float(relevance) if isinstance(relevance, int | float)
-            and not isinstance(relevance, bool)
+            "relevance": float(relevance) if is_number(relevance)
             else max(float(c.get("relevance", 0.0)) for c in span),
         }  # fmt: skip
         self._made[key] = summary

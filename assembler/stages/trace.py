@@ -438,6 +438,9 @@ def _no_bundle_result(request: Request, gates: GateReport, strategy: str, choice
         assert refusal is not None
         reason = Reason.REFUSED
         detail = f"no bundle: the request was refused ({refusal.code.value})"
+        if refusal.rules:
+            # UNSENDABLE: the format's rules no bundle within the budget keeps
+            detail = f"no bundle the format can send: it breaks {', '.join(refusal.rules)}"
     else:
         reason = Reason.UNDECIDED
         detail = "no bundle: the time limit was reached before a legal bundle was found"

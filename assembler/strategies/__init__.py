@@ -1,14 +1,16 @@
 """The strategies, by name: the exact one and the baselines it is measured against.
 
 Input: a strategy name. Output: the strategy function
-``(request, gates, deadline, workers, *, kept=None, keep=False) -> Choice``.
+``(request, gates, deadline, workers, *, kept=None, keep=False, render=None) -> Choice``.
 
 Every strategy takes the validated ``Request``, its ``GateReport``, the call's
 ``Deadline`` and a worker count, and returns a ``Choice`` that the trace turns into the
 ``Result`` (``kept``/``keep``: what a strategy keeps between a session's calls; only
-the exact one keeps anything). Their bundles are judged by ``assembler.verifiers``,
-never by their own claim. ``STRATEGIES`` maps each name to ``"module:function"``, imported
-only when asked for, so that a baseline never loads OR-Tools. A new strategy is a
+the exact one keeps anything; ``render``: the format the bundle will be sent in, whose
+rules the exact strategies keep and the baselines may ignore). Their bundles are judged
+by ``assembler.verifiers``, never by their own claim. ``STRATEGIES`` maps each name to
+``"module:function"``, imported only when asked for, so that a baseline never loads
+OR-Tools. A new strategy is a
 module here and one line in ``STRATEGIES``.
 
 ``exact`` is the exact strategy (an LP-based reduction, a knapsack program, a small
@@ -23,6 +25,7 @@ from typing import Any, Protocol
 
 from ..deadline import Deadline
 from ..model.errors import UnknownStrategy
+from ..model.rendering import RenderFormat
 from ..model.types import Request
 from ..stages.choice import Choice
 from ..stages.gates import GateReport
@@ -45,6 +48,7 @@ class Strategy(Protocol):
         *,
         kept: Any = None,
         keep: bool = False,
+        render: RenderFormat | None = None,
     ) -> Choice: ...
 
 

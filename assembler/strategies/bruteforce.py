@@ -33,6 +33,7 @@ from ..exact.solve import decide_exact
 from ..model.cache import CacheTerms
 from ..model.errors import EnumerationTooLarge
 from ..model.objective import bundle_key
+from ..model.rendering import RenderFormat
 from ..model.types import Request
 from ..stages.choice import Choice
 from ..stages.gates import GateReport
@@ -83,7 +84,8 @@ class BruteForce:
         return SolveOutcome(SolveStatus.OPTIMAL, best[1], bound=selection_value(problem, best[1]))
 
     def _legal(self, problem: Problem) -> Iterator[tuple[int, ...]]:
-        """Every selection meeting C2-C6, each once."""
+        """Every selection meeting C2-C6 (and the format's rules, when the problem has
+        them), each once."""
         total = combinations(problem)
         if total > self.limit:
             raise EnumerationTooLarge(total, self.limit)
@@ -102,6 +104,8 @@ class BruteForce:
                 continue
             if any(0 < len(admitted.intersection(g)) < len(g) for g in problem.groups):
                 continue
+            if problem.rules and problem.breaks(selection) is not None:
+                continue  # the format cannot send it
             yield selection
 
 
@@ -116,6 +120,12 @@ def _key(problem: Problem, selection: tuple[int, ...]) -> tuple[int, int, int, t
 
 
 def enumerate_strategy(
-    request: Request, gates: GateReport, deadline: Deadline, workers: int, **_: Any
+    request: Request,
+    gates: GateReport,
+    deadline: Deadline,
+    workers: int,
+    *,
+    render: RenderFormat | None = None,
+    **_: Any,
 ) -> Choice:
-    return decide_exact(request, gates, BruteForce(), deadline, workers)
+    return decide_exact(request, gates, BruteForce(), deadline, workers, render=render)

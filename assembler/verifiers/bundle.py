@@ -8,7 +8,9 @@ It deliberately imports nothing from the gates, the closure, the objective's
 solvers or the trace: it re-derives every gate from ``models/README.md`` in its
 own words, so that a bug in a stage is not shared by its judge. It checks
 legality and the record, not optimality (that takes a search; the tests compare
-against the brute-force oracle for that).
+against the brute-force oracle for that). Given the format the bundle is sent in
+(``render``, or the result's own rendering's), it also checks that the format can send
+it (``sendable.py``): an exact strategy's bundle always can, a baseline's may not.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from typing import Any, TypeGuard
 
 from ..model.cache import cache_identity
 from ..model.parse import parse_request
+from ..model.rendering import RenderFormat
 from ..model.types import Candidate, Request, Result, Violation
 from .cache import verify_cache
+from .sendable import FORMAT_RULE, verify_sendable
 
 __all__ = ["ViolationKind", "verify"]
 
@@ -38,6 +42,8 @@ class ViolationKind:
     REQUIRED = "required"
     RECORD = "record"
     REFUSAL = "refusal"
+    # the format the bundle is sent in cannot send it (section 14)
+    FORMAT = FORMAT_RULE
 
     ILLEGAL = (GATE, DEPENDENCY, GROUP, DUPLICATE_IDENTITY, BUDGET, REQUIRED)
 
@@ -55,13 +61,21 @@ _DERIVED_GATES = ("dependency-unavailable", "group-ineligible")
 
 
 def verify(
-    request: Mapping[str, Any] | Request, result: Result | Mapping[str, Any]
+    request: Mapping[str, Any] | Request,
+    result: Result | Mapping[str, Any],
+    *,
+    render: str | RenderFormat | None = None,
 ) -> list[Violation]:
-    """Every way ``result`` breaks ``request``; an empty list means it is legal."""
+    """Every way ``result`` breaks ``request``; an empty list means it is legal.
+    ``render``: the format the bundle is sent in (default: its rendering's, when it
+    carries one), whose rules a bundle must keep and an UNSENDABLE refusal names."""
     req = parse_request(request)
     data = result.to_dict() if isinstance(result, Result) else dict(result)
+    if render is None and isinstance(data.get("rendering"), Mapping):
+        render = data["rendering"].get("manifest", {}).get("format")
+    fmt = None if render is None else str(render)
     # with a cache section, the prefix and the price as well (``cache.py``)
-    return _Judge(req, data).run() + verify_cache(req, data)
+    return _Judge(req, data, fmt).run() + verify_cache(req, data)
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -69,9 +83,10 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 
 class _Judge:
-    def __init__(self, request: Request, result: dict[str, Any]) -> None:
+    def __init__(self, request: Request, result: dict[str, Any], fmt: str | None) -> None:
         self.request = request
         self.result = result
+        self.fmt = fmt
         self.found: list[Violation] = []
         self.by_id = {c.id: c for c in request.candidates}
         # a result that carries a rendering, or gates a form as no-content, was
@@ -289,6 +304,8 @@ class _Judge:
         for name, truth in claims.items():
             if self.result.get(name) != truth:
                 self.flag(ViolationKind.RECORD, f"{name} is {self.result.get(name)!r}, not {truth}")
+        if self.fmt is not None:
+            self.found += verify_sendable(req, self.fmt, [c.id for c in chosen])
         order = sorted(chosen, key=lambda c: (c.role.value != "instruction", c.id))
         if [c.id for c in order] != list(self.result.get("selected", [])):
             self.flag(ViolationKind.RECORD, "selected is not in canonical render order")
@@ -360,6 +377,8 @@ class _Judge:
                 self.flag(ViolationKind.REFUSAL, "REQUIRED_INELIGIBLE names no identity")
         elif code == "MANDATORY_OVER_BUDGET":
             self._check_over_budget(refusal, required)
+        elif code == "UNSENDABLE":
+            self._check_unsendable(refusal, required)
         else:
             self.flag(ViolationKind.REFUSAL, f"unknown refusal code {code!r}")
 
@@ -410,7 +429,10 @@ class _Judge:
                 ViolationKind.REFUSAL,
                 f"conflict {sorted(conflict)} is not a non-empty set of required identities",
             )
-        # The listed closure must itself be legal apart from the budget.
+        self._check_closure(forms, required)
+
+    def _check_closure(self, forms: list[Candidate], required: set[str]) -> None:
+        """The listed closure must itself be legal apart from the budget."""
         admitted = {c.identity for c in forms}
         if len(admitted) != len(forms):
             self.flag(ViolationKind.REFUSAL, "the mandatory closure has two forms of an identity")
@@ -428,3 +450,55 @@ class _Judge:
             inside = members & admitted
             if inside and inside != members:
                 self.flag(ViolationKind.REFUSAL, f"the mandatory closure splits group {group!r}")
+
+    def _check_unsendable(self, refusal: Mapping[str, Any], required: set[str]) -> None:
+        """UNSENDABLE: the rules it names, and the cheapest selection that keeps them (a
+        legal one apart from the budget, which the format can send, over the budget)
+        in one of section 7's shapes, or none at all (none exists at any budget)."""
+        budget = self.request.task.budget
+        if refusal.get("budget") != budget:
+            self.flag(ViolationKind.REFUSAL, "the refusal misstates the budget")
+        rules = refusal.get("rules")
+        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
+            self.flag(ViolationKind.REFUSAL, f"UNSENDABLE names no rule: {rules!r}")
+        if refusal.get("conflict") or refusal.get("identities"):
+            self.flag(ViolationKind.REFUSAL, "UNSENDABLE names required identities")
+        lower = refusal.get("mandatory_cost_lower")
+        upper = refusal.get("mandatory_cost_upper")
+        mandatory, excess = refusal.get("mandatory_cost"), refusal.get("excess")
+        listed = refusal.get("forms", [])
+        if lower is None:
+            # none at any budget: nothing priced, nothing claimed
+            if (upper, mandatory, excess, listed) != (None, None, None, []):
+                self.flag(ViolationKind.REFUSAL, "an unbounded UNSENDABLE refusal claims a cost")
+            return
+        if not _is_int(lower) or lower <= budget:
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost_lower {lower!r} is not an integer above the budget {budget}",
+            )
+        if upper is None:
+            if (mandatory, excess, listed) != (None, None, []):
+                self.flag(ViolationKind.REFUSAL, "an unpriced refusal must claim no closure")
+            return
+        forms = [self.by_id[f] for f in listed if f in self.by_id]
+        cost = sum(c.cost for c in forms)
+        if upper != cost or (_is_int(lower) and upper < lower):
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost_upper {upper!r} is not the cost {cost} of the forms it lists,"
+                f" at least mandatory_cost_lower {lower!r}",
+            )
+        proven = lower == upper
+        if (mandatory is not None or excess is not None or proven) and not (
+            proven and mandatory == upper and excess == upper - budget
+        ):
+            self.flag(
+                ViolationKind.REFUSAL,
+                f"mandatory_cost {mandatory!r} and excess {excess!r} are stated unless proven,"
+                f" or not stated although proven (interval {lower!r}..{upper!r})",
+            )
+        self._check_closure(forms, required)
+        if self.fmt is not None:
+            for violation in verify_sendable(self.request, self.fmt, listed):
+                self.flag(ViolationKind.REFUSAL, f"the selection listed breaks {violation.detail}")

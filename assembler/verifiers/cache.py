@@ -167,7 +167,14 @@ def _kept(
     run: list[tuple[Candidate | None, int, int]] = []
     instruction_tokens = cache.instruction_tokens
     talk: list[tuple[tuple[int, str, int], int]] = []
+    # a tool call is directly followed by its result: the call the run's last block made
+    calling: str | None = None
     for block in cache.previous:
+        held = None if block.id is None else everyone.get(block.id)
+        answers = None if held is None or held.kind is not Kind.TOOL_RESULT else held.tool_call_id
+        if calling is not None and answers != calling:
+            break
+        calling = held.tool_call_id if held is not None and held.kind is Kind.TOOL_CALL else None
         if block.id is None:
             if instruction is None or _sha(instruction) != block.content_sha256:
                 break

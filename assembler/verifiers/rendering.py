@@ -462,6 +462,8 @@ class _Judge:
                     tool_part(position, entry, "anthropic")
                     if "cache_control" in entry:
                         marks.append(cursor)
+                    # a tool's block ends here: where a cache-aware layout may mark it
+                    ends.append(cursor)
                 if len(body.get("tools", [])) != len(definitions):
                     self.flag("render-body", "the body's tools are not the selected definitions")
                 blocks = [("system", b) for b in body["system"]]

@@ -6,7 +6,7 @@ Output: the ``Api`` of ``providers/interface.py``: ``body.py`` builds (with its 
 breakpoints), checks and counts the body (``{"system", "messages", "tools"?}``),
 ``fit.py`` cuts a caller's list into units and puts the chosen ones back. Every figure
 (models, windows, tool-use prompts, framing, images, cache rules, prices, usage
-fields): ``providers/data/anthropic.json``.
+fields): ``assembler/facts/anthropic.json``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ breakpoints at the end of the stable section, of the evidence and of the convers
 (at most 3 of the 4 allowed), or, in a cache-aware layout, where the blocks say. Its
 parts, read in the order ``tools``, system, messages, concatenate to the rendered text.
 
-Counting (figures and sources: ``providers/data/anthropic.json``): no tokenizer is
+Counting (figures and sources: ``assembler/facts/anthropic.json``): no tokenizer is
 published, so text is a calibrated estimate (the model's encoding times its
 ``estimate_factor``); each message and each tool block its framing; images by the
 vision formula; the tool definitions as their JSON's estimate, plus the model's
@@ -27,10 +27,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from ...facts import Provider, RenderFormat, cache_rules, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import Provider, RenderFormat, cache_rules, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -54,7 +55,7 @@ __all__ = [
 FORMAT = RenderFormat.ANTHROPIC_MESSAGES
 _MESSAGE = framing(FORMAT, "message")
 _TOOL_USE = framing(FORMAT, "tool_use")
-_IMAGES = facts(Provider.ANTHROPIC).images
+_IMAGES = provider_facts(Provider.ANTHROPIC).images
 # the breakpoints one request may set (a cache rules figure, the same for every family)
 MAX_BREAKPOINTS = cache_rules(Provider.ANTHROPIC).breakpoints
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -71,7 +72,12 @@ def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     ``placed`` (a cache-aware layout) exactly where the blocks say."""
     value, breakpoints = _built(blocks, placed)
     check(value)
-    return Body(canonical_json(value), breakpoints, lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(value), breakpoints, partial(_value, tuple(blocks), placed))
+
+
+def _value(blocks: tuple[Piece, ...], placed: bool) -> dict[str, Any]:
+    return _built(blocks, placed)[0]
 
 
 def _built(blocks: Sequence[Piece], placed: bool) -> tuple[dict[str, Any], tuple[int, ...]]:

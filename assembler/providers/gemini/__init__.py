@@ -5,7 +5,7 @@ Input: a layout's blocks (a rendering's body), or a caller's ``contents`` with i
 Output: the ``Api`` of ``providers/interface.py``: ``body.py`` builds, checks and
 counts the body (``{"systemInstruction"?, "contents", "tools"?}``), ``fit.py`` cuts a
 caller's list into units and puts the chosen ones back. Every figure (models, windows,
-framing, images, cache rules, prices, usage fields): ``providers/data/gemini.json``.
+framing, images, cache rules, prices, usage fields): ``assembler/facts/gemini.json``.
 """
 
 from __future__ import annotations

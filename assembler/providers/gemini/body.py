@@ -20,7 +20,7 @@ body's texts, in the order ``tools``, ``systemInstruction``, ``contents`` (text 
 a call's arguments, a response's output), concatenate to the rendered text; Gemini
 caches prefixes by itself, so the body has no breakpoints.
 
-Counting (figures and sources: ``providers/data/gemini.json``): an estimate (the
+Counting (figures and sources: ``assembler/facts/gemini.json``): an estimate (the
 model's encoding times its ``estimate_factor``): each content its framing and each text
 part's text, a ``functionCall`` its framing plus its name and arguments' JSON, a
 ``functionResponse`` its framing plus its name and response's JSON, an image by the
@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from ...facts import Provider, RenderFormat, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import Provider, RenderFormat, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -57,7 +58,7 @@ __all__ = [
 FORMAT = RenderFormat.GEMINI
 _CONTENT = framing(FORMAT, "content")
 _CALL = framing(FORMAT, "function_call")
-_IMAGES = facts(Provider.GEMINI).images
+_IMAGES = provider_facts(Provider.GEMINI).images
 
 
 def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -67,8 +68,8 @@ def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
 
 def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     """The body of ``blocks`` (Gemini caches prefixes by itself: no breakpoints)."""
-    value = _built(blocks)
-    return Body(canonical_json(value), (), lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(_built(blocks)), (), partial(_built, tuple(blocks)))
 
 
 def _built(blocks: Sequence[Piece]) -> dict[str, Any]:

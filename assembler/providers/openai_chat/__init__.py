@@ -5,7 +5,7 @@ Output: the ``Api`` of ``providers/interface.py``: ``body.py`` builds, checks an
 the body (``{"messages", "tools"?}``), ``fit.py`` cuts a caller's list into units and
 puts the chosen ones back; ``langchain.py`` fits LangChain's messages as the chat
 messages LangChain converts them to. Every figure (models, windows, framing, images,
-cache rules, prices, usage fields): ``providers/data/openai.json``.
+cache rules, prices, usage fields): ``assembler/facts/openai.json``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ body's canonical JSON is written from each message's, a conversation item's made
 per block (``Piece.pieces``), so that a session's next call writes only the new items'.
 
 Counting, OpenAI's published recipe (the figures and their sources:
-``providers/data/openai.json``): per message its framing plus the tokens of each of its
+``assembler/facts/openai.json``): per message its framing plus the tokens of each of its
 string values (role, content, name, tool_call_id), ``name`` one more; each tool call its
 name and arguments plus its framing; the reply priming; text parts counted with the
 model's encoding, images by the vision formula; the tool definitions as the encoding's
@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
+from ...facts import ModelProfile, Provider, RenderFormat, framing, provider_facts
 from ...stages.identities import canonical_json
-from ..facts import ModelProfile, Provider, RenderFormat, facts, framing
 from ..images import image_size
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
@@ -63,8 +63,7 @@ _REPLY = framing(FORMAT, "reply")
 _TOOL_CALL = framing(FORMAT, "tool_call")
 _TOOL = framing(FORMAT, "tool")
 _TOOLS = framing(FORMAT, "tools")
-_IMAGES = facts(Provider.OPENAI).images
-_SORTED = orjson.OPT_SORT_KEYS
+_IMAGES = provider_facts(Provider.OPENAI).images
 
 
 def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -73,30 +72,31 @@ def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
 
 
 def _message(block: tuple[str, str] | Piece) -> dict[str, Any]:
-    """The message of a run of system or evidence blocks, or of a conversation item."""
+    """The message of a run of system or evidence blocks, or of a conversation item;
+    its keys in canonical (sorted) order, so that its JSON is written without sorting."""
     if isinstance(block, tuple):
-        return {"role": block[0], "content": block[1]}
+        return {"content": block[1], "role": block[0]}
     if block.kind == "tool_call":
         call_id, name = call_of(block)
-        call = {"id": call_id, "type": "function",
-                "function": {"name": name, "arguments": block.content}}  # fmt: skip
-        return {"role": "assistant", "content": block.header or None, "tool_calls": [call]}
+        call = {"function": {"arguments": block.content, "name": name}, "id": call_id,
+                "type": "function"}  # fmt: skip
+        return {"content": block.header or None, "role": "assistant", "tool_calls": [call]}
     if block.kind == "tool_result":
         call_id, _ = call_of(block)
-        return {"role": "tool", "tool_call_id": call_id, "content": block.text}
+        return {"content": block.text, "role": "tool", "tool_call_id": call_id}
     role = "assistant" if block.kind == "assistant_turn" else "user"
-    return {"role": role, "content": block.text}
+    return {"content": block.text, "role": role}
 
 
 def _made(block: tuple[str, str] | Piece) -> tuple[bytes, dict[str, Any]]:
     """A message's canonical JSON and the message; a conversation item's made once."""
     if isinstance(block, tuple):
         message = _message(block)
-        return orjson.dumps(message, option=_SORTED), message
+        return orjson.dumps(message), message
     made: tuple[bytes, dict[str, Any]] | None = block.pieces.get(FORMAT)
     if made is None:
         message = _message(block)
-        made = block.pieces[FORMAT] = (orjson.dumps(message, option=_SORTED), message)
+        made = block.pieces[FORMAT] = (orjson.dumps(message), message)
     return made
 
 

@@ -5,7 +5,7 @@ its ``instructions`` and ``tools`` (``fit``).
 Output: the ``Api`` of ``providers/interface.py``: ``body.py`` builds, checks and
 counts the body (``{"input", "tools"?}``), ``fit.py`` cuts a caller's list into units
 and puts the chosen ones back. Its messages, tools and reply are framed and counted as
-the chat format's (``openai_chat``). Every figure: ``providers/data/openai.json``.
+the chat format's (``openai_chat``). Every figure: ``assembler/facts/openai.json``.
 """
 
 from __future__ import annotations

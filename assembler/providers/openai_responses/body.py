@@ -17,7 +17,7 @@ query as the last ``user`` message. The body's texts, read in the order ``tools`
 (each definition as its item block), then ``input`` (message contents, a call's
 arguments, an output), concatenate to the rendered text.
 
-Counting (figures and sources: ``providers/data/openai.json``): an input message as a
+Counting (figures and sources: ``assembler/facts/openai.json``): an input message as a
 Chat Completions message, a ``function_call`` its framing plus its name and arguments,
 a ``function_call_output`` its framing plus its output, any other item (``reasoning``
 with its encrypted content, compaction, approvals, hosted tool calls) its JSON's count,
@@ -27,10 +27,11 @@ an over-estimate; the tools and the reply priming as in Chat Completions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
+from ...facts import RenderFormat, framing
 from ...stages.identities import canonical_json
-from ..facts import RenderFormat, framing
 from ..interface import Body, Piece
 from ..meter import Meter, json_text
 from ..openai_chat.body import message_tokens, overheads, reply_tokens, tools_tokens
@@ -64,8 +65,8 @@ def tool_definition(named: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
 
 def build(blocks: Sequence[Piece], *, placed: bool = False) -> Body:
     """The body of ``blocks`` (the Responses API caches by itself: no breakpoints)."""
-    value = _built(blocks)
-    return Body(canonical_json(value), (), lambda: value)
+    # the value is made again when asked for, from the blocks (not kept meanwhile)
+    return Body(canonical_json(_built(blocks)), (), partial(_built, tuple(blocks)))
 
 
 def _built(blocks: Sequence[Piece]) -> dict[str, Any]:

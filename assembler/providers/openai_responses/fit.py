@@ -31,7 +31,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ...model.errors import InvalidRequest
+from ...errors import InvalidRequest
 from ...model.types import Kind
 from ..interface import Problem
 from ..meter import Meter
