@@ -57,6 +57,7 @@ import assembler
 from assembler.cache import CacheBlock, CacheSimulator, Call, blocks_of_rendering, cache_rules
 from assembler.cache.limit import LimitBound, Offers, lower_bound
 from assembler.cache.planner import Planner
+from assembler.cacheplan import PlanSession
 from assembler.model.objective import form_value
 from benchmarks.scenarios.cachesession import (
     CacheSession,
@@ -67,7 +68,6 @@ from benchmarks.scenarios.cachesession import (
     small,
     tiered_session,
 )
-from assembler.cacheplan import PlanSession
 
 from . import machine
 
@@ -603,7 +603,7 @@ def exact_limits(summary: dict[str, Any], session: CacheSession) -> dict[str, An
     """Per provider, the exact program's optimum at ``EXACT_LEVELS`` and at the value of
     each cache-aware or planned row, each with the chain bound at that value; every
     row's price against the optimum at the highest value solved at or below its own."""
-    from assembler.sessionoptimum import session_optimum
+    from benchmarks.sessionoptimum import session_optimum
 
     rows = {r["policy"]: r for r in summary["policies"]}
     blind = rows["exact"]["value"]
@@ -810,7 +810,7 @@ def _small(data: dict[str, Any]) -> list[str]:
         "## Small sessions: every policy against the exact optimum", "",
         "The first calls of each session with a smaller budget and no pause"
         " (`benchmarks.scenarios.cachesession.small`), solved by the exact program"
-        " (`assembler.sessionoptimum`: a mixed-integer program over a relaxation of"
+        " (`benchmarks.sessionoptimum`: a mixed-integer program over a relaxation of"
         " the simulator that keeps the prefix order, its optimum a proven lower bound, its"
         " plan replayed). *vs optimum* = price / the optimum at the highest value solved at or"
         " below the row's (at the default's own value, or at 100/95/90% of the cache-blind"

@@ -1,4 +1,4 @@
-"""The session optimum (``assembler/sessionoptimum.py``): a proven lower bound and its plan.
+"""The session optimum (``benchmarks/sessionoptimum.py``): a proven lower bound and its plan.
 
 A hand-worked session pins the price of appending (written once, read after); the
 program's bound is never above the enumerated exact limit of a small session (the
@@ -15,7 +15,7 @@ import pytest
 from test_cache_plan import session as plan_test_session
 
 from assembler.cacheplan import LEVELS, PlanSession, plan, plan_session
-from assembler.sessionoptimum import replay, session_optimum
+from benchmarks.sessionoptimum import replay, session_optimum
 
 
 def _appending(budget: int, provider: str = "anthropic") -> PlanSession:

@@ -29,10 +29,10 @@ from assembler.exact.backend import SolveStatus, selection_cost
 from assembler.exact.cheapest import program
 from assembler.exact.closure import Problem
 from assembler.exact.knapsack import cheapest_reaching
+from assembler.hunt.generate import Shape
 from assembler.model.parse import parse_request
 from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
-from assembler.hunt.generate import Shape
 
 FORMATS = ("anthropic-messages", "text", "openai-chat", "openai-responses", "gemini")
 

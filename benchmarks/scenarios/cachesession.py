@@ -20,7 +20,7 @@ form's relevance there.
   its assistant turn (``CacheSession.outputs``).
 * ``small``: the first calls of a session with a smaller budget, and its calls
   brought within five minutes of each other (no pause): a session the exact program
-  (``assembler/sessionoptimum.py``) solves.
+  (``benchmarks/sessionoptimum.py``) solves.
 * ``retrieval_session``: the same kind of head, 40 evidence documents, and per call a
   user turn and the assistant's answer to the one before; every ``refresh`` calls a
   quarter of the documents are replaced and all of them re-scored

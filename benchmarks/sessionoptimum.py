@@ -43,14 +43,14 @@ from typing import Any
 
 import numpy as np
 
-from .api import assemble
-from .cache import CacheBlock, CacheMode, CacheSimulator, Call, blocks_of_rendering
-from .cache.prefix import order_key, rank
-from .cacheplan import PlanSession
-from .exact.closure import build_problem
-from .model.serialise import request_json
-from .model.types import Kind, Status
-from .stages.gates import apply_gates
+from assembler.api import assemble
+from assembler.cache import CacheBlock, CacheMode, CacheSimulator, Call, blocks_of_rendering
+from assembler.cache.prefix import order_key, rank
+from assembler.cacheplan import PlanSession
+from assembler.exact.closure import build_problem
+from assembler.model.serialise import request_json
+from assembler.model.types import Kind, Status
+from assembler.stages.gates import apply_gates
 
 __all__ = ["SessionOptimum", "replay", "session_optimum"]
 
