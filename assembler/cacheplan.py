@@ -73,6 +73,8 @@ class PlanSession:
     format: str
     times: tuple[float, ...]
     requests: tuple[Request, ...]
+    # the model the rules were found by (None: the provider's default)
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +138,8 @@ def plan_session(data: Any) -> PlanSession:
         except InvalidRequest as error:
             raise InvalidRequest(f"calls[{index}].request.{error.field}", error.reason) from None
         times.append(float(at))
-    return PlanSession(rules, str(fmt), tuple(times), tuple(requests))
+    return PlanSession(rules, str(fmt), tuple(times), tuple(requests),
+                       model if isinstance(model, str) else None)  # fmt: skip
 
 
 def offers_of(session: PlanSession) -> Offers:

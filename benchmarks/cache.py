@@ -57,6 +57,7 @@ import assembler
 from assembler.cache import CacheBlock, CacheSimulator, Call, blocks_of_rendering, cache_rules
 from assembler.cache.limit import LimitBound, Offers, lower_bound
 from assembler.cache.planner import Planner
+from assembler.cacheplan import PlanSession
 from assembler.model.objective import form_value
 from benchmarks.scenarios.cachesession import (
     CacheSession,
@@ -64,6 +65,8 @@ from benchmarks.scenarios.cachesession import (
     Scoring,
     coding_session,
     retrieval_session,
+    small,
+    tiered_session,
 )
 
 from . import machine
@@ -81,20 +84,11 @@ COMPACT_TO = 0.5  # compaction drops down to this share of the budget
 # The cache-aware exact policy plugs in here: one (tolerance, headroom) pair per point
 # of its sweep, e.g. [(0.0, 0.0), (0.02, 0.1), (0.05, 0.25), (0.1, 0.3)]. Each pair runs
 # ``cache_aware(tolerance, headroom)`` as a policy named "cache-aware t=.. h=..".
-CACHE_AWARE_SWEEP: list[tuple[float, float]] = [
-    (0.0, 0.0),
-    (0.02, 0.25),
-    (0.04, 0.2),
-    (0.05, 0.25),
-    (0.06, 0.2),
-    (0.08, 0.25),
-    (0.12, 0.25),
-    (0.2, 0.25),
-]
+CACHE_AWARE_SWEEP: list[tuple[float, float]] = [(0.05, 0.25)]
 # subgradient steps per lambda of the clairvoyant bound (assembler.cache.limit)
 LIMIT_STEPS = 6
 # the online planner's tolerances: one policy "planned t=.." each
-PLANNED: tuple[float, ...] = (0.0, 0.05, 0.1)
+PLANNED: tuple[float, ...] = (0.05, 0.13, 0.3)
 # ---------------------------------------------------------------------------------
 
 
@@ -168,9 +162,13 @@ def exact(view: View) -> Pick:
 
 
 def _solved_at(view: View, share: float) -> Pick:
+    """The exact answer at ``share`` of the budget (the whole budget when the required
+    head alone does not fit in that share)."""
     request = dict(view.request)
     request["task"] = {**request["task"], "budget": int(view.session.budget * share)}
     result = assembler.assemble(request, render=FORMAT)
+    if result.status is not assembler.Status.BUNDLE:
+        return exact(view)
     return Pick(frozenset(result.selected), result.rendering)
 
 
@@ -207,24 +205,9 @@ def window(view: View) -> Pick:
 
 
 def compaction(view: View) -> Pick:
-    units = _units(view)
-    seen: set[str] = set()
-    had: frozenset[str] = frozenset()
-    if view.previous is not None:
-        had = view.previous.ids
-        seen = set().union(*view.previous.state)
-    # what was kept stays, what is new is appended; a unit once dropped never returns
-    chosen = [u for u in units if all(i in had for i in u) or not any(i in seen for i in u)]
-    head = _head(view)
+    """Append; when full, drop the oldest units down to ``COMPACT_TO`` of the budget."""
     budget = view.session.budget
-    total = _cost(view, head) + sum(_cost(view, u) for u in chosen)
-    if total > budget:
-        dropped = 0
-        while dropped < len(chosen) and total > budget * COMPACT_TO:
-            total -= _cost(view, chosen[dropped])
-            dropped += 1
-        chosen = chosen[dropped:]
-    return Pick(frozenset(head.union(*chosen)), state=tuple(frozenset(u) for u in units))
+    return _compacted(view, budget, int(budget * COMPACT_TO), after=False)
 
 
 def trim_messages_policy(view: View) -> Pick:
@@ -439,11 +422,13 @@ def session_offers(session: CacheSession) -> Offers:
                   offered & required, value, identity, groups)  # fmt: skip
 
 
-def session_bounds(session: CacheSession) -> dict[str, LimitBound]:
+def session_bounds(
+    session: CacheSession, providers: tuple[tuple[str, str], ...] = PROVIDERS
+) -> dict[str, LimitBound]:
     """The clairvoyant lower bound of ``session`` under each provider's rules."""
     offers = session_offers(session)
     return {f"{p}/{m}": lower_bound(offers, cache_rules(p, m), steps=LIMIT_STEPS)
-            for p, m in PROVIDERS}  # fmt: skip
+            for p, m in providers}  # fmt: skip
 
 
 @dataclass
@@ -465,12 +450,20 @@ class Tally:
 
 
 def run_session(
-    session: CacheSession, chosen: dict[str, Policy], *, limit: bool = True
+    session: CacheSession,
+    chosen: dict[str, Policy],
+    *,
+    limit: bool = True,
+    providers: tuple[tuple[str, str], ...] = PROVIDERS,
+    ttl: int | None = None,
 ) -> dict[str, Any]:
+    """Every policy over ``session``, priced under each of ``providers`` (breakpoints
+    of ``ttl`` seconds when given, else each pick's own)."""
     tallies = {
-        name: Tally({f"{p}/{m}": CacheSimulator(cache_rules(p, m)) for p, m in PROVIDERS})
+        name: Tally({f"{p}/{m}": CacheSimulator(cache_rules(p, m)) for p, m in providers})
         for name in chosen
     }
+    plans: dict[str, list[tuple[str, ...]]] = {name: [] for name in chosen}
     picks: dict[str, Pick | None] = dict.fromkeys(chosen)
     blocks: dict[str, tuple[CacheBlock, ...]] = {name: () for name in chosen}
     exact_value = 0
@@ -490,7 +483,7 @@ def run_session(
             for key, bad in _violations(view, pick.ids).items():
                 tally.violations[key] = tally.violations.get(key, 0) + bad
             rendering = render_pick(view, pick)
-            now = blocks_of_rendering(rendering, ttl=pick.ttl)
+            now = blocks_of_rendering(rendering, ttl=ttl or pick.ttl)
             value = sum(form_value(relevance[i], 0.0) for i in pick.ids)
             tally.value += value
             if name == "exact":
@@ -509,8 +502,12 @@ def run_session(
                 mine = {identity[i] for i in pick.ids}
                 tally.readmissions += len((mine - before) & tally.ever)
             tally.ever.update(identity[i] for i in pick.ids)
+            plans[name].append(tuple(sorted(pick.ids)))
+            answer = (
+                CacheBlock(f"answer-{call}", session.outputs[call]) if session.outputs else None
+            )
             for key, simulator in tally.simulators.items():
-                cost = simulator.call(Call(session.times[call], now))
+                cost = simulator.call(Call(session.times[call], now, output=answer))
                 tally.costs.setdefault(key, []).append(cost)
                 if key == "/".join(HEADLINE) and pick.predicted_read is not None:
                     tally.predicted_read += pick.predicted_read
@@ -518,10 +515,11 @@ def run_session(
             picks[name] = Pick(pick.ids, rendering, pick.state)
             blocks[name] = now
     started = time.process_time()
-    bounds = session_bounds(session) if limit else {}
+    bounds = session_bounds(session, providers) if limit else {}
     bound_seconds = time.process_time() - started
     summary = _summary(session, tallies, exact_value, bounds)
     summary["limit_cpu_s"] = round(bound_seconds, 1)
+    summary["plans"] = plans
     return summary
 
 
@@ -547,6 +545,8 @@ def _summary(
                 "price": round(price, 1), "vs_uncached": round(price / tokens, 4),
                 "vs_exact": round(price / exact_price[key], 4),
                 "usd": None if costs[0].usd is None else round(sum(c.usd or 0 for c in costs), 4),
+                "above_line": sum(1 for c in costs if c.tier > 1.0),
+                "output": sum(c.output for c in costs),
             }  # fmt: skip
             if bounds:
                 least = bounds[key].bound(tally.value)
@@ -577,6 +577,128 @@ def sessions(turns: int, retrieval_calls: int, seed: int) -> list[CacheSession]:
         coding_session(seed, turns, Scoring.STATIC),
         retrieval_session(seed, retrieval_calls),
     ]
+
+
+# small sessions: (their first calls, budget) of each session, solved exactly
+SMALL_BUDGETS = {"coding-recency": 3500, "coding-static": 3500, "retrieval-refresh": 4000}
+# the value levels the exact program is solved at (shares of the cache-blind optimum's)
+EXACT_LEVELS = (1.0, 0.95, 0.9)
+# seconds the exact program may take per value
+EXACT_SECONDS = 120.0
+
+
+def small_sessions(calls: int, seed: int) -> list[CacheSession]:
+    return [small(s, calls, SMALL_BUDGETS[s.name]) for s in sessions(calls, calls, seed)]
+
+
+def plan_of(session: CacheSession, provider: str, model: str) -> PlanSession:
+    """``session`` as the exact program reads it: each call's whole request."""
+    from assembler.model.parse import parse_request
+
+    requests = tuple(parse_request(session.request(t)) for t in range(session.calls))
+    return PlanSession(cache_rules(provider, model), FORMAT, session.times, requests, model)
+
+
+def exact_limits(summary: dict[str, Any], session: CacheSession) -> dict[str, Any]:
+    """Per provider, the exact program's optimum at ``EXACT_LEVELS`` and at the value of
+    each cache-aware or planned row, each with the chain bound at that value; every
+    row's price against the optimum at the highest value solved at or below its own."""
+    from benchmarks.sessionoptimum import session_optimum
+
+    rows = {r["policy"]: r for r in summary["policies"]}
+    blind = rows["exact"]["value"]
+    out: dict[str, Any] = {}
+    bounds = session_bounds(session, PROVIDERS)
+    for provider, model in PROVIDERS:
+        key = f"{provider}/{model}"
+        plan = plan_of(session, provider, model)
+        values = {round(share * blind + 0.4999): f"{share:.0%}" for share in EXACT_LEVELS}
+        for name, row in rows.items():
+            if name == DEFAULT:
+                values.setdefault(row["value"], name)
+        solved = []
+        for value, label in sorted(values.items(), reverse=True):
+            found = session_optimum(plan, value, time_limit=EXACT_SECONDS)
+            solved.append({
+                "label": label, "value": value, "lower": round(found.lower, 1),
+                "best": round(found.best, 1), "library": round(found.replayed, 1),
+                "optimal": found.optimal, "gap": round(found.gap, 4),
+                "bound": round(bounds[key].bound(value), 1), "cpu_s": round(found.seconds, 1),
+            })  # fmt: skip
+        for row in rows.values():
+            below = [x for x in solved if x["value"] <= row["value"]]
+            price = row["providers"][key]["price"]
+            if below:
+                best = max(below, key=lambda x: x["value"])
+                row["providers"][key]["optimum"] = best["lower"]
+                row["providers"][key]["vs_optimum"] = round(price / best["lower"], 4)
+        out[key] = solved
+    return out
+
+
+# the tiered session: its provider, its line, and the share of it a compaction keeps
+TIERED = ("openai", "gpt-5.6")
+TIER_LINE = 272_001
+
+
+def compact_past(line: int, keep: float) -> Policy:
+    """Compaction as a provider's threshold does it: a call sends everything; once a
+    call has passed ``line`` tokens, the next drops the oldest units down to ``keep`` of
+    the line."""
+
+    def policy(view: View) -> Pick:
+        return _compacted(view, line, int(keep * line), after=True)
+
+    return policy
+
+
+def compact_below(rules_key: tuple[str, str], line: int, least: float) -> Policy:
+    """The planner's compaction below the line (``planner.compaction``): before a call
+    would pass the trigger, drop the oldest units down to the kept share it chose (at
+    least ``least`` of the line), by the expected price of the coming calls."""
+    from assembler.cache.planner import compaction as choose
+
+    rules = cache_rules(*rules_key)
+
+    def policy(view: View) -> Pick:
+        units = _units(view)
+        sizes = [_cost(view, u) for u in units]
+        growth = sum(sizes[-5:]) / max(1, len(sizes[-5:])) if sizes else 0.0
+        plan = choose(rules, line, growth, _cost(view, _head(view)), least)
+        return _compacted(view, plan.trigger, plan.keep, after=False)
+
+    return policy
+
+
+def _compacted(view: View, limit: int, keep: int, *, after: bool) -> Pick:
+    """Append; past ``limit`` (``after``: once the previous call passed it; else before
+    this one would) drop the oldest units down to ``keep`` tokens; a dropped unit never
+    returns."""
+    units = _units(view)
+    had: frozenset[str] = frozenset()
+    seen: set[str] = set()
+    if view.previous is not None:
+        had = view.previous.ids
+        seen = set().union(*view.previous.state)
+    chosen = [u for u in units if all(i in had for i in u) or not any(i in seen for i in u)]
+    head = _head(view)
+    total = _cost(view, head) + sum(_cost(view, u) for u in chosen)
+    before = 0 if view.previous is None else _cost(view, had & set(_by_id(view)))
+    if (before > limit) if after else (total > limit):
+        dropped = 0
+        while dropped < len(chosen) and total > keep:
+            total -= _cost(view, chosen[dropped])
+            dropped += 1
+        chosen = chosen[dropped:]
+    return Pick(frozenset(head.union(*chosen)), state=tuple(frozenset(u) for u in units))
+
+
+def tiered_policies() -> dict[str, Policy]:
+    return {
+        "exact": exact,
+        "compact at the line": compact_past(TIER_LINE, 0.5),
+        "planned below the line": compact_below(TIERED, TIER_LINE, 0.5),
+    }
 
 
 # --- report ---------------------------------------------------------------------------
@@ -641,6 +763,9 @@ def markdown(data: dict[str, Any]) -> str:
             )
         lines.append("")
     lines += _goals(data)
+    lines += _small(data)
+    lines += _tiered(data)
+    lines += _goals_45(data)
     lines += _goals_33(data)
     return "\n".join(lines)
 
@@ -675,6 +800,173 @@ def _goals(data: dict[str, Any]) -> list[str]:
 
 
 DEFAULT = "cache-aware t=0.05 h=0.25"
+
+
+def _small(data: dict[str, Any]) -> list[str]:
+    """The small sessions: every policy against the exact optimum, and the bound's gap."""
+    if not data.get("small"):
+        return []
+    lines = [
+        "## Small sessions: every policy against the exact optimum", "",
+        "The first calls of each session with a smaller budget and no pause"
+        " (`benchmarks.scenarios.cachesession.small`), solved by the exact program"
+        " (`benchmarks.sessionoptimum`: a mixed-integer program over a relaxation of"
+        " the simulator that keeps the prefix order, its optimum a proven lower bound, its"
+        " plan replayed). *vs optimum* = price / the optimum at the highest value solved at or"
+        " below the row's (at the default's own value, or at 100/95/90% of the cache-blind"
+        " optimum's; none below 90%), so a ratio is at least the gap to the optimum at the"
+        " row's value; where the program's plan does not meet its bound (below) the optimum"
+        " is that proven bound; *vs bound* = price / the chain bound at the row's value.", "",
+    ]  # fmt: skip
+    for s in data["small"]:
+        keys = list(s["policies"][0]["providers"])
+        lines += [
+            f"### {s['session']} ({s['calls']} calls, budget {s['budget']:,})", "",
+            "| policy | value | " + " | ".join(
+                f"{k} price | vs optimum | vs bound" for k in keys) + " |",
+            "|---|---|" + "---|---|---|" * len(keys),
+        ]  # fmt: skip
+        for row in s["policies"]:
+            cells = []
+            for k in keys:
+                p = row["providers"][k]
+                cells.append(f"{p['price']:,.0f} | {_times(p.get('vs_optimum'))} |"
+                             f" {_times(p.get('vs_limit'))}")  # fmt: skip
+            lines.append(f"| {row['policy']} | {_pct(row['value_share'], 1)} | "
+                         + " | ".join(cells) + " |")  # fmt: skip
+        lines.append("")
+    lines += [
+        "### The bound against the exact optimum", "",
+        "Per small session, provider and value: the exact program's proven optimum (the"
+        " lower bound it proves; *met* when its plan, replayed with the library's layout or"
+        " with the program's own breakpoints, costs that much), the library's layout of the"
+        " same plan, and the chain bound (`assembler.cache.limit`, the bound the large"
+        " sessions are measured against) as a share of the optimum.", "",
+        "| session | provider | value | optimum | met | library's layout | chain bound |"
+        " bound / optimum | CPU s |",
+        "|---|---|---|---:|---|---:|---:|---:|---:|",
+    ]  # fmt: skip
+    for s in data["small"]:
+        for key, solved in s["exact"].items():
+            for x in solved:
+                share = x["bound"] / x["lower"] if x["lower"] else None
+                met = "yes" if x["gap"] <= 1.0001 else f"no ({x['gap']:.2f}x)"
+                proven = "" if x["optimal"] else " (time limit: bound)"
+                lines.append(
+                    f"| {s['session']} | {key} | {x['label']} | {x['lower']:,.0f}{proven} |"
+                    f" {met} | {x['library']:,.0f} | {x['bound']:,.0f} |"
+                    f" {_pct(share, 1)} | {x['cpu_s']} |"
+                )
+    lines.append("")
+    return lines
+
+
+def _tiered(data: dict[str, Any]) -> list[str]:
+    """The session crossing 272K: never compacting, compacting at the line, planned."""
+    s = data.get("tiered")
+    if not s:
+        return []
+    key = "/".join(TIERED)
+    rows = {r["policy"]: r for r in s["policies"]}
+    rivals = [rows[n]["providers"][key]["price"] for n in ("exact", "compact at the line")]
+    lines = [
+        f"## A session crossing a long-context line ({s['calls']} calls, {key})", "",
+        "Each call's history grows by about 6,000 tokens (large tool results, static"
+        " relevance), a 1M window; GPT-5.6 bills a request of more than 272,000 input tokens"
+        " whole at 2x input and cache and 1.5x output (output 6x input, each call's answer"
+        " its assistant turn). *never compact* is the cache-blind exact policy (everything,"
+        " within the window); *compact at the line* compacts as a provider's threshold does"
+        " (the call after one past the line drops the oldest turns to half of it);"
+        " *planned below the line* compacts before a call would pass it, to the share the"
+        " planner's expected price per call chooses (`planner.compaction`, at least half the"
+        " line). *vs best* = price / the lesser of the first two (goal <= 0.90x).", "",
+        "| policy | price | vs best | value | calls past the line | output tokens |",
+        "|---|---:|---:|---|---:|---:|",
+    ]  # fmt: skip
+    for name, row in rows.items():
+        p = row["providers"][key]
+        label = "never compact" if name == "exact" else name
+        lines.append(f"| {label} | {p['price']:,.0f} | {p['price'] / min(rivals):.2f}x |"
+                     f" {_pct(row['value_share'], 1)} | {p['above_line']} |"
+                     f" {p['output']:,} |")  # fmt: skip
+    lines.append("")
+    return lines
+
+
+def _goals_45(data: dict[str, Any]) -> list[str]:
+    """Issue 45's goals from this run."""
+    lines = ["## Goals (issue 45)", "", "| goal | figure | target | met |", "|---|---|---|---|"]
+    # the bound against the exact optimum, at the levels below full value
+    shares = [
+        x["bound"] / x["lower"]
+        for s in data.get("small", []) for solved in s["exact"].values() for x in solved
+        if x["lower"] and x["optimal"]
+    ]  # fmt: skip
+    below = [
+        x["bound"] / x["lower"]
+        for s in data.get("small", []) for solved in s["exact"].values() for x in solved
+        if x["lower"] and x["optimal"] and x["label"] != "100%"
+    ]  # fmt: skip
+    if shares:
+        worst = 1 / min(shares)
+        lines.append(f"| optimum / bound, small sessions | {1 / max(shares):.2f}-{worst:.2f}x"
+                     f" (below 100% value: {1 / max(below):.2f}-{1 / min(below):.2f}x) |"
+                     f" <= 1.10x | {'yes' if worst <= 1.10 else 'no'} |")  # fmt: skip
+    defaults = [
+        (s["session"], k, p.get("vs_optimum"))
+        for s in data.get("small", []) for r in s["policies"] if r["policy"] == DEFAULT
+        for k, p in r["providers"].items()
+    ]  # fmt: skip
+    if defaults:
+        figures = [v for _s, _k, v in defaults if v is not None]
+        lines.append(f"| default vs exact, small sessions | {min(figures):.2f}-{max(figures):.2f}x"
+                     f" | <= 1.15x | {'yes' if max(figures) <= 1.15 else 'no'} |")  # fmt: skip
+    large = [
+        p.get("vs_limit") for s in data["sessions"] for r in s["policies"]
+        if r["policy"] == DEFAULT for p in r["providers"].values()
+    ]  # fmt: skip
+    large = [v for v in large if v is not None]
+    if large:
+        lines.append(f"| default vs bound, large sessions | {min(large):.2f}-{max(large):.2f}x |"
+                     f" <= 1.30x | {'yes' if max(large) <= 1.30 else 'no'} |")  # fmt: skip
+    bests = []
+    for s in data["sessions"]:
+        rows = {r["policy"]: r for r in s["policies"]}
+        if "compaction" not in rows:
+            continue
+        for key in rows["compaction"]["providers"]:
+            rich = [r for n, r in rows.items() if n.startswith(("cache-aware", "planned"))
+                    and (r["value_share"] or 0) >= 0.95]  # fmt: skip
+            if rich:
+                best = min(r["providers"][key]["price"] for r in rich)
+                bests.append(best / rows["compaction"]["providers"][key]["price"])
+    if bests:
+        lines.append(f"| best >= 95% value vs compaction, each session | {min(bests):.2f}-"
+                     f"{max(bests):.2f}x | <= 1.00x |"
+                     f" {'yes' if max(bests) <= 1.0 else 'no'} |")  # fmt: skip
+    if data.get("tiered"):
+        t = data["tiered"]
+        key = "/".join(TIERED)
+        rows = {r["policy"]: r for r in t["policies"]}
+        rival = min(rows[n]["providers"][key]["price"] for n in ("exact", "compact at the line"))
+        ratio = rows["planned below the line"]["providers"][key]["price"] / rival
+        lines.append(f"| planned vs best of never and at the line (272K) | {ratio:.2f}x |"
+                     f" <= 0.90x | {'yes' if ratio <= 0.90 else 'no'} |")  # fmt: skip
+    speeds = []
+    for s in data["sessions"]:
+        rows = {r["policy"]: r for r in s["policies"]}
+        if DEFAULT in rows and rows["exact"]["cpu_s"]:
+            speeds.append(rows[DEFAULT]["cpu_s"] / rows["exact"]["cpu_s"])
+    if speeds:
+        lines.append(f"| cache-aware call vs cache-blind call (CPU, per session) |"
+                     f" {min(speeds):.2f}-{max(speeds):.2f}x | <= 2x |"
+                     f" {'yes' if max(speeds) <= 2 else 'no'} |")  # fmt: skip
+    minutes = data["elapsed_s"] / 60
+    lines.append(f"| the cache benchmark, all sessions | {minutes:.1f} min wall"
+                 f" ({data.get('cpu_s', 0) / 60:.1f} min CPU) | <= 15 min |"
+                 f" {'yes' if minutes <= 15 else 'no'} |")  # fmt: skip
+    lines.append("")
+    return lines
 BASELINES = ("hysteresis", "window", "compaction", "trim_messages")
 
 
@@ -794,6 +1086,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--planned", default=None, help="the planner's tolerances, T,T (default: PLANNED)"
     )
     parser.add_argument("--no-limit", action="store_true", help="skip the clairvoyant bound")
+    parser.add_argument("--small-calls", type=int, default=8,
+                        help="calls of each small session solved exactly (0: none)")  # fmt: skip
+    parser.add_argument("--tiered-calls", type=int, default=160,
+                        help="calls of the session crossing 272K (0: none)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     args.turns = args.turns or (150 if args.quick else 1000)
@@ -824,13 +1120,37 @@ def main(argv: list[str] | None = None) -> int:
             f"{session.name}: {session.calls} calls in {time.perf_counter() - t:.1f} s",
             file=sys.stderr,
         )
+    for result in results:
+        result.pop("plans")
+    smalls = []
+    for session in small_sessions(args.small_calls, args.seed) if args.small_calls else ():
+        t = time.perf_counter()
+        summary = run_session(session, chosen, limit=not args.no_limit)
+        summary.pop("plans")
+        summary["exact"] = exact_limits(summary, session)
+        smalls.append(summary)
+        print(f"{session.name}: {session.calls} calls, exact, in {time.perf_counter() - t:.1f} s",
+              file=sys.stderr)  # fmt: skip
+    tiered = None
+    if args.tiered_calls:
+        t = time.perf_counter()
+        session = tiered_session(args.seed, args.tiered_calls)
+        tiered = run_session(session, tiered_policies(), limit=False, providers=(TIERED,),
+                             ttl=cache_rules(*TIERED).default_ttl.seconds)  # fmt: skip
+        tiered.pop("plans")
+        print(f"{session.name}: {session.calls} calls in {time.perf_counter() - t:.1f} s",
+              file=sys.stderr)  # fmt: skip
     data = {
         "machine": machine.describe(), "load_before": load_before,
         "load_after": [round(x, 2) for x in os.getloadavg()],
         "settings": {"turns": args.turns, "retrieval_calls": args.retrieval_calls,
                      "seed": args.seed, "format": FORMAT, "ttl": TTL, "sweep": sweep,
+                     "planned": plans, "small_calls": args.small_calls,
+                     "tiered_calls": args.tiered_calls,
                      "providers": ["/".join(p) for p in PROVIDERS]},
-        "sessions": results, "elapsed_s": round(time.perf_counter() - started, 1),
+        "sessions": results, "small": smalls, "tiered": tiered,
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "cpu_s": round(time.process_time(), 1),
     }  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "cache.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -21,7 +21,7 @@ BASELINES = {"exact", "hysteresis", "window", "compaction", "trim_messages"}
 
 def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path) -> None:
     argv = ["--turns", "24", "--retrieval-calls", "15", "--cache-aware", "0.05:0.25",
-            "--planned", "0,0.05"]  # fmt: skip
+            "--planned", "0,0.05", "--small-calls", "4", "--tiered-calls", "50"]  # fmt: skip
     assert cache.main([*argv, "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "cache.json").read_text(encoding="utf-8"))
     assert {"machine", "load_before", "load_after", "settings", "sessions"} <= data.keys()
@@ -56,8 +56,23 @@ def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path)
                 provider
             ] | {"limit": rows["planned t=0"]["providers"][provider]["limit"],
                  "vs_limit": rows["planned t=0"]["providers"][provider]["vs_limit"]}  # fmt: skip
+    # the small sessions: the exact program's optimum is below every policy's price
+    assert [s["session"] for s in data["small"]] == [
+        "coding-recency-small", "coding-static-small", "retrieval-refresh-small",
+    ]  # fmt: skip
+    for session in data["small"]:
+        for solved in session["exact"].values():
+            assert all(x["lower"] <= x["best"] * (1 + 1e-4) + 0.1 for x in solved)
+        for row in session["policies"]:
+            for f in row["providers"].values():
+                assert f.get("vs_optimum", 1.0) >= 0.999, (session["session"], row["policy"], f)
+    # the session crossing 272K: never compacting pays the tier, the others compact
+    tiered = {r["policy"]: r["providers"]["openai/gpt-5.6"] for r in data["tiered"]["policies"]}
+    assert set(tiered) == {"exact", "compact at the line", "planned below the line"}
+    assert tiered["exact"]["above_line"] > 0 and tiered["planned below the line"]["above_line"] == 0
     text = (tmp_path / "CACHE.md").read_text(encoding="utf-8")
     assert text.startswith("# Cache benchmark") and "## coding-static" in text
+    assert "## Goals (issue 45)" in text and "## Small sessions" in text
     assert "## Goals (issue 33)" in text and "vs limit" in text
     assert (tmp_path / "cache.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

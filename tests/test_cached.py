@@ -12,15 +12,24 @@ cache verifier included.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import math
 from typing import Any
 
+import numpy as np
 import pytest
-from drawn import cache_settings, transcripts, turn
+from drawn import cache_settings, problems, transcripts, turn
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
 import assembler
+from assembler.deadline import NEVER
+from assembler.exact.backend import SolveStatus, selection_cost
+from assembler.exact.cheapest import program
+from assembler.exact.closure import Problem
+from assembler.exact.knapsack import cheapest_reaching
+from assembler.hunt.generate import Shape
 from assembler.model.parse import parse_request
 from assembler.model.rendering import Headers
 from assembler.render.manifest import build_rendering, render_format
@@ -373,3 +382,46 @@ def test_an_unproven_blind_answer_beaten_in_value_gives_way_to_the_better_one() 
         if beaten >= 3:
             break
     assert beaten, "no unproven blind answer was beaten: the case no longer shows it"
+
+
+# requests with no references, chains or cycles: knapsack-shaped (test_knapsack's shapes),
+# and the same with few cost levels, so that ties are common
+_KNAPSACK = dataclasses.replace(
+    Shape.small(14), p_reference=0.0, p_chain=0.0, p_cycle=0.0, p_dangling=0.0
+)
+_TIED = dataclasses.replace(_KNAPSACK, cost_grid=40)
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(problems(_KNAPSACK), problems(_TIED)), st.data())
+def test_the_narrowed_program_answers_as_the_whole_one_and_bounds_its_cost(
+    problem: Problem, data: st.DataObject
+) -> None:
+    """``cheapest.Program`` hands the knapsack program only the options a cheapest
+    selection can hold: its answer is the whole program's (which test_knapsack checks
+    against the oracle), its bound never above the answer's cost, and a class it proves
+    empty has no answer."""
+    made = program(problem)
+    if made is None:
+        event("not knapsack-shaped")
+        return
+    top = sum(problem.value)
+    budget = data.draw(st.integers(0, problem.budget or 0), label="budget")
+    floor = data.draw(st.integers(0, max(0, top)), label="floor")
+    forms = list(range(problem.size))
+    forced = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    banned = frozenset(data.draw(st.lists(st.sampled_from(forms), max_size=2)) if forms else [])
+    whole = cheapest_reaching(problem, floor, budget, forced=forced, banned=banned)
+    marked = [np.isin(np.arange(problem.size), list(s)) for s in (forced, banned)]
+    question = made.question(floor, budget, *marked)
+    narrowed = made.cheapest(question, NEVER)
+    bound = made.bound(question)
+    if whole is None or narrowed is None:
+        event("handed back")
+        return
+    assert narrowed.status is whole.status
+    if whole.status is SolveStatus.OPTIMAL:
+        assert narrowed == whole
+        assert bound <= selection_cost(problem, whole.selection) + 1e-6
+    if bound == math.inf:
+        assert whole.status is SolveStatus.INFEASIBLE

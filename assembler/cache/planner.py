@@ -27,6 +27,10 @@ cache-aware one with this ``headroom``; with the expected figures behind the cho
   the ``h`` of a grid with the least expected price per call, no higher than the last
   headroom a rewrite could keep plus one step (the tolerance decides how much a
   rewrite may give up: asking more than it allows leaves no headroom at all).
+* **Below a long-context line** (``compaction``): a session whose history would pass
+  the line where the provider bills the whole request at a higher rate compacts before
+  it does, to the share of the line whose cycle (the rewrite, then the appends until
+  the line) has the least expected price per call per token kept.
 * **At tolerance 0** the planner sends the cache-blind request at every call, so its
   bytes are the cache-blind policy's and so is its price, call by call: by
   construction it never costs more. (Pricing the value-optimal ties instead can cost
@@ -41,7 +45,7 @@ from dataclasses import dataclass, field
 
 from ..facts import CacheRules
 
-__all__ = ["HEADROOMS", "Planner", "Terms", "expected_price"]
+__all__ = ["HEADROOMS", "KEEPS", "Compaction", "Planner", "Terms", "compaction", "expected_price"]
 
 # the headrooms the planner chooses from
 HEADROOMS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
@@ -154,3 +158,54 @@ class Planner:
         if rules.breakpoints == 0:
             return [(rules.default_ttl.seconds, rules.default_ttl.write)]
         return [(rule.seconds, rule.write) for rule in rules.ttls]
+
+
+# the shares of the line a compaction may keep, the planner's grid
+KEEPS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """When to compact and to what: before a call would pass ``trigger`` tokens, drop
+    the oldest material down to ``keep`` tokens; ``per_value`` is the expected price per
+    call over a cycle per token kept (the planner's choice minimises it)."""
+
+    trigger: int
+    keep: int
+    per_value: float
+
+
+def compaction(
+    rules: CacheRules, line: int, growth: float, head: int = 0, least: float = 0.0
+) -> Compaction:
+    """The compaction a session growing by ``growth`` tokens a call should make below a
+    long-context ``line`` (``rules.tier``): over a cycle (a rewrite of what is kept, then
+    the appends until the line), each call reads what the last one sent, writes what it
+    adds and pays the rate its size reaches; the target of least expected price per call
+    per token kept (the tokens a call sends on average, a stand-in for the value kept)
+    wins. ``head``: tokens every call sends (never dropped); ``least``: the least share of
+    the line a compaction keeps (what the caller will not give up)."""
+    read = rules.read
+    write = rules.default_ttl.write if rules.bills_writes else 1.0
+    trigger = max(head + 1, int(line - max(growth, 1.0)))
+    best: Compaction | None = None
+    for share in [s for s in KEEPS if s >= least] or [least]:
+        keep = max(head, int(share * trigger))
+        if growth <= 0 or keep >= trigger:
+            continue
+        calls = max(1, int((trigger - keep) // growth))
+        price = 0.0
+        sent = 0.0
+        for j in range(calls):
+            size = keep + j * growth
+            tier = rules.tier(int(size))
+            rate = 1.0 if tier is None else tier.input
+            fresh = size if j == 0 else growth
+            price += rate * (write * fresh + read * (size - fresh))
+            sent += size
+        per_value = (price / calls) / (sent / calls)
+        if best is None or per_value < best.per_value:
+            best = Compaction(trigger, keep, per_value)
+    if best is None:
+        return Compaction(trigger, head, math.inf)
+    return best

@@ -54,8 +54,17 @@ Rules, the same as ``models/cache-providers.md``:
   their storage for s seconds (``rules.storage`` per token and hour, prepaid: the
   provider bills storage for the time held). An explicit cache is not refreshed by
   use. The implicit cache may read a longer live prefix as before.
-* **Price** = read x ``rules.read`` + written x the TTL's write rate + uncached
-  (+ storage).
+* **Units** (DeepSeek). A read is the longest prefix of the prompt that is a whole
+  unit alive; the rest is sent uncached (written when the provider bills writes). After
+  the call the units persisted are the prompt's end, the prompt followed by the call's
+  ``output``, the longest prefix of it an earlier prompt sent (a common prefix), and,
+  with ``rules.unit_tokens``, each multiple of that many tokens (a unit inside a block
+  is read by a prompt with the same blocks through that one); units shorter than the
+  minimum are not persisted.
+* **Price** = (read x ``rules.read`` + written x the TTL's write rate + uncached) x the
+  long-context rate the call's input tokens reach (``rules.tier``: the whole request,
+  not the tokens past the line), + the output's tokens x ``rules.output`` x the tier's
+  output rate when the rules know the output rate (+ storage).
 
 Each call costs time linear in its blocks (a breakpoint's lookback is bounded), so a
 session is linear in its total blocks; the cache keeps one entry per distinct
@@ -66,7 +75,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import SessionError
 from ..facts import CacheMode, CacheRules, format_facts
@@ -104,6 +113,9 @@ class Call:
     blocks: tuple[CacheBlock, ...]
     # entries mode: the provider's own breakpoint at the end (False: explicit mode)
     implicit: bool = True
+    # what the model answers (its tokens are billed as output when the rules know the
+    # output rate; units mode persists the prompt followed by it as a unit)
+    output: CacheBlock | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +136,10 @@ class CallCost:
     usd: float | None
     # explicit caches created: their storage, in units of the base input price
     storage: float = 0.0
+    # output tokens billed (included in ``price`` at the output rate when it is known)
+    output: int = 0
+    # the long-context multiplier of the input side (1.0: below every line)
+    tier: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +192,8 @@ class CacheSimulator:
         self._recent: dict[bytes, None] = {}
         # explicit caches (rules.explicit_caches): prefix hash -> expiry
         self._held: dict[bytes, float] = {}
+        # units mode: every prefix an earlier prompt sent (a common one becomes a unit)
+        self._seen: set[bytes] = set()
         self._calls = 0
         self._last: float | None = None
 
@@ -186,10 +204,24 @@ class CacheSimulator:
         self._last = call.at
         hashes, tokens, spans = _chain(call.blocks)
         if self.rules.mode is CacheMode.BREAKPOINTS:
-            return self._explicit(index, call, hashes, tokens, spans)
-        if self.rules.mode is CacheMode.ENTRIES:
-            return self._latest_entries(index, call, hashes, tokens)
-        return self._automatic(index, call, hashes, tokens)
+            cost = self._explicit(index, call, hashes, tokens, spans)
+        elif self.rules.mode is CacheMode.ENTRIES:
+            cost = self._latest_entries(index, call, hashes, tokens)
+        elif self.rules.mode is CacheMode.UNITS:
+            cost = self._prefix_units(call, hashes, tokens)
+        else:
+            cost = self._automatic(index, call, hashes, tokens)
+        return cost if call.output is None else self._answered(cost, call.output.tokens)
+
+    def _answered(self, cost: CallCost, output: int) -> CallCost:
+        """``cost`` with the output's tokens, billed at the output rate (when the rules
+        know it) times the long-context rate the input reached."""
+        rules = self.rules
+        if rules.output is None:
+            return replace(cost, output=output)
+        tier = rules.tier(cost.tokens)
+        price = cost.price + output * rules.output * (1.0 if tier is None else tier.output)
+        return replace(cost, output=output, price=price, usd=rules.usd_per_mtok(price / 1e6))
 
     def _check(self, index: int, call: Call) -> None:
         if self._last is not None and call.at < self._last:
@@ -343,6 +375,55 @@ class CacheSimulator:
                 writes = ((ttl, total - read),)
         return self._cost(at, total, read, blocks, writes, stored)
 
+    def _prefix_units(self, call: Call, hashes: list[bytes], tokens: list[int]) -> CallCost:
+        """Units mode: the longest unit of the prompt alive is read, the rest sent (or
+        written, when the provider bills writes); then the prompt's end, the prompt with
+        the output, its prefix another prompt already sent, and each fixed interval of
+        tokens are persisted as units (those of at least the minimum)."""
+        at, rules = call.at, self.rules
+        total = tokens[-1] if tokens else 0
+        every = rules.unit_tokens
+        read, blocks = 0, 0
+        for j in range(len(hashes) - 1, -1, -1):
+            if self._alive(hashes[j], at) is not None:
+                read, blocks = tokens[j], j + 1
+                break
+        if every:
+            # an interval unit ends inside a block: read when the block is the same
+            for j, digest in enumerate(hashes):
+                start = tokens[j - 1] if j else 0
+                for point in range(start // every * every + every, tokens[j], every):
+                    if point > read and self._alive(_inside(digest, point), at) is not None:
+                        read, blocks = point, j
+        units: list[tuple[bytes, int]] = []
+        if hashes:
+            units.append((hashes[-1], total))
+        if hashes and call.output is not None:
+            out = hashlib.sha256(hashes[-1] + call.output.key.encode("utf-8")).digest()
+            units.append((out, total + call.output.tokens))
+        shared = next((j for j in range(len(hashes) - 1, -1, -1) if hashes[j] in self._seen), None)
+        if shared is not None:
+            units.append((hashes[shared], tokens[shared]))
+        if every:
+            for j, digest in enumerate(hashes):
+                start = tokens[j - 1] if j else 0
+                for point in range(start // every * every + every, tokens[j] + 1, every):
+                    key = hashes[j] if point == tokens[j] else _inside(digest, point)
+                    units.append((key, point))
+        ttl = rules.default_ttl.seconds
+        if read and rules.refresh_on_hit:
+            for j in range(len(hashes)):
+                if tokens[j] <= read and (entry := self._alive(hashes[j], at)) is not None:
+                    entry.expiry = max(entry.expiry, at + entry.ttl)
+        for digest, length in units:
+            if length >= rules.min_prefix_tokens:
+                self._keep(digest, at, ttl)
+        self._seen.update(hashes)
+        writes: tuple[tuple[int, int], ...] = ()
+        if rules.bills_writes and total > read:
+            writes = ((ttl, total - read),)
+        return self._cost(at, total, read, blocks, writes)
+
     def _stored(
         self, index: int, call: Call, hashes: list[bytes], tokens: list[int]
     ) -> tuple[float, int]:
@@ -382,13 +463,26 @@ class CacheSimulator:
         writes: tuple[tuple[int, int], ...],
         storage: float = 0.0,
     ) -> CallCost:
+        """The call's input price: read x read rate + each lifetime's writes at its rate
+        + the uncached tokens, all at the long-context rate the input's size reaches
+        (the whole request, not the tokens past the line), + storage."""
         rules = self.rules
         written = sum(n for _ttl, n in writes)
         uncached = total - read - written
-        price = read * rules.read + uncached + storage
-        price += sum(n * rules.ttl(ttl).write for ttl, n in writes)
+        tier = rules.tier(total)
+        rate = 1.0 if tier is None else tier.input
+        price = read * rules.read + uncached + sum(n * rules.ttl(ttl).write for ttl, n in writes)
+        price = price * rate + storage
         usd = rules.usd_per_mtok(price / 1e6)
-        return CallCost(at, total, read, written, uncached, writes, blocks, price, usd, storage)
+        return CallCost(
+            at, total, read, written, uncached, writes, blocks, price, usd, storage, 0, rate
+        )
+
+
+def _inside(digest: bytes, point: int) -> bytes:
+    """The key of a unit ending ``point`` tokens into the prompt, inside the block whose
+    prefix hash is ``digest``."""
+    return hashlib.sha256(digest + b"@" + str(point).encode("ascii")).digest()
 
 
 def _merged(writes: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:

@@ -23,14 +23,18 @@ brute-force oracle by enumeration. This module imports no solver.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 from typing import Any, Protocol
+
+import numpy as np
 
 from ..cache.prefix import Prefix, build_prefix
 from ..deadline import Deadline
 from ..model.cache import CacheOutcome, CacheTerms
 from ..model.types import Request
 from .backend import Ask, Backend, SolveOutcome, SolveStatus, selection_cost, selection_value
+from .cheapest import Question, decision, program
 from .closure import Problem
 from .incumbent import is_legal
 
@@ -67,12 +71,29 @@ def decide_cached(
     cache-aware search finds: that selection is legal within the budget, so it is the
     better cache-blind answer known, and the order's floors are derived again from it
     (the value only grows, so this ends)."""
-    cache = request.cache
     prefix = build_prefix(request, problem.form_ids, problem.cost)
-    assert cache is not None and prefix is not None and problem.budget is not None
+    assert prefix is not None
     solve_cached = getattr(backend, "solve_cached", None)
     if solve_cached is None:
         raise TypeError(f"the {backend.name} backend has no cache-aware search")
+    # the knapsack program's answers are shared by the rewrite budget's test and the
+    # backend's ``settled_by_program`` on this problem, for this decision only
+    with decision():
+        return _decided(request, problem, prefix, blind, backend, deadline, workers)
+
+
+def _decided(
+    request: Request,
+    problem: Problem,
+    prefix: Prefix,
+    blind: SolveOutcome,
+    backend: Backend,
+    deadline: Deadline,
+    workers: int,
+) -> tuple[SolveOutcome, CacheOutcome]:
+    cache = request.cache
+    assert cache is not None and problem.budget is not None
+    solve_cached = backend.solve_cached  # type: ignore[attr-defined]
     while True:
         blind_value = selection_value(problem, blind.selection)
         floor = cache.value_floor(blind_value)
@@ -81,9 +102,7 @@ def decide_cached(
         if selection_cost(problem, blind.selection) > rewrite_budget:
             # the headroom holds only where the tolerance allows it: the best value
             # within it must reach the floor, else a rewrite may fill the whole budget
-            rewrite_hint = _reaching(
-                replace(problem, budget=rewrite_budget), floor, backend, deadline, workers
-            )
+            rewrite_hint = _reaching(problem, rewrite_budget, floor, backend, deadline, workers)
             if rewrite_hint is None:
                 rewrite_budget = problem.budget
         terms = CacheTerms(
@@ -111,14 +130,26 @@ def decide_cached(
 
 
 def _reaching(
-    problem: Problem, floor: int, backend: Backend, deadline: Deadline, workers: int
+    whole: Problem, budget: int, floor: int, backend: Backend, deadline: Deadline, workers: int
 ) -> tuple[int, ...] | None:
-    """A legal selection of ``problem`` worth ``floor``, or None when none is proven to
-    exist. The budget row's Lagrangian bound says no at once below the floor, and the
-    incumbent grown from it says yes at once when it reaches it; only between the two
-    does the backend search for the most valuable selection."""
+    """A legal selection of ``whole`` within ``budget`` worth ``floor``, or None when
+    none is proven to exist. On a knapsack-shaped problem the program's cheapest
+    selection worth the floor within the budget answers both ways (and is the class of
+    nothing read that ``settled_by_program`` asks for next: ``cheapest.program`` keeps
+    the answer). Else the budget row's Lagrangian bound says no at once below the floor,
+    and the incumbent grown from it says yes at once when it reaches it; only between
+    the two does the backend search for the most valuable selection."""
     from .incumbent import build_incumbent
     from .relaxation import budget_relaxation
+
+    knapsack = program(whole)
+    if knapsack is not None:
+        cheapest = knapsack.cheapest(knapsack.question(floor, budget), deadline)
+        if cheapest is not None and cheapest.status is SolveStatus.INFEASIBLE:
+            return None
+        if cheapest is not None and cheapest.status is SolveStatus.OPTIMAL:
+            return cheapest.selection
+    problem = replace(whole, budget=budget)
 
     every = list(range(problem.size))
     bound, preference = budget_relaxation(problem, every)
@@ -141,78 +172,125 @@ ENUMERATED = 1 << 12
 def settled_by_program(
     problem: Problem, prefix: Prefix, terms: CacheTerms, deadline: Deadline
 ) -> SolveOutcome | None:
-    """The optimum of a knapsack-shaped problem under explicit breakpoints, by the
-    knapsack program (``knapsack.cheapest_reaching``) once per class of the entry read;
-    None when the problem is not of that shape, or a class hands back (a tie, too many
-    states, the deadline).
+    """The optimum of a knapsack-shaped problem, by the knapsack program
+    (``knapsack.cheapest_reaching``) once per class of the entry read; None when the
+    problem is not of that shape, or a class hands back (a tie, too many states, the
+    deadline).
 
     A selection keeping the run through entry ``e`` reads R_e tokens at least, so its
     price is at most ``read R_e + w (T - R_e)`` (w the write price once the tokens reach
     the provider's minimum, else the input price), exactly that when ``e`` is the last
-    entry it keeps; that bound grows with T alone. So in each class (nothing read,
-    through each entry, and appending) the cheapest feasible selection, then the most
-    valuable and lightest, is the class's best; the optimum is the best of those under
-    the true order (price, value, cost, weight), and a tie between two selections there
-    is handed back (only the canonical rule separates them)."""
+    entry it keeps; that bound grows with T alone. The entries are the breakpoints' (a
+    breakpoint long enough), or with automatic caching each block where the prefix read
+    reaches its next step. So in each class (nothing read, through each entry, and
+    appending) the cheapest feasible selection, then the most valuable and lightest, is
+    the class's best; the optimum is the best of those under the true order (price,
+    value, cost, weight), and a tie between two selections there is handed back (only
+    the canonical rule separates them). The classes are searched the most read first;
+    a class whose price at least (its least tokens, its read at most) exceeds the best
+    found is not, and with a bound on the tokens of every class, neither is any class
+    reading less."""
     cache = prefix.cache
     pricing = cache.pricing
-    if any(problem.needs) or cache.breakpoints == 0 or problem.budget is None:
+    if any(problem.needs) or problem.budget is None:
         return None
     if cache.writes and pricing.write < pricing.input:
         return None  # crossing the minimum would lower the price: not monotone in T
-    from .knapsack import cheapest_reaching, reaching_items
-
-    # every class searches the same items, narrowed by its forced and banned forms
-    items = reaching_items(problem, deadline)
-    if items is None:
+    knapsack = program(problem)
+    if knapsack is None:
         return None
-
-    barriers = prefix.barriers
-    # (blocks kept at least, forced, banned, budget, floor), the most read first: a
-    # class whose price cannot come down to the best found is not searched
-    classes: list[tuple[int, frozenset[int], frozenset[int], int, int]] = []
-    if terms.append_floor is not None:
-        forced = frozenset(f for f in prefix.forms if f is not None)
-        banned = frozenset(f for f, barrier in barriers.items() if barrier < prefix.size)
-        classes.append((prefix.size, forced, banned, problem.budget, terms.append_floor))
-    for entry in reversed(prefix.entries):
-        forced = frozenset(f for f in prefix.forms[: entry + 1] if f is not None)
-        banned = frozenset(f for f, barrier in barriers.items() if barrier <= entry)
-        classes.append((entry + 1, forced, banned, terms.rewrite_budget, terms.rewrite_floor))
-    classes.append((0, frozenset(), frozenset(), terms.rewrite_budget, terms.rewrite_floor))
+    # per form its place in the run and the first block its selection forbids keeping
+    place = np.full(problem.size, prefix.size + 1, dtype=np.int64)
+    for j, f in enumerate(prefix.forms):
+        if f is not None:
+            place[f] = j
+    barrier = np.full(problem.size, prefix.size + 1, dtype=np.int64)
+    if prefix.barriers:
+        barrier[list(prefix.barriers)] = list(prefix.barriers.values())
+    # the classes keeping the run through each entry, the most read first
+    tops = [entry + 1 for entry in reversed(_entries(prefix))] + [0]
     a = min(pricing.write if cache.writes else pricing.input, pricing.input)
+
+    def least_price(least: float, top: int) -> float:
+        """The price at least of a selection of ``least`` item tokens keeping ``top``
+        blocks (what it reads at most)."""
+        least += prefix.instruction
+        read = prefix.read(top)[0]
+        return a * max(0.0, least - read) + pricing.read * min(least, read)
+
+    def question(top: int, budget: int, floor: int) -> Question:
+        return knapsack.question(floor, budget, place < top, barrier < top)
+
     best: list[tuple[tuple[int, int, int, int], tuple[int, ...]]] = []
-    for top, forced, banned, budget, floor in classes:
-        if best and top < prefix.size:
-            # the class's price at least (``settled_by_bound``'s bound)
-            tokens = sum(prefix.tokens[:top])
-            least = prefix.instruction + _cheapest_with(problem, prefix, terms, top)
-            if a * max(0, least - tokens) + pricing.read * min(least, tokens) > best[0][0][0]:
-                continue
-        found = cheapest_reaching(
-            problem, floor, budget, forced=forced, banned=banned, deadline=deadline, items=items
-        )
+
+    def search(top: int, budget: int, floor: int) -> bool:
+        """The class's best among ``best``; False when the program hands back."""
+        found = knapsack.cheapest(question(top, budget, floor), deadline)
         if found is None:
-            return None
-        if found.status is not SolveStatus.OPTIMAL:
+            return False
+        if found.status is SolveStatus.OPTIMAL:
+            selection = found.selection
+            if not is_legal(problem, selection) or not feasible(problem, prefix, terms, selection):
+                return False  # never: each class holds feasible selections only
+            key = (
+                prefix.price(selection).price,
+                -selection_value(problem, selection),
+                selection_cost(problem, selection),
+                sum(problem.weight[f] for f in selection),
+            )
+            best.append((key, selection))
+            best.sort()
+        return True
+
+    if terms.append_floor is not None and not search(
+        prefix.size, problem.budget, terms.append_floor
+    ):
+        return None
+    # every rewrite class reaches the rewrite floor: a bound on its tokens
+    budget, floor = terms.rewrite_budget, terms.rewrite_floor
+    every = max(_cheapest_with(problem, prefix, terms, 0),
+                knapsack.bound(knapsack.question(floor, budget)))  # fmt: skip
+    # The classes are nested (keeping more blocks holds and bans more forms), so over a
+    # run of them the least tokens are the lowest one's and the most read the highest
+    # one's: a run whose price at least by those exceeds the best found is not searched.
+    # A run whose lowest class is empty is empty too.
+    runs = [(0, len(tops) - 1)]
+    while runs:
+        high, low = runs.pop()
+        limit = best[0][0][0] if best else math.inf
+        if least_price(every, tops[high]) > limit:
             continue
-        selection = found.selection
-        if not is_legal(problem, selection) or not feasible(problem, prefix, terms, selection):
-            return None  # never: each class holds feasible selections only
-        key = (
-            prefix.price(selection).price,
-            -selection_value(problem, selection),
-            selection_cost(problem, selection),
-            sum(problem.weight[f] for f in selection),
-        )
-        best.append((key, selection))
-        best.sort()
+        least = knapsack.bound(question(tops[low], budget, floor))
+        if least == math.inf or least_price(math.ceil(least - 1e-6), tops[high]) > limit:
+            continue
+        if high == low:
+            if not search(tops[high], budget, floor):
+                return None
+            continue
+        middle = (high + low) // 2
+        runs.append((middle + 1, low))
+        runs.append((high, middle))
     if not best:
         return SolveOutcome(SolveStatus.INFEASIBLE)
     top_key, chosen = best[0]
     if any(key == top_key and other != chosen for key, other in best[1:]):
         return None
     return SolveOutcome(SolveStatus.OPTIMAL, chosen, bound=selection_value(problem, chosen))
+
+
+def _entries(prefix: Prefix) -> tuple[int, ...]:
+    """The blocks of the run whose entry can be read: the breakpoints' (long enough,
+    alive), or with automatic caching each block where the read reaches its next step."""
+    if prefix.cache.breakpoints > 0 or prefix.automatic_from is None:
+        return prefix.entries
+    out: list[int] = []
+    last = 0
+    for kept in range(prefix.automatic_from + 1, prefix.size + 1):
+        read = prefix.read(kept)[0]
+        if read > last:
+            out.append(kept - 1)
+            last = read
+    return tuple(out)
 
 
 def settled_by_bound(problem: Problem, prefix: Prefix, terms: CacheTerms) -> SolveOutcome | None:

@@ -43,6 +43,7 @@ from .values import (
     RenderFormat,
     SelectionFacts,
     Source,
+    Tier,
     TtlRule,
     UsageFields,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "RenderFormat",
     "SelectionFacts",
     "Source",
+    "Tier",
     "TtlRule",
     "UsageFields",
     "cache_rules",

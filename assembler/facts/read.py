@@ -46,6 +46,7 @@ from .values import (
     RenderFormat,
     SelectionFacts,
     Source,
+    Tier,
     TtlRule,
     UsageFields,
 )
@@ -245,6 +246,12 @@ def _rules(
         recent_entries=merged.get("recent_entries"),
         implicit_breakpoint=merged.get("implicit_breakpoint", False),
         explicit_caches=merged.get("explicit_caches", False),
+        tiers=tuple(
+            Tier(t["tokens"], t["input"], t["output"])
+            for t in sorted(merged.get("tiers", ()), key=lambda t: t["tokens"])
+        ),
+        output=merged.get("output"),
+        unit_tokens=merged.get("unit_tokens"),
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "RenderFormat",
     "SelectionFacts",
     "Source",
+    "Tier",
     "TtlRule",
     "UsageFields",
 ]
@@ -59,6 +60,9 @@ class CacheMode(StrEnum):
     # the prompt is matched against the latest entries written at breakpoints, with no
     # lookback in blocks; each request writes a few (OpenAI GPT-5.6 and later)
     ENTRIES = "entries"
+    # whole prefix units are read: persisted at each request's end, at the end of its
+    # output, at prefixes two requests shared, and at fixed intervals (DeepSeek)
+    UNITS = "units"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,17 @@ class Source:
     url: str
     read: str
     note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """A long-context rate: a request of at least ``tokens`` input tokens is billed
+    whole at ``input`` times the input, read and write rates and ``output`` times the
+    output rate."""
+
+    tokens: int
+    input: float
+    output: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +128,17 @@ class CacheRules:
     implicit_breakpoint: bool = False
     # AUTOMATIC: a breakpoint asks for an explicit (stored) cache of the prefix it ends
     explicit_caches: bool = False
+    # long-context rates, the lowest line first (a request is billed at the last it reaches)
+    tiers: tuple[Tier, ...] = ()
+    # multiple of the base input price per output token (None: not known)
+    output: float | None = None
+    # UNITS: tokens between the units carved from a long input (None: not stated)
+    unit_tokens: int | None = None
+
+    def tier(self, tokens: int) -> Tier | None:
+        """The long-context rate a request of ``tokens`` input tokens is billed at."""
+        reached = [t for t in self.tiers if tokens >= t.tokens]
+        return reached[-1] if reached else None
 
     @property
     def default_ttl(self) -> TtlRule:

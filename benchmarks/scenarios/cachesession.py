@@ -14,6 +14,13 @@ form's relevance there.
   the cost at 0.6 of the relevance). ``Scoring.RECENCY`` halves a turn's relevance
   every ``half_life`` turns of age (re-scored every call); ``Scoring.STATIC`` keeps
   each form's own. The budget (16,000) binds from about the 15th turn.
+* ``tiered_session``: a coding agent whose tool results are large (2,000-12,000
+  tokens, static relevance), so that its whole history crosses a long-context line of
+  272K tokens after about fifty calls; its budget is a 1M window. Each call's output is
+  its assistant turn (``CacheSession.outputs``).
+* ``small``: the first calls of a session with a smaller budget, and its calls
+  brought within five minutes of each other (no pause): a session the exact program
+  (``benchmarks/sessionoptimum.py``) solves.
 * ``retrieval_session``: the same kind of head, 40 evidence documents, and per call a
   user turn and the assistant's answer to the one before; every ``refresh`` calls a
   quarter of the documents are replaced and all of them re-scored
@@ -34,7 +41,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["CacheSession", "OfferedItem", "Scoring", "coding_session", "retrieval_session"]
+__all__ = [
+    "CacheSession",
+    "OfferedItem",
+    "Scoring",
+    "coding_session",
+    "retrieval_session",
+    "small",
+    "tiered_session",
+]
 
 BUDGET_CODING = 16_000
 BUDGET_RETRIEVAL = 9_000
@@ -79,6 +94,8 @@ class CacheSession:
     # REFRESH: documents are re-scored every `refresh` calls, by this seed
     refresh: int = 0
     seed: int = 0
+    # per call, the tokens the model answers (empty: not modelled)
+    outputs: tuple[int, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -231,4 +248,46 @@ def retrieval_session(
     return CacheSession(
         "retrieval-refresh", tuple(task.items()), tuple(items), _times(rng, calls, 40.0),
         Scoring.REFRESH, half_life, refresh, seed,
+    )  # fmt: skip
+
+
+def tiered_session(seed: int = 0, calls: int = 160) -> CacheSession:
+    """A coding agent with large tool results whose history crosses 272K tokens."""
+    rng = random.Random(f"cache-tiered:{seed}")
+    items = _head(rng, 3000, 600, 300)
+    outputs: list[int] = []
+    for turn in range(1, calls + 1):
+        said: dict[str, Any] = {"id": f"assistant-{turn}", "kind": "assistant_turn", "turn": turn,
+                "cost": _cost(rng, 200, 800), "scope": "shared"}  # fmt: skip
+        use: dict[str, Any] = {"id": f"call-{turn}.use", "kind": "tool_call",
+               "tool_call_id": f"call-{turn}", "tool_name": rng.choice(_TOOLS), "turn": turn,
+               "cost": 50, "scope": "shared"}  # fmt: skip
+        result: dict[str, Any] = {"id": f"call-{turn}.result", "kind": "tool_result",
+                  "tool_call_id": f"call-{turn}", "turn": turn,
+                  "cost": _cost(rng, 2000, 12000), "scope": "shared"}  # fmt: skip
+        rel = round(rng.uniform(0.5, 0.95), 3)
+        forms = ((said, round(rng.uniform(0.3, 0.8), 3)), (use, rel), (result, rel))
+        for fields, relevance in forms:
+            text = _text(rng, str(fields["id"]))
+            fields["content"] = f'{{"path": "{text}"}}' if fields["kind"] == "tool_call" else text
+            items.append(OfferedItem(tuple(fields.items()), relevance, turn - 1, None, turn))
+        outputs.append(int(said["cost"]))
+    task = {"id": f"tiered-{seed}", "budget": 1_000_000}
+    return CacheSession(
+        "coding-tiered", tuple(task.items()), tuple(items), _times(rng, calls, 40.0),
+        Scoring.STATIC, 8.0, outputs=tuple(outputs),
+    )  # fmt: skip
+
+
+def small(session: CacheSession, calls: int, budget: int) -> CacheSession:
+    """The first ``calls`` calls of ``session`` within ``budget``, each gap at most 30 s
+    (so that every entry written lives through the session)."""
+    times = [0.0]
+    for before, after in zip(session.times, session.times[1 : calls], strict=False):
+        times.append(round(times[-1] + min(30.0, after - before), 3))
+    task = {**dict(session.task), "budget": budget}
+    kept = tuple(i for i in session.items if i.born < calls)
+    return CacheSession(
+        f"{session.name}-small", tuple(task.items()), kept, tuple(times), session.scoring,
+        session.half_life, session.refresh, session.seed, session.outputs[:calls],
     )  # fmt: skip
