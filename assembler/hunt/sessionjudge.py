@@ -26,16 +26,13 @@ from ..facts import formats_of
 from ..model.errors import AssemblerError
 from ..model.types import Result
 from ..session import Session
-from .judge import Judgement
+from .verdicts import FindingKind, Judgement
 
 __all__ = ["judge_session"]
 
 
-
 def judge_session(request: Mapping[str, Any], strategy: str) -> Judgement:
     """``session-disagreement`` when a session's answer differs from a fresh call's."""
-    from .judge import FindingKind
-
     start = _timeless(request)
     section = start.get("cache")
     # the provider's own format: the one its caching (breakpoints or not) is read with
