@@ -201,3 +201,23 @@ def test_a_block_sent_between_a_call_and_its_result_ends_the_kept_run() -> None:
         assert result.cache.kept == 1
         items = [item.id for item in result.rendering.manifest.items]
         assert items == ["tool-1", "result-1", "evidence-0"]
+
+
+def test_the_rewrite_budgets_test_keeps_the_formats_rules() -> None:
+    # a malformed tool definition (cost 0) reaches the rewrite floor within the headroom
+    # only when the format's rules are ignored: the knapsack program's answer to the
+    # rewrite budget's test must keep them, else the record states a rewrite budget the
+    # bundle (the system prompt, cost 20 > 15) is outside of
+    req = request(20, query="What next?")
+    req["candidates"] = [
+        form("user-0", 0, 0, kind="user_turn", turn=0, content=""),
+        form("system-1", 20, 0.1, kind="system", role="instruction", channel="system",
+             content="be brief"),
+        form("tool-2", 0, 0.1, kind="tool_definition", content='{"description": "no name"}'),
+    ]  # fmt: skip
+    req["cache"] = {"provider": "anthropic", "min_prefix_tokens": 1, "previous": {"blocks": [
+        {"id": "user-0", "content_sha256": _sha(""), "tokens": 0, "breakpoint": True}]}}  # fmt: skip
+    for fmt in ("openai-chat", "anthropic-messages", "gemini"):
+        result = solve(req, render=fmt)
+        assert result.selected == ("system-1",) and result.cache is not None
+        assert result.to_dict()["cache"]["rewrite_budget"] == 20

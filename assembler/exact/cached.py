@@ -147,7 +147,13 @@ def _reaching(
         cheapest = knapsack.cheapest(knapsack.question(floor, budget), deadline)
         if cheapest is not None and cheapest.status is SolveStatus.INFEASIBLE:
             return None
-        if cheapest is not None and cheapest.status is SolveStatus.OPTIMAL:
+        # (the program is blind to the format's rules: a selection breaking one is no
+        # answer, and the search below decides)
+        if (
+            cheapest is not None
+            and cheapest.status is SolveStatus.OPTIMAL
+            and is_legal(whole, cheapest.selection)
+        ):
             return cheapest.selection
     problem = replace(whole, budget=budget)
 
