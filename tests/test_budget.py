@@ -180,7 +180,7 @@ def test_fit_judges_its_typed_request_once_whatever_its_rounds(
 
 
 class Drifting:
-    """Counts UTF-8 bytes plus one more token for every 40 texts counted so far: the body
+    """Counts UTF-8 bytes plus one more token for every 4 texts counted so far: the body
     fit measures last counts above the units it priced first, so fit must measure and
     reserve again (more than one round)."""
 
@@ -192,4 +192,4 @@ class Drifting:
 
     def count(self, text: str) -> int:
         self.counted += 1
-        return len(text.encode("utf-8")) + self.counted // 40
+        return len(text.encode("utf-8")) + self.counted // 4

@@ -215,8 +215,9 @@ def test_the_rewrite_budgets_test_keeps_the_formats_rules() -> None:
              content="be brief"),
         form("tool-2", 0, 0.1, kind="tool_definition", content='{"description": "no name"}'),
     ]  # fmt: skip
-    req["cache"] = {"provider": "anthropic", "min_prefix_tokens": 1, "previous": {"blocks": [
-        {"id": "user-0", "content_sha256": _sha(""), "tokens": 0, "breakpoint": True}]}}  # fmt: skip
+    block = {"id": "user-0", "content_sha256": _sha(""), "tokens": 0, "breakpoint": True}
+    previous = {"blocks": [block]}
+    req["cache"] = {"provider": "anthropic", "min_prefix_tokens": 1, "previous": previous}
     for fmt in ("openai-chat", "anthropic-messages", "gemini"):
         result = solve(req, render=fmt)
         assert result.selected == ("system-1",) and result.cache is not None

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...model.numbers import is_whole
+
 __all__ = ["BODY_FIELDS", "OUTPUT_FIELDS", "check_body", "marks", "tool_marks"]
 
 # where a body reserves its output tokens (dotted paths, the first present wins)
@@ -63,10 +65,7 @@ def tool_marks(tool: Mapping[str, Any]) -> str | None:
 def check_body(body: Mapping[str, Any]) -> tuple[str, str] | None:
     """A body field of the wrong type."""
     for key in ("max_tokens", "max_completion_tokens"):
-        if key in body and body[key] is not None and not _whole(body[key]):
-            return key, f"must be a whole number of tokens, not {body[key]!r:.40}"
+        value = body.get(key)
+        if value is not None and (not is_whole(value) or value < 0):
+            return key, f"must be a whole number of tokens, not {value!r:.40}"
     return None
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
