@@ -21,7 +21,7 @@ BASELINES = {"exact", "hysteresis", "window", "compaction", "trim_messages"}
 
 def test_a_short_run_writes_its_report_and_every_policy_is_valid(tmp_path: Path) -> None:
     argv = ["--turns", "24", "--retrieval-calls", "15", "--cache-aware", "0.05:0.25",
-            "--planned", "0,0.05", "--small-calls", "4", "--tiered-calls", "50"]  # fmt: skip
+            "--planned", "0,0.05", "--small-calls", "2", "--tiered-calls", "50"]  # fmt: skip
     assert cache.main([*argv, "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "cache.json").read_text(encoding="utf-8"))
     assert {"machine", "load_before", "load_after", "settings", "sessions"} <= data.keys()
