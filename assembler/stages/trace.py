@@ -298,14 +298,16 @@ def _reworded(
     again.update(context.chosen ^ was.chosen)
     moved = {k for k, _ in context.admitted.items() ^ was.admitted.items()}
     moved.update(k for k, _ in context.needed.items() ^ was.needed.items())
-    if context.groups == was.groups:
-        # an admitted identity's groups follow from the groups alone
-        moved.update(context.grouped ^ was.grouped)
-    else:
-        groups, groups_before = identity_groups(context), identity_groups(was)
-        moved.update(
-            k for k in groups.keys() | groups_before.keys() if groups.get(k) != groups_before.get(k)
-        )
+    # an admitted identity's groups follow from the groups: one grouped on both sides
+    # moves only when a group it is in changed (a turn adds a group: not all of them)
+    moved.update(context.grouped ^ was.grouped)
+    if context.groups != was.groups:
+        changed = context.groups.items() ^ was.groups.items()
+        touched = set().union(*(members for _, members in changed))
+        touched &= context.grouped & was.grouped
+        if touched:
+            now, before = identity_groups(context, touched), identity_groups(was, touched)
+            moved.update(k for k in touched if now.get(k) != before.get(k))
     moved.update(context.required ^ was.required)
     for identity in moved:
         again.update(index.get(identity, ()))
@@ -358,10 +360,12 @@ def bundle_context(
     )
 
 
-def identity_groups(context: BundleContext) -> dict[str, list[str]]:
+def identity_groups(
+    context: BundleContext, among: AbstractSet[str] | None = None
+) -> dict[str, list[str]]:
     """The groups (of two identities or more, by name) of each admitted grouped
-    identity: what a decision's words name."""
-    grouped, groups = context.grouped, context.groups
+    identity (of ``among`` only, when given): what a decision's words name."""
+    grouped, groups = context.grouped if among is None else among, context.groups
     out: dict[str, list[str]] = {}
     for group in sorted(groups):
         members = groups[group]
