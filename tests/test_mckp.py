@@ -34,7 +34,7 @@ from assembler.exact import mckp, mckp_twin
 from assembler.exact import solve as solve_module
 from assembler.exact.backend import Ask, SolveStatus
 from assembler.exact.closure import Problem
-from assembler.exact.knapsack import OPTION_LIMIT
+from assembler.exact.mckp import WALKED
 from assembler.exact.solve import exact_backend
 from assembler.hunt.generate import Shape, generate
 from assembler.strategies.bruteforce import BruteForce
@@ -100,7 +100,7 @@ def test_the_kernel_gives_the_general_paths_answer_at_scale(seed: int) -> None:
 
 def _coupled(problem: Problem, state_limit: int = 10**6) -> tuple[Any, ...]:
     assert problem.budget is not None
-    return (*mckp._columns(problem), problem.budget, math.inf, state_limit, OPTION_LIMIT)
+    return (*mckp._columns(problem), problem.budget, math.inf, state_limit, WALKED)
 
 
 @pytest.mark.skipif(not COMPILED, reason="the compiled kernel is not built here")
@@ -338,3 +338,24 @@ def test_a_rendered_call_whose_optimum_the_format_sends_is_the_kernels() -> None
     assert "path-mckp" not in dict(answer.timings)
     oracle = assembler.assemble(ruled, render="anthropic-messages", strategy="enumerate")
     assert (answer.status, answer.selected) == (oracle.status, oracle.selected)
+
+
+def test_a_tool_call_whose_results_offer_many_sizes_is_the_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # fit offers a long tool result at several sizes: a call with three results of five
+    # forms each is one item of 1 + 5 * 5 * 5 options (past the general path's 64 per
+    # item); the kernel makes them and answers as every other path
+    candidates: list[dict[str, Any]] = [
+        {"id": "q", "cost": 20, "relevance": 1.0, "kind": "user_turn", "turn": 0},
+        {"id": "call", "cost": 15, "relevance": 0.5, "turn": 1, "group": "g"},
+    ]  # fmt: skip
+    for r in range(3):
+        for f, share in enumerate((1.0, 0.6, 0.4, 0.25, 0.1)):
+            candidates.append(
+                {"id": f"r{r}-{f}", "identity": f"r{r}", "form": f"s{f}",
+                 "cost": int(400 * share) + r, "relevance": round(0.9 * share, 3),
+                 "turn": 2 + r, "group": "g"}
+            )  # fmt: skip
+    request = {"task": {"id": "t", "budget": 700}, "candidates": candidates}
+    assert _paths(monkeypatch, request) == "mckp"

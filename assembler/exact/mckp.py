@@ -27,7 +27,7 @@ from ..deadline import NEVER, Deadline
 from ..kernels import kernel
 from .backend import SolveOutcome, SolveStatus
 from .closure import Problem
-from .knapsack import OPTION_LIMIT, items_of
+from .knapsack import items_of
 
 __all__ = ["PATH", "STATE_LIMIT", "WALKED", "solve_mckp"]
 
@@ -35,9 +35,10 @@ __all__ = ["PATH", "STATE_LIMIT", "WALKED", "solve_mckp"]
 PATH = "mckp"
 # states the frontier program may make in all; past it the general path answers
 STATE_LIMIT = 2_000_000
-# choices (a form or none, for each identity) of an item joined by needs, at most: its
-# options are walked in Python, and on Shape.scale(100) requests a walk of more cost
-# more (up to 10 ms) than the general path's whole solve (3-6 ms)
+# choices (a form or none, for each identity) of an item, at most: an item joined by
+# needs is walked in Python, and on Shape.scale(100) requests a walk of more cost more
+# (up to 10 ms) than the general path's whole solve (3-6 ms); a coupled item's options
+# are made by the kernel (a tool call with three results of five sizes each: 75)
 WALKED = 1024
 
 
@@ -51,7 +52,7 @@ def solve_mckp(
     solver = kernel("assembler.exact.mckp_twin")
     if not any(problem.needs):
         status, selection = solver.solve_coupled(
-            *_columns(problem), budget, deadline.at, state_limit, OPTION_LIMIT
+            *_columns(problem), budget, deadline.at, state_limit, WALKED
         )
         if status != 0:
             return None

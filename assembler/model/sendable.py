@@ -186,10 +186,12 @@ def selection_rules(
     task = request.task
     facts = selection_of(fmt)
     out: list[Rule[str]] = []
-    for c in forms:
-        rule = _content_rule(c, facts)
-        if rule is not None:
-            out.append(Clause(rule, (), (c.id,)))
+    # only a tool call's or a tool definition's own content can break a rule
+    for c in forms if facts.tools else ():
+        if c.kind is Kind.TOOL_CALL or c.kind is Kind.TOOL_DEFINITION:
+            rule = _content_rule(c, facts)
+            if rule is not None:
+                out.append(Clause(rule, (), (c.id,)))
     if task.query is None and task.instruction is None:
         some = tuple(c.id for c in forms if c.kind is not Kind.TOOL_DEFINITION)
         out.append(Clause(BODY_NON_EMPTY, some))

@@ -207,12 +207,8 @@ def apply_gates(request: Request, *, require_content: bool = False) -> GateRepor
         failed.append(candidate)
 
     groups = _groups(c for c in linked if c.group is not None or c.tool_call_id is not None)
-    identity_groups: dict[str, list[str]] = defaultdict(list)
-    for group, members in sorted(groups.items()):
-        for identity in members:
-            identity_groups[identity].append(group)
-    removed, forms_left = _derived_removals(
-        request, identities, linked, notes, failed, groups, identity_groups
+    removed, forms_left, identity_groups = _derived_removals(
+        request, identities, linked, notes, failed, groups
     )
     if removed:
         # every offered identity is counted, with 0 when it has no eligible form left
@@ -247,11 +243,13 @@ def _derived_removals(
     notes: dict[str, str],
     failed: list[Candidate],
     groups: dict[str, frozenset[str]],
-    identity_groups: dict[str, list[str]],
-) -> tuple[list[Candidate], Counter[str]]:
+) -> tuple[list[Candidate], Counter[str], dict[str, list[str]]]:
     """The forms passing the per-form gates (``notes``; ``failed`` are the others) that
-    the dependencies and groups remove (in canonical order), and for every offered
-    identity (and no other) the number of its forms left eligible. ``identities`` is
+    the dependencies and groups remove (in canonical order), for every offered
+    identity (and no other) the number of its forms left eligible, and the groups of
+    each grouped identity, by group name (made only when a form is removed: a list per
+    identity is work, and memory for the collector, that most requests never read).
+    ``identities`` is
     each candidate's identity (in order), ``linked`` the candidates that have
     dependencies or name a group. A worklist over the identities that lose their last
     eligible form, each group collapsing once: linear, where re-scanning is quadratic."""
@@ -273,7 +271,11 @@ def _derived_removals(
                 if not forms_left[dependency]:
                     lost.add(dependency)
     if not lost:
-        return [], forms_left
+        return [], forms_left, {}
+    identity_groups: dict[str, list[str]] = defaultdict(list)
+    for group in sorted(groups):
+        for identity in groups[group]:
+            identity_groups[identity].append(group)
     forms_of: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in linked:
         if candidate.identity in identity_groups and candidate.id in notes:
@@ -312,7 +314,7 @@ def _derived_removals(
                     drop(form)
     # candidates are in canonical order (by id), and so is this
     removed = [dead[i] for i in sorted(dead)]
-    return removed, forms_left
+    return removed, forms_left, identity_groups
 
 
 def _stranding_members(

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from itertools import repeat
 from json.encoder import encode_basestring as _string
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -41,6 +40,7 @@ __all__ = [
     "canonical_json",
     "content_digest",
     "form_piece",
+    "form_pieces",
     "package_id",
     "package_of_pieces",
     "policy_json",
@@ -105,11 +105,21 @@ def content_digest(
     return digest, size
 
 
-def render_order(candidates: Iterable[Candidate]) -> list[Candidate]:
-    """Instructions first, then everything else; by id within each."""
-    by_id = sorted(candidates, key=attrgetter("id"))
+def render_order(
+    candidates: Iterable[Candidate], *, sorted_by_id: bool = False
+) -> list[Candidate]:
+    """Instructions first, then everything else; by id within each (``sorted_by_id``:
+    ``candidates`` is a list already in id order)."""
+    by_id = candidates if sorted_by_id else sorted(candidates, key=_ID_OF)
+    assert isinstance(by_id, list)
+    roles = list(map(_ROLE_OF, by_id))
+    if Role.INSTRUCTION not in roles:
+        return by_id
     first = [c for c in by_id if c.role is Role.INSTRUCTION]
-    return first + [c for c in by_id if c.role is not Role.INSTRUCTION] if first else by_id
+    return first + [c for c in by_id if c.role is not Role.INSTRUCTION]
+
+
+_ID_OF, _ROLE_OF = attrgetter("id"), attrgetter("role")
 
 
 def task_json(request: Request, required: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -145,6 +155,33 @@ def form_piece(candidate: Candidate, digests: dict[int, tuple[str, str, int]] | 
     return f'{{"content_sha256":{digest},"cost":{cost},"id":{name}}}'
 
 
+def form_pieces(
+    candidates: Iterable[Candidate], digests: dict[int, tuple[str, str, int]]
+) -> list[str]:
+    """``form_piece`` of each of ``candidates``, in one loop (a call per form, and one
+    more per content digest, was most of the trace of a long transcript)."""
+    out: list[str] = []
+    append, known = out.append, digests.get
+    for c in candidates:
+        content = c.content
+        if content is None:
+            digest = "null"
+        else:
+            found = known(id(content))
+            if found is not None and found[0] is content:
+                digest = f'"{found[1]}"'
+            else:
+                data = content.encode("utf-8")
+                hexed = _sha256(data).hexdigest()
+                digests[id(content)] = (content, hexed, len(data))
+                digest = f'"{hexed}"'
+        append(f'{{"content_sha256":{digest},"cost":{int(c.cost)},"id":{_string(c.id)}}}')
+    return out
+
+
+_sha256 = hashlib.sha256
+
+
 def package_of_pieces(
     request: Request, pieces: Iterable[str], required: tuple[str, ...] | None = None
 ) -> str:
@@ -157,7 +194,7 @@ def package_of_pieces(
 def package_id(
     request: Request, selected: list[Candidate], required: tuple[str, ...] | None = None
 ) -> str:
-    pieces = map(form_piece, render_order(selected), repeat(request.digests))
+    pieces = form_pieces(render_order(selected), request.digests)
     return package_of_pieces(request, pieces, required)
 
 

@@ -43,7 +43,7 @@ from .choice import Choice
 from .gates import GateReport
 from .identities import (
     ROW_ENDS,
-    form_piece,
+    form_pieces,
     package_of_pieces,
     render_order,
     trace_of_rows,
@@ -52,17 +52,34 @@ from .identities import (
 __all__ = [
     "BundleContext",
     "TraceKept",
+    "bundle_codes",
     "bundle_context",
     "bundle_decisions",
     "bundle_result",
+    "identity_groups",
     "refused_result",
     "trace",
     "undecided_result",
 ]
 
 _BY_ID = attrgetter("id")
+_IDENTITY = attrgetter("identity")
 _COST = attrgetter("cost")
 _RELEVANCE = attrgetter("relevance")
+
+# Every (verdict, reason) pair, numbered: a decision's row is a small integer (a
+# shared object, no tuple per candidate for the collector to walk), its pair and the
+# end of its row of ``trace_id`` read from these tables in C.
+_PAIRS: tuple[tuple[Verdict, Reason], ...] = tuple((v, r) for v in Verdict for r in Reason)
+_CODE = {pair: code for code, pair in enumerate(_PAIRS)}
+_ENDS: tuple[str, ...] = tuple(ROW_ENDS[pair] for pair in _PAIRS)
+_REQUIRED = _CODE[Verdict.ADMITTED, Reason.REQUIRED]
+_DEPENDENCY = _CODE[Verdict.ADMITTED, Reason.DEPENDENCY]
+_GROUP = _CODE[Verdict.ADMITTED, Reason.GROUP]
+_VALUE = _CODE[Verdict.ADMITTED, Reason.VALUE]
+_ALTERNATIVE = _CODE[Verdict.REJECTED, Reason.ALTERNATIVE]
+_NOT_CHOSEN = _CODE[Verdict.REJECTED, Reason.NOT_CHOSEN]
+_GATED = {reason: _CODE[Verdict.REJECTED, reason] for reason in Reason}
 
 
 def trace(
@@ -105,9 +122,9 @@ class TraceKept:
     """A bundle's trace, kept for the next call: the request's candidates (by id, and
     their object ids: a candidate a change left alone is the same object) and the gate
     entries it was decided from, the forms of each identity, the bundle's facts, every
-    decision's verdict and reason, the decisions worded so far (``words``: filled when
-    the result's decisions are read), and each selected form's piece of
-    ``package_id``."""
+    decision's row (its verdict and reason, numbered: ``_PAIRS``), the decisions worded
+    so far (``words``: filled when the result's decisions are read), and each selected
+    form's piece of ``package_id``."""
 
     candidates: Mapping[str, Candidate]
     objects: Mapping[int, Candidate]
@@ -115,7 +132,7 @@ class TraceKept:
     notes: Mapping[str, str]
     forms_of: Mapping[str, tuple[str, ...]]
     context: BundleContext
-    reasons: dict[str, tuple[Verdict, Reason]]
+    codes: dict[str, int]
     words: dict[str, Decision]
     pieces: dict[str, str]
 
@@ -130,32 +147,29 @@ def _bundle(
 ) -> tuple[Result, TraceKept | None]:
     chosen = frozenset(choice.selected)
     candidates = request.candidates
-    ids = gates.columns(request)[0]
+    ids, identities = gates.columns(request)
     by_id: dict[str, Candidate] = dict(zip(ids, candidates, strict=True))
     unknown = chosen.difference(by_id)
     if unknown:
         raise ValueError(f"selection names forms the request does not have: {sorted(unknown)}")
     # canonical order is the order of ids
-    selected = [by_id[i] for i in sorted(chosen)]
+    selected = list(map(by_id.__getitem__, sorted(chosen)))
     required = gates.required_identities(request)
     context = bundle_context(request, gates, chosen, selected, required)
-    ordered = render_order(selected)
+    ordered = render_order(selected, sorted_by_id=True)
     traced = None
     # verdicts and reasons now (the identities read them), the words when read
     if keep:
         traced = _kept_trace(request, by_id, gates, context, selected, kept)
-        pieces = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
-        package = package_of_pieces(request, pieces, required)
-        reasons = list(map(traced.reasons.__getitem__, ids))
+        pieces: Iterable[str] = map(traced.pieces.__getitem__, map(_BY_ID, ordered))
+        codes = list(map(traced.codes.__getitem__, ids))
         decisions = Decisions(partial(_kept_words, traced, candidates, gates, context))
     else:
-        reasons = bundle_reasons(candidates, gates, context)
-        decisions = Decisions(partial(_worded, candidates, gates, context, reasons))
-        package = package_of_pieces(
-            request, map(form_piece, ordered, repeat(request.digests)), required
-        )
-    ends = map(ROW_ENDS.__getitem__, reasons)
-    trace_digest = trace_of_rows(package, Status.BUNDLE, None, ids, ends)
+        codes = bundle_codes(ids, identities, gates, context)
+        decisions = Decisions(partial(_worded, candidates, gates, context, codes))
+        pieces = form_pieces(ordered, request.digests)
+    package = package_of_pieces(request, pieces, required)
+    trace_digest = trace_of_rows(package, Status.BUNDLE, None, ids, map(_ENDS.__getitem__, codes))
     value = sum(map(form_value, map(_RELEVANCE, selected), repeat(context.threshold)))
     result = Result(
         status=Status.BUNDLE,
@@ -182,16 +196,17 @@ def _kept_trace(
     selected: list[Candidate],
     kept: TraceKept | None,
 ) -> TraceKept:
-    """Every decision's verdict and reason and every selected form's piece: those of
-    ``kept`` where they are exact (module docstring), the others decided again; the
-    words kept of those decisions that stand."""
+    """Every decision's row and every selected form's piece: those of ``kept`` where
+    they are exact (module docstring), the others decided again; the words kept of
+    those decisions that stand."""
     candidates, digests = request.candidates, request.digests
     objects = dict(zip(map(id, candidates), candidates, strict=True))
     words: dict[str, Decision]
     if kept is None or kept.context.threshold != context.threshold:
-        reasons = dict(zip(by_id, bundle_reasons(candidates, gates, context), strict=True))
+        ids, identities = gates.columns(request)
+        codes = dict(zip(ids, bundle_codes(ids, identities, gates, context), strict=True))
         words = {}
-        pieces = {c.id: form_piece(c, digests) for c in selected}
+        pieces = dict(zip(map(_BY_ID, selected), form_pieces(selected, digests), strict=True))
         forms_of: dict[str, list[str]] = {}
         for c in candidates:
             forms_of.setdefault(c.identity, []).append(c.id)
@@ -200,24 +215,26 @@ def _kept_trace(
         fresh = [objects[o] for o in objects.keys() - kept.objects.keys()]
         gone = kept.candidates.keys() - by_id.keys()
         index = _reindexed(kept, fresh, gone)
-        reasons, words = dict(kept.reasons), dict(kept.words)
+        codes, words = dict(kept.codes), dict(kept.words)
         for i in gone:
-            del reasons[i]
+            del codes[i]
             words.pop(i, None)
         again = _reworded(kept, fresh, index, by_id, gates, context)
-        for c, decided in zip(again, bundle_reasons(again, gates, context), strict=True):
-            reasons[c.id] = decided
-            words.pop(c.id, None)
+        again_ids = list(map(_BY_ID, again))
+        again_codes = bundle_codes(again_ids, list(map(_IDENTITY, again)), gates, context)
+        codes.update(zip(again_ids, again_codes, strict=True))
+        for i in again_ids:
+            words.pop(i, None)
         # a form's piece is its id, cost and content's: a re-scored form keeps it
         was, pieced = kept.candidates, kept.pieces
         pieces = {}
         for c in selected:
             piece = pieced.get(c.id)
             if piece is None or not _pieced_alike(was[c.id], c):
-                piece = form_piece(c, digests)
+                piece = form_pieces((c,), digests)[0]
             pieces[c.id] = piece
     return TraceKept(
-        by_id, objects, gates.rejected, gates.notes, index, context, reasons, words, pieces
+        by_id, objects, gates.rejected, gates.notes, index, context, codes, words, pieces
     )
 
 
@@ -233,10 +250,10 @@ def _kept_words(
 ) -> list[Decision]:
     """The decisions of a kept trace's result, read: those worded before as they were,
     the others worded now (and kept in ``traced.words`` for the calls after)."""
-    words, reasons = traced.words, traced.reasons
+    words, codes = traced.words, traced.codes
     unworded = [c for c in candidates if c.id not in words]
     for decision in bundle_decisions(unworded, gates, context):
-        assert decision[2:4] == reasons[decision.id], "a decision's words and its row disagree"
+        assert decision[2:4] == _PAIRS[codes[decision.id]], "a decision's words and row disagree"
         words[decision.id] = decision
     return list(map(words.__getitem__, map(_BY_ID, candidates)))
 
@@ -281,10 +298,16 @@ def _reworded(
     again.update(context.chosen ^ was.chosen)
     moved = {k for k, _ in context.admitted.items() ^ was.admitted.items()}
     moved.update(k for k, _ in context.needed.items() ^ was.needed.items())
-    groups, groups_before = context.identity_groups, was.identity_groups
-    moved.update(
-        k for k in groups.keys() | groups_before.keys() if groups.get(k) != groups_before.get(k)
-    )
+    # an admitted identity's groups follow from the groups: one grouped on both sides
+    # moves only when a group it is in changed (a turn adds a group: not all of them)
+    moved.update(context.grouped ^ was.grouped)
+    if context.groups != was.groups:
+        changed = context.groups.items() ^ was.groups.items()
+        touched = set().union(*(members for _, members in changed))
+        touched &= context.grouped & was.grouped
+        if touched:
+            now, before = identity_groups(context, touched), identity_groups(was, touched)
+            moved.update(k for k in touched if now.get(k) != before.get(k))
     moved.update(context.required ^ was.required)
     for identity in moved:
         again.update(index.get(identity, ()))
@@ -299,13 +322,15 @@ def _with_note(detail: str, note: str) -> str:
 class BundleContext:
     """What a bundle's decisions read besides each candidate and its gates: for each
     admitted identity its form, the first selected form (canonical order) needing each
-    identity, the coupled groups of each admitted identity, the required identities and
-    the relevance threshold."""
+    identity, the admitted identities coupled in a group with another identity
+    (``grouped``; their groups, by name, from ``groups`` when a decision is worded:
+    ``identity_groups``), the required identities and the relevance threshold."""
 
     chosen: AbstractSet[str]
     admitted: Mapping[str, str]
     needed: Mapping[str, str]
-    identity_groups: Mapping[str, Sequence[str]]
+    grouped: AbstractSet[str]
+    groups: Mapping[str, frozenset[str]]
     required: AbstractSet[str]
     threshold: float
 
@@ -319,55 +344,65 @@ def bundle_context(
 ) -> BundleContext:
     """The context of a bundle; ``selected`` is the chosen candidates in canonical order,
     ``required`` the request's required identities."""
-    admitted_identity = {c.identity: c.id for c in selected}
+    admitted_identity = dict(zip(map(_IDENTITY, selected), map(_BY_ID, selected), strict=True))
     needed: dict[str, str] = {}
     for c in selected:
-        for dependency in c.depends_on:
-            if dependency != c.identity:
-                needed.setdefault(dependency, c.id)
-    identity_groups: dict[str, list[str]] = {}
-    for group, members in sorted(gates.groups.items()):
-        # A group of one identity couples nothing, so it explains nothing.
-        if len(members) < 2:
-            continue
-        for member in members:
-            if member in admitted_identity:
-                identity_groups.setdefault(member, []).append(group)
+        if c.depends_on:
+            for dependency in c.depends_on:
+                if dependency != c.identity:
+                    needed.setdefault(dependency, c.id)
+    # A group of one identity couples nothing, so it explains nothing.
+    coupled = [members for members in gates.groups.values() if len(members) >= 2]
+    grouped = admitted_identity.keys() & frozenset().union(*coupled) if coupled else set()
     threshold = request.task.min_relevance
     return BundleContext(
-        chosen, admitted_identity, needed, identity_groups, frozenset(required), threshold
+        chosen, admitted_identity, needed, grouped, gates.groups, frozenset(required), threshold
     )
 
 
-def bundle_reasons(
-    candidates: Iterable[Candidate], gates: GateReport, context: BundleContext
-) -> list[tuple[Verdict, Reason]]:
-    """The verdict and reason of each of ``candidates`` in a bundle of ``context``: those
-    of ``bundle_decisions``, without their words (what the identities read)."""
+def identity_groups(
+    context: BundleContext, among: AbstractSet[str] | None = None
+) -> dict[str, list[str]]:
+    """The groups (of two identities or more, by name) of each admitted grouped
+    identity (of ``among`` only, when given): what a decision's words name."""
+    grouped, groups = context.grouped if among is None else among, context.groups
+    out: dict[str, list[str]] = {}
+    for group in sorted(groups):
+        members = groups[group]
+        if len(members) >= 2:
+            for member in members & grouped:
+                out.setdefault(member, []).append(group)
+    return out
+
+
+def bundle_codes(
+    ids: Sequence[str], identities: Sequence[str], gates: GateReport, context: BundleContext
+) -> list[int]:
+    """The row (``_PAIRS``: verdict and reason) of each candidate of ``ids`` (with its
+    identity) in a bundle of ``context``: that of ``bundle_decisions``, without its
+    words (what the identities read)."""
     chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
-    identity_groups, required, rejected = context.identity_groups, context.required, gates.rejected
-    admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
-    out: list[tuple[Verdict, Reason]] = []
+    grouped, required, rejected = context.grouped, context.required, gates.rejected
+    out: list[int] = []
     append = out.append
-    for c in candidates:
-        identity = c.identity
-        if c.id in chosen:
+    for cid, identity in zip(ids, identities, strict=True):
+        if cid in chosen:
             if identity in required:
-                append((admitted, Reason.REQUIRED))
+                append(_REQUIRED)
             elif identity in needed:
-                append((admitted, Reason.DEPENDENCY))
-            elif identity in identity_groups:
-                append((admitted, Reason.GROUP))
+                append(_DEPENDENCY)
+            elif identity in grouped:
+                append(_GROUP)
             else:
-                append((admitted, Reason.VALUE))
+                append(_VALUE)
             continue
-        gate = rejected.get(c.id)
+        gate = rejected.get(cid) if rejected else None
         if gate is not None:
-            append((refused, gate[0]))
+            append(_GATED[gate[0]])
         elif identity in admitted_identity:
-            append((refused, Reason.ALTERNATIVE))
+            append(_ALTERNATIVE)
         else:
-            append((refused, Reason.NOT_CHOSEN))
+            append(_NOT_CHOSEN)
     return out
 
 
@@ -375,11 +410,13 @@ def _worded(
     candidates: Sequence[Candidate],
     gates: GateReport,
     context: BundleContext,
-    reasons: list[tuple[Verdict, Reason]],
+    codes: list[int],
 ) -> list[Decision]:
-    """``bundle_decisions``, read for a result whose identities ``reasons`` made."""
+    """``bundle_decisions``, read for a result whose identities ``codes`` made."""
     decisions = bundle_decisions(candidates, gates, context)
-    assert [d[2:4] for d in decisions] == reasons, "a decision's words and its row disagree"
+    assert [d[2:4] for d in decisions] == list(map(_PAIRS.__getitem__, codes)), (
+        "a decision's words and its row disagree"
+    )
     return decisions
 
 
@@ -391,7 +428,8 @@ def bundle_decisions(
     One pass: the whole request's candidates for a result, or the few a kept trace
     rewords."""
     chosen, admitted_identity, needed = context.chosen, context.admitted, context.needed
-    identity_groups, required = context.identity_groups, context.required
+    required, grouped = context.required, context.grouped
+    in_groups = identity_groups(context) if grouped else {}
     threshold, rejected, notes = context.threshold, gates.rejected, gates.notes
     admitted, refused = Verdict.ADMITTED, Verdict.REJECTED
     decisions: list[Decision] = []
@@ -404,8 +442,8 @@ def bundle_decisions(
                 reason, detail = Reason.REQUIRED, "its identity is required"
             elif c.identity in needed:
                 reason, detail = Reason.DEPENDENCY, f"{needed[c.identity]!r} depends on it"
-            elif c.identity in identity_groups:
-                groups = ", ".join(repr(g) for g in identity_groups[c.identity])
+            elif c.identity in grouped:
+                groups = ", ".join(repr(g) for g in in_groups[c.identity])
                 reason, detail = Reason.GROUP, f"coupled in group {groups}"
             else:
                 reason, detail = Reason.VALUE, "admitted for its value"
