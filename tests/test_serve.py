@@ -223,6 +223,9 @@ def test_replies_keep_the_order_of_lines_while_solves_overlap(servers: Any) -> N
 def test_sigterm_on_stdio_answers_what_was_read_then_exits_0(servers: Any) -> None:
     lines: Lines = servers(Lines, test_strategies=True, env={"ASSEMBLER_TEST_SLEEP": "2"})
     review = _example("review-migration.json")
+    # a first answer: the server is up and reading (its start is slow on a loaded machine)
+    lines.send({"id": "warm", "request": review})
+    assert lines.reply()["id"] == "warm"
     lines.send({"id": "long", "request": review, "strategy": "sleepy"})
     time.sleep(0.7)
     lines.proc.send_signal(signal.SIGTERM)
