@@ -831,7 +831,7 @@ def _markdown(data: dict[str, Any]) -> str:
     lines += ["", "Goals met by this change: " + (", ".join(
         f"{k} {'yes' if v else 'no'}" for k, v in met.items()) or "-") + ".", ""]  # fmt: skip
     lines += ["What the attackers saw (this change):", ""]
-    for part in after.get("honest", [])[1:]:
+    for part in after.get("honest", []):
         lines.append(f"- {part['pattern']}: {part['attacker_saw']}")
     if "soak" in after:
         lines.append(f"- the soak's payloads: {after['soak']['payload_replies']}")
