@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from ..deadline import Deadline
 from .backend import SolveOutcome, SolveStatus
-from .closure import Problem
+from .closure import Problem, item_roots
 
 __all__ = ["Program", "Question", "decision", "program"]
 
@@ -83,21 +83,9 @@ class _Options:
         or cannot be admitted nor left out."""
         from .knapsack import OPTION_LIMIT
 
-        count = len(problem.identities)
-        parent = list(range(count))
-
-        def root(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for group in problem.groups:
-            for other in group[1:]:
-                parent[root(other)] = root(group[0])
         members: dict[int, list[int]] = {}
-        for identity in range(count):
-            members.setdefault(root(identity), []).append(identity)
+        for identity, head in enumerate(item_roots(problem)):
+            members.setdefault(head, []).append(identity)
         forms_of = problem.forms_of()
         required = set(problem.required)
         cost_of, value_of, weight_of = problem.cost, problem.value, problem.weight

@@ -28,7 +28,7 @@ from ..model.types import Candidate, Request
 from ..stages.gates import GateReport
 from .sendable import form_rules
 
-__all__ = ["Problem", "build_problem", "build_problem_by"]
+__all__ = ["Problem", "build_problem", "build_problem_by", "item_roots"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +109,26 @@ def build_problem(
     problem = _build(request, gates, before, None, render)
     assert problem is not None, "with no deadline the build always ends"
     return problem
+
+
+def item_roots(problem: Problem) -> list[int]:
+    """Each identity's item, named by one of its identities: identities joined by a group
+    or by a form's needs are one item (every rule but the budget then inside one)."""
+    parent = list(range(len(problem.identities)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for group in problem.groups:
+        for other in group[1:]:
+            parent[root(other)] = root(group[0])
+    for form, needs in enumerate(problem.needs):
+        for needed in needs:
+            parent[root(needed)] = root(problem.identity_of[form])
+    return [root(i) for i in range(len(parent))]
 
 
 def index_by(size: int, pairs: Iterable[tuple[int, int]]) -> tuple[tuple[int, ...], ...]:

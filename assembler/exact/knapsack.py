@@ -45,7 +45,7 @@ import numpy as np
 
 from ..deadline import NEVER, Deadline
 from .backend import SolveOutcome, SolveStatus, selection_cost, selection_value
-from .closure import Problem
+from .closure import Problem, item_roots
 
 __all__ = [
     "ENUMERATED",
@@ -114,30 +114,12 @@ def _items(
     items. ``undominated``: an item joined by needs keeps only the options no other
     one of it beats (for the lexicographic order, not for ``cheapest_reaching``'s
     forced and banned forms)."""
-    count = len(problem.identities)
-    parent = list(range(count))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for group in problem.groups:
-        for other in group[1:]:
-            parent[root(other)] = root(group[0])
     # a form and what it needs are one item: every rule of the problem but the budget
     # is then inside one item
-    needy: set[int] = set()
-    for form, needs in enumerate(problem.needs):
-        if needs:
-            own = problem.identity_of[form]
-            needy.add(own)
-            for needed in needs:
-                parent[root(needed)] = root(own)
+    needy = {problem.identity_of[form] for form, needs in enumerate(problem.needs) if needs}
     members: dict[int, list[int]] = {}
-    for identity in range(count):
-        members.setdefault(root(identity), []).append(identity)
+    for identity, item in enumerate(item_roots(problem)):
+        members.setdefault(item, []).append(identity)
     forms_of = problem.forms_of()
     required = set(problem.required)
     items: list[list[_Option]] = []

@@ -26,7 +26,7 @@ from array import array
 from ..deadline import NEVER, Deadline
 from ..kernels import kernel
 from .backend import SolveOutcome, SolveStatus
-from .closure import Problem
+from .closure import Problem, item_roots
 from .knapsack import items_of
 
 __all__ = ["PATH", "STATE_LIMIT", "WALKED", "solve_mckp"]
@@ -107,26 +107,13 @@ def _small_items(problem: Problem) -> bool:
     ``WALKED`` choices of a form or none for each identity: the items' options are then
     walked in a moment; past it (shared resolvers needed by many identities) the walk
     costs more than the general path, or gives up after spending its allowance."""
-    parent = list(range(len(problem.identities)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for group in problem.groups:
-        for other in group[1:]:
-            parent[root(other)] = root(group[0])
-    for form, needs in enumerate(problem.needs):
-        for needed in needs:
-            parent[root(needed)] = root(problem.identity_of[form])
+    roots = item_roots(problem)
     choices: dict[int, int] = {}
     for identity in problem.identity_of:
         choices[identity] = choices.get(identity, 1) + 1
     product: dict[int, int] = {}
     for identity, count in choices.items():
-        head = root(identity)
+        head = roots[identity]
         product[head] = product.get(head, 1) * count
         if product[head] > WALKED:
             return False
