@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -268,6 +268,12 @@ def model_profile(name: str) -> ModelProfile:
     """The profile of ``name``, by the one model-name rule."""
     if not isinstance(name, str) or not name:
         raise InvalidRequest("model", f"must be a model name, not {name!r}")
+    return _profile_named(name)
+
+
+# a name's lookup reads every family's names: once per name, not once per call
+@lru_cache(maxsize=1024)
+def _profile_named(name: str) -> ModelProfile:
     found = find_family(name, ((p, (p.name, *p.also)) for p in profiles()))
     if found is None:
         known = ", ".join(sorted(n for p in profiles() for n in (p.name, *p.also)))
@@ -296,6 +302,13 @@ def cache_rules(provider: str, model: str | None = None) -> CacheRules:
     key = provider.strip().lower()
     if key not in {p.value for p in Provider}:
         raise UnknownCacheProvider(provider, tuple(p.value for p in Provider))
+    if model is not None and not isinstance(model, str):
+        raise InvalidRequest("model", f"must be a model name, not {model!r:.40}")
+    return _rules_named(key, model)
+
+
+@lru_cache(maxsize=1024)
+def _rules_named(key: str, model: str | None) -> CacheRules:
     found = provider_facts(Provider(key))
     name = found.default_model if model is None else model
     rules = find_family(name, found.families)
